@@ -1,0 +1,7 @@
+export { callSchema } from "./call-schema.js";
+export type { ValidCall } from "./call-schema.js";
+export { MAX_BATCH_BYTES, MAX_CALL_BYTES, MAX_ID_LENGTH } from "./limits.js";
+export { protoCallToJson, validCallToProto } from "./proto-json.js";
+export type { Enrichment } from "./proto-json.js";
+export { checkCall } from "./validate.js";
+export type { CallCheck, Rejection } from "./validate.js";

@@ -1,0 +1,78 @@
+import type { z } from "zod";
+import { callSchema, type ValidCall } from "./call-schema.js";
+import { MAX_CALL_BYTES } from "./limits.js";
+
+/** Why a call was refused: where it was, which field, which rule. */
+export interface Rejection {
+  index: number;
+  messageId: string;
+  /** JSON path of the offending field ("" for the call as a whole). */
+  field: string;
+  /** Stable rule name: required, type, not_empty, max_length, format, max_size, identity_required, ... */
+  rule: string;
+  /** "<field>: <what is wrong>", safe to show to the sender (never echoes values). */
+  message: string;
+}
+
+export type CallCheck = { ok: true; call: ValidCall } | { ok: false; rejection: Rejection };
+
+/**
+ * Checks one call in Segment JSON shape. `jsonBytes` is its JSON size when the
+ * caller already knows it (HTTP); otherwise it is measured here.
+ */
+export function checkCall(raw: unknown, index: number, jsonBytes?: number): CallCheck {
+  const messageId = messageIdOf(raw);
+  const size = jsonBytes ?? Buffer.byteLength(JSON.stringify(raw) ?? "", "utf8");
+  if (size > MAX_CALL_BYTES) {
+    return {
+      ok: false,
+      rejection: {
+        index,
+        messageId,
+        field: "",
+        rule: "max_size",
+        message: `call is ${size} bytes of JSON; the limit is ${MAX_CALL_BYTES} bytes (32 KB)`,
+      },
+    };
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return { ok: false, rejection: { index, messageId, field: "", rule: "type", message: "call: must be a JSON object" } };
+  }
+  const result = callSchema.safeParse(raw, { reportInput: true });
+  if (result.success) return { ok: true, call: result.data };
+  const issue = result.error.issues[0];
+  return { ok: false, rejection: rejectionFrom(issue, index, messageId) };
+}
+
+function rejectionFrom(issue: z.core.$ZodIssue | undefined, index: number, messageId: string): Rejection {
+  if (!issue) return { index, messageId, field: "", rule: "invalid", message: "call is invalid" };
+  const field = issue.path.map(String).join(".");
+  return { index, messageId, field, rule: ruleOf(issue), message: `${field || "call"}: ${issue.message}` };
+}
+
+function ruleOf(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.input === undefined ? "required" : "type";
+    case "invalid_union":
+    case "invalid_value":
+      return issue.path.join(".") === "type" ? "call_type" : "value";
+    case "too_small":
+      return "not_empty";
+    case "too_big":
+      return "max_length";
+    case "invalid_format":
+      return "format";
+    case "custom": {
+      const rule = (issue.params as { rule?: unknown } | undefined)?.rule;
+      return typeof rule === "string" ? rule : issue.path.join(".") === "timestamp" ? "format" : "invalid";
+    }
+    default:
+      return "invalid";
+  }
+}
+
+function messageIdOf(raw: unknown): string {
+  if (raw && typeof raw === "object" && "messageId" in raw && typeof raw.messageId === "string") return raw.messageId.slice(0, 128);
+  return "";
+}

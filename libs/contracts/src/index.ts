@@ -1,0 +1,25 @@
+export {
+  Alias,
+  Call,
+  CallBatch,
+  Delete,
+  Group,
+  Identify,
+  Page,
+  Screen,
+  Track,
+} from "./gen/switchyard/v1/calls.js";
+export {
+  CallRejection,
+  IngestBatchRequest,
+  IngestBatchResponse,
+  IngestCallRequest,
+  IngestCallResponse,
+  IngestServiceClient,
+  IngestServiceService,
+} from "./gen/switchyard/v1/ingest.js";
+export type { IngestServiceServer } from "./gen/switchyard/v1/ingest.js";
+export { descriptorSetBase64 } from "./gen/descriptor-set.js";
+export { BUS_MESSAGE_TYPE_HEADER, busMessageTypes } from "./bus-types.js";
+export type { CallType } from "./call-type.js";
+export { CALL_TYPES, callTypeOf } from "./call-type.js";

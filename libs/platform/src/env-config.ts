@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { ConfigError } from "./errors.js";
+
+/**
+ * Parses environment variables once, at start-up, into a fully resolved config.
+ * A bad value throws a ConfigError naming each offending variable and its rule.
+ */
+export function parseEnv<Schema extends z.ZodType>(
+  schema: Schema,
+  env: NodeJS.ProcessEnv = process.env,
+): z.output<Schema> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const variable = issue.path.join(".") || "(environment)";
+    return `${variable}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+}
+
+/** A TCP port from an environment variable; 0 picks a free one. */
+export const portVar = (defaultPort: number) =>
+  z.coerce
+    .number({ error: "must be a port number" })
+    .int("must be an integer")
+    .min(0, "must be between 0 and 65535")
+    .max(65535, "must be between 0 and 65535")
+    .default(defaultPort);
+
+/** A positive integer from an environment variable. */
+export const positiveIntVar = (defaultValue: number) =>
+  z.coerce
+    .number({ error: "must be a number" })
+    .int("must be an integer")
+    .positive("must be positive")
+    .default(defaultValue);
+
+export const logLevelVar = z
+  .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
+    error: "must be one of fatal, error, warn, info, debug, trace, silent",
+  })
+  .default("info");
+
+/** Bus names are prefixed so several deployments (or test runs) can share one NATS server. */
+export const namespaceVar = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,31}$/, "must be lowercase letters, digits and _ (1-32, letter first)")
+  .default("switchyard");
+
+/** The settings every service shares. */
+export const commonEnvSchema = z.object({
+  NATS_URL: z
+    .string()
+    .min(1, "must not be empty")
+    .default("nats://127.0.0.1:4222")
+    .transform((value) => value.split(",").map((server) => server.trim())),
+  SWITCHYARD_NAMESPACE: namespaceVar,
+  SWITCHYARD_STREAM_REPLICAS: z.coerce
+    .number()
+    .int()
+    .refine((n) => n === 1 || n === 3 || n === 5, "must be 1, 3 or 5")
+    .default(1),
+  SWITCHYARD_WORKSPACE_FILE: z.string().min(1, "must not be empty").optional(),
+  LOG_LEVEL: logLevelVar,
+  HOST: z.string().min(1, "must not be empty").default("0.0.0.0"),
+});
+export type CommonEnv = z.output<typeof commonEnvSchema>;

@@ -1,0 +1,106 @@
+import {
+  Server,
+  ServerCredentials,
+  status as GrpcStatus,
+  type Metadata,
+  type sendUnaryData,
+  type ServerUnaryCall,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { ReflectionService } from "@grpc/reflection";
+import { descriptorSetBase64 } from "@switchyard/contracts";
+import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
+import type { Logger } from "pino";
+import { isServiceError } from "./errors.js";
+
+export interface GrpcServiceRegistration {
+  /** Fully qualified service name, as health checks and reflection name it. */
+  name: string;
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
+export interface GrpcServerHandle {
+  readonly port: number;
+  readonly health: HealthImplementation;
+  /** Marks every service NOT_SERVING, stops accepting calls and waits for in-flight ones (up to graceMs). */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+/** Largest request accepted; a 500 KB batch must arrive whole so that ingest can refuse it with a clear message. */
+const MAX_RECEIVE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Starts a gRPC server with the given services plus grpc.health.v1 and server
+ * reflection (so grpcurl works without .proto files).
+ */
+export async function startGrpcServer(options: {
+  host: string;
+  port: number;
+  services: GrpcServiceRegistration[];
+  logger: Logger;
+}): Promise<GrpcServerHandle> {
+  const server = new Server({ "grpc.max_receive_message_length": MAX_RECEIVE_BYTES });
+  for (const service of options.services) server.addService(service.definition, service.implementation);
+
+  const health = new HealthImplementation({ "": "SERVING", ...Object.fromEntries(options.services.map((s) => [s.name, "SERVING"])) });
+  health.addToServer(server);
+  reflectionService().addToServer(server);
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${options.host}:${options.port}`, ServerCredentials.createInsecure(), (error, boundPort) =>
+      error ? reject(error) : resolve(boundPort),
+    );
+  });
+
+  return {
+    port,
+    health,
+    shutdown: async (graceMs) => {
+      health.setStatus("", "NOT_SERVING");
+      for (const service of options.services) health.setStatus(service.name, "NOT_SERVING");
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          options.logger.warn("gRPC calls still running after the grace period; cancelling them");
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+function reflectionService(): ReflectionService {
+  const loaderOptions = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true };
+  const definitions = {
+    ...protoLoader.loadFileDescriptorSetFromBuffer(Buffer.from(descriptorSetBase64, "base64"), loaderOptions),
+    ...protoLoader.loadSync(healthProtoPath, loaderOptions),
+  };
+  return new ReflectionService(definitions);
+}
+
+/** The gRPC status and safe message for an error thrown by a handler. */
+export function toGrpcError(error: unknown, logger: Logger): { code: GrpcStatus; details: string } {
+  if (isServiceError(error)) return { code: error.grpcStatus, details: error.message };
+  logger.error({ err: error }, "unexpected error in a gRPC handler");
+  return { code: GrpcStatus.INTERNAL, details: "internal error" };
+}
+
+/** Adapts an async handler to grpc-js, mapping thrown errors to gRPC statuses. */
+export function unaryHandler<Request, Response>(
+  logger: Logger,
+  handler: (request: Request, metadata: Metadata) => Promise<Response>,
+): (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => void {
+  return (call, callback) => {
+    handler(call.request, call.metadata).then(
+      (response) => callback(null, response),
+      (error: unknown) => callback(toGrpcError(error, logger)),
+    );
+  };
+}

@@ -1,0 +1,29 @@
+export { busNames } from "./bus-names.js";
+export type { BusNames } from "./bus-names.js";
+export { commonEnvSchema, logLevelVar, namespaceVar, parseEnv, portVar, positiveIntVar } from "./env-config.js";
+export type { CommonEnv } from "./env-config.js";
+export { ConfigError, ErrorCodes, ServiceError, isConfigError, isServiceError } from "./errors.js";
+export type { ErrorCode } from "./errors.js";
+export { startGrpcServer, toGrpcError, unaryHandler } from "./grpc-server.js";
+export type { GrpcServerHandle, GrpcServiceRegistration } from "./grpc-server.js";
+export { REDACTED_PATHS, createLogger } from "./logger.js";
+export type { Logger, LoggerOptions } from "./logger.js";
+export { connectBus } from "./nats-connection.js";
+export type { BusConnection, ConnectOptions } from "./nats-connection.js";
+export { exitOnSignals } from "./shutdown.js";
+export { DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from "./streams.js";
+export type { CallsStreamOptions } from "./streams.js";
+export { applyWorkspaceFile, readWorkspaceFile, workspaceRecords } from "./workspace/apply-file.js";
+export { openConfigBucket } from "./workspace/bucket.js";
+export { kvKeys, parseKvKey } from "./workspace/kv-keys.js";
+export {
+  connectionSchema,
+  describeIssues,
+  destinationSchema,
+  sourceRecordSchema,
+  webhookSettingsSchema,
+  workspaceFileSchema,
+} from "./workspace/schema.js";
+export type { Connection, Destination, SourceRecord, WebhookSettings, WorkspaceFile } from "./workspace/schema.js";
+export { WorkspaceView } from "./workspace/view.js";
+export { basicAuthorization, hashWriteKey, writeKeyFromAuthorization, writeKeyHashesEqual } from "./write-keys.js";

@@ -1,0 +1,65 @@
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+
+/**
+ * A NATS connection that reconnects forever and knows whether it is up right
+ * now, so request handlers can answer UNAVAILABLE at once instead of queueing
+ * work behind a dead link.
+ */
+export interface BusConnection {
+  readonly nc: NatsConnection;
+  isConnected(): boolean;
+  /** Drains subscriptions and pending publishes, then closes. */
+  drain(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  servers: string[];
+  name: string;
+  logger: Logger;
+}
+
+export async function connectBus({ servers, name, logger }: ConnectOptions): Promise<BusConnection> {
+  const nc = await connect({
+    servers,
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    waitOnFirstConnect: true,
+    pingInterval: 10_000,
+  });
+  let connected = true;
+  logger.info({ server: nc.getServer() }, "connected to NATS");
+
+  void (async () => {
+    for await (const status of nc.status()) {
+      switch (status.type) {
+        case "disconnect":
+          connected = false;
+          logger.warn({ server: status.server }, "disconnected from NATS");
+          break;
+        case "reconnect":
+          connected = true;
+          logger.info({ server: status.server }, "reconnected to NATS");
+          break;
+        case "error":
+          logger.warn({ err: status.error }, "NATS connection error");
+          break;
+        default:
+          break;
+      }
+    }
+  })();
+  void nc.closed().then((error) => {
+    connected = false;
+    if (error) logger.error({ err: error }, "NATS connection closed with an error");
+  });
+
+  return {
+    nc,
+    isConnected: () => connected && !nc.isClosed(),
+    drain: async () => {
+      if (!nc.isClosed()) await nc.drain();
+    },
+  };
+}

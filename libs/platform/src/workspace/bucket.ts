@@ -1,0 +1,9 @@
+import type { JetStreamClient } from "@nats-io/jetstream";
+import { Kvm, type KV } from "@nats-io/kv";
+import type { BusNames } from "../bus-names.js";
+
+/** Opens the workspace configuration bucket, creating it on first use. */
+export async function openConfigBucket(js: JetStreamClient, names: BusNames, replicas: number): Promise<KV> {
+  // create() is idempotent for an existing bucket with the same settings.
+  return new Kvm(js).create(names.configBucket, { history: 5, replicas });
+}

@@ -1,0 +1,20 @@
+/** Key layout of the workspace configuration bucket (documented in docs/subjects.md). */
+export const kvKeys = {
+  source: (id: string) => `source.${id}`,
+  destination: (id: string) => `destination.${id}`,
+  connection: (sourceId: string, destinationId: string) => `connection.${sourceId}.${destinationId}`,
+} as const;
+
+export type ParsedKey =
+  | { kind: "source"; id: string }
+  | { kind: "destination"; id: string }
+  | { kind: "connection"; sourceId: string; destinationId: string };
+
+export function parseKvKey(key: string): ParsedKey | undefined {
+  const parts = key.split(".");
+  if (parts[0] === "source" && parts.length === 2 && parts[1]) return { kind: "source", id: parts[1] };
+  if (parts[0] === "destination" && parts.length === 2 && parts[1]) return { kind: "destination", id: parts[1] };
+  if (parts[0] === "connection" && parts.length === 3 && parts[1] && parts[2])
+    return { kind: "connection", sourceId: parts[1], destinationId: parts[2] };
+  return undefined;
+}

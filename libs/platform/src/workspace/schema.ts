@@ -1,0 +1,106 @@
+import { z } from "zod";
+
+/**
+ * The workspace configuration: sources (with their write keys), webhook
+ * destinations and the connections between them. One schema serves the JSON
+ * workspace file and the records kept in the JetStream KV bucket.
+ */
+
+const idRule = z
+  .string({ error: "must be a string" })
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, '-' or '_'");
+
+/** In a file, a write key is given as plain text or already hashed ("sha256:<hex>"). */
+const writeKeyInFile = z.union([
+  z.string().min(8, "must be at least 8 characters"),
+  z.object({ hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be "sha256:" and 64 hex digits') }),
+]);
+
+export const sourceFileSchema = z.object({
+  id: idRule,
+  name: z.string().min(1, "must not be empty").optional(),
+  writeKeys: z.array(writeKeyInFile).min(1, "needs at least one write key"),
+});
+
+/** HTTP header token (RFC 9110) for names; visible ASCII and spaces/tabs for values. */
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const headerValue = /^[\t\x20-\x7e]*$/;
+const RESERVED_HEADERS = new Set(["content-type", "content-length", "user-agent", "x-signature", "host", "transfer-encoding", "connection"]);
+
+export const webhookEntrySchema = z.object({
+  url: z
+    .string({ error: "must be a string" })
+    .refine((value) => {
+      try {
+        const url = new URL(value);
+        return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+      } catch {
+        return false;
+      }
+    }, "must be an absolute http or https URL"),
+  headers: z
+    .record(
+      z.string().regex(headerName, "header names must be HTTP tokens").refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), "this header is set by Switchyard and cannot be overridden"),
+      z.string({ error: "header values must be strings" }).regex(headerValue, "header values must be visible ASCII"),
+    )
+    .default({}),
+});
+
+export const webhookSettingsSchema = z.object({
+  webhooks: z
+    .array(webhookEntrySchema)
+    .min(1, "needs 1 to 5 webhook entries")
+    .max(5, "needs 1 to 5 webhook entries"),
+  sharedSecret: z.string().min(1, "must be a non-empty string").optional(),
+});
+
+export const destinationSchema = z.object({
+  id: idRule,
+  name: z.string().min(1, "must not be empty").optional(),
+  type: z.literal("webhooks", { error: 'must be "webhooks"' }).default("webhooks"),
+  enabled: z.boolean({ error: "must be true or false" }).default(true),
+  settings: webhookSettingsSchema,
+});
+
+export const connectionSchema = z.object({
+  sourceId: idRule,
+  destinationId: idRule,
+});
+
+export const workspaceFileSchema = z
+  .object({
+    sources: z.array(sourceFileSchema).default([]),
+    destinations: z.array(destinationSchema).default([]),
+    connections: z.array(connectionSchema).default([]),
+  })
+  .superRefine((workspace, ctx) => {
+    const sourceIds = new Set(workspace.sources.map((s) => s.id));
+    const destinationIds = new Set(workspace.destinations.map((d) => d.id));
+    workspace.connections.forEach((connection, index) => {
+      if (!sourceIds.has(connection.sourceId))
+        ctx.addIssue({ code: "custom", path: ["connections", index, "sourceId"], message: `no source "${connection.sourceId}" in this file` });
+      if (!destinationIds.has(connection.destinationId))
+        ctx.addIssue({ code: "custom", path: ["connections", index, "destinationId"], message: `no destination "${connection.destinationId}" in this file` });
+    });
+  });
+
+export type WorkspaceFile = z.output<typeof workspaceFileSchema>;
+export type Destination = z.output<typeof destinationSchema>;
+export type WebhookSettings = z.output<typeof webhookSettingsSchema>;
+export type Connection = z.output<typeof connectionSchema>;
+
+/** A source as stored in KV: write keys only as hashes. */
+export const sourceRecordSchema = z.object({
+  id: idRule,
+  name: z.string().optional(),
+  writeKeyHashes: z.array(z.string().regex(/^sha256:[0-9a-f]{64}$/)).min(1),
+});
+export type SourceRecord = z.output<typeof sourceRecordSchema>;
+
+/** Renders zod issues as "path: rule" lines, the form every config error takes. */
+export function describeIssues(error: z.ZodError, prefix = ""): string[] {
+  return error.issues.map((issue) => {
+    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
+    return `${path || "(root)"}: ${issue.message}`;
+  });
+}

@@ -1,0 +1,40 @@
+import { randomBytes } from "node:crypto";
+import { jetstream } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { BUS_MESSAGE_TYPE_HEADER, CallBatch } from "@switchyard/contracts";
+import type { BusNames } from "@switchyard/platform";
+
+/** A namespace no other test uses, so tests can share a NATS server (NATS_URL). */
+export function uniqueNamespace(): string {
+  return `t_${randomBytes(6).toString("hex")}`;
+}
+
+export interface StoredBatch {
+  sequence: number;
+  subject: string;
+  msgId: string | undefined;
+  type: string | undefined;
+  batch: CallBatch;
+}
+
+/** Every batch in the calls stream, decoded, in stream order. */
+export async function readCallBatches(nc: NatsConnection, names: BusNames): Promise<StoredBatch[]> {
+  const js = jetstream(nc);
+  const consumer = await js.consumers.get(names.callsStream);
+  const info = await consumer.info(true);
+  const total = info.num_pending;
+  const batches: StoredBatch[] = [];
+  if (total === 0) return batches;
+  const messages = await consumer.fetch({ max_messages: total, expires: 5_000 });
+  for await (const message of messages) {
+    batches.push({
+      sequence: message.seq,
+      subject: message.subject,
+      msgId: message.headers?.get("Nats-Msg-Id"),
+      type: message.headers?.get(BUS_MESSAGE_TYPE_HEADER),
+      batch: CallBatch.decode(message.data),
+    });
+    if (batches.length === total) break;
+  }
+  return batches;
+}

@@ -1,0 +1,148 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { CALL_TYPES } from "@switchyard/contracts";
+import { MAX_BATCH_BYTES, MAX_CALL_BYTES, type Rejection } from "@switchyard/calls";
+import { isServiceError, type Logger, type WorkspaceView } from "@switchyard/platform";
+import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
+import { authenticate } from "./authenticate.js";
+import { readBody } from "./http-body.js";
+
+/**
+ * The Segment tracking API (POST /v1/batch, /v1/identify, /v1/track, /v1/page,
+ * /v1/screen, /v1/group, /v1/alias), so existing Segment SDKs can point here.
+ * Answers: 200 {"success":true}; 400 with an error naming the problem; 401 for
+ * a bad write key; 503 (Retry-After) when the bus did not confirm.
+ */
+export function createHttpApi(deps: { workspace: WorkspaceView; acceptor: CallAcceptor; logger: Logger }): Server {
+  const server = createServer((request, response) => {
+    handle(deps, request, response).catch((error: unknown) => {
+      deps.logger.error({ err: error }, "unexpected error in the HTTP API");
+      if (!response.headersSent) send(response, 500, failure("internal", "internal error"));
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  return server;
+}
+
+type Endpoint = "batch" | (typeof CALL_TYPES)[number];
+const ENDPOINTS = new Set<string>(["batch", ...CALL_TYPES]);
+
+async function handle(
+  deps: { workspace: WorkspaceView; acceptor: CallAcceptor },
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const endpoint = endpointOf(request.url ?? "");
+  if (!endpoint) {
+    request.resume();
+    return send(response, 404, failure("not_found", "no such endpoint; use POST /v1/batch, /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group or /v1/alias"));
+  }
+  if (request.method !== "POST") {
+    request.resume();
+    response.setHeader("Allow", "POST");
+    return send(response, 405, failure("method_not_allowed", `${request.url}: only POST is allowed`));
+  }
+
+  let source;
+  try {
+    source = authenticate(deps.workspace, request.headers.authorization);
+  } catch (error) {
+    request.resume();
+    response.setHeader("WWW-Authenticate", 'Basic realm="switchyard"');
+    return send(response, 401, failure("unauthorized", isServiceError(error) ? error.message : "unauthorized"));
+  }
+
+  const limit = endpoint === "batch" ? MAX_BATCH_BYTES : MAX_CALL_BYTES;
+  const body = await readBody(request, limit);
+  if (!body.ok) {
+    return body.reason === "too_large"
+      ? send(response, 400, failure(endpoint === "batch" ? "batch_too_large" : "call_too_large", `request body is over ${limit} bytes (${endpoint === "batch" ? "500" : "32"} KB); split it`))
+      : send(response, 400, failure("bad_encoding", "Content-Encoding must be gzip or absent, and the body must decode"));
+  }
+
+  let json: unknown;
+  try {
+    json = JSON.parse(body.text);
+  } catch {
+    return send(response, 400, failure("invalid_json", "request body is not valid JSON"));
+  }
+
+  const parsed = endpoint === "batch" ? batchRequest(json) : singleRequest(endpoint, json, body.bytes);
+  if ("error" in parsed) return send(response, 400, failure("invalid_request", parsed.error));
+
+  try {
+    const result = await deps.acceptor.accept({ source, ...parsed });
+    if (result.messageIds.length === 0) {
+      return send(response, 400, failure("invalid_call", describeRejections(result.rejections), result.rejections));
+    }
+    if (result.rejections.length > 0) {
+      // Partial success: the valid calls are stored; a retry would only repeat the refusals.
+      return send(response, 200, { success: true, accepted: result.messageIds.length, rejected: result.rejections });
+    }
+    return send(response, 200, { success: true });
+  } catch (error) {
+    if (isServiceError(error) && error.code === "UNAVAILABLE") {
+      response.setHeader("Retry-After", "1");
+      return send(response, 503, failure("unavailable", error.message));
+    }
+    throw error;
+  }
+}
+
+function endpointOf(url: string): Endpoint | undefined {
+  const path = url.split("?")[0]?.replace(/\/+$/, "") ?? "";
+  const match = /^\/v1\/([a-z]+)$/.exec(path);
+  const name = match?.[1];
+  return name !== undefined && ENDPOINTS.has(name) ? (name as Endpoint) : undefined;
+}
+
+type ParsedRequest = Omit<AcceptRequest, "source"> | { error: string };
+
+function singleRequest(type: string, json: unknown, bytes: number): ParsedRequest {
+  if (!isObject(json)) return { error: "body: must be a JSON object" };
+  // The path names the type; a conflicting "type" in the body is overridden.
+  return { calls: [{ ...json, type }], callBytes: [bytes] };
+}
+
+function batchRequest(json: unknown): ParsedRequest {
+  if (!isObject(json)) return { error: "body: must be a JSON object with a \"batch\" array" };
+  const { batch, context, integrations } = json;
+  if (!Array.isArray(batch) || batch.length === 0) return { error: "batch: must be a non-empty array of calls" };
+  // Segment applies batch-level context and integrations to every call; the call's own keys win.
+  const calls = batch.map((call: unknown) => {
+    if (!isObject(call)) return call;
+    const merged: Record<string, unknown> = { ...call };
+    merged.context = mergeObjects(context, call.context);
+    merged.integrations = mergeObjects(integrations, call.integrations);
+    if (merged.context === undefined) delete merged.context;
+    if (merged.integrations === undefined) delete merged.integrations;
+    return merged;
+  });
+  return { calls };
+}
+
+/** The call's own value wins; a non-object value is left for validation to refuse. */
+function mergeObjects(batchLevel: unknown, own: unknown): unknown {
+  if (!isObject(batchLevel) || (own !== undefined && !isObject(own))) return own;
+  return { ...batchLevel, ...(own ?? {}) };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describeRejections(rejections: Rejection[]): string {
+  const first = rejections[0];
+  if (!first) return "no valid call";
+  const more = rejections.length > 1 ? ` (and ${rejections.length - 1} more)` : "";
+  return `call ${first.index}: ${first.message}${more}`;
+}
+
+function failure(code: string, message: string, rejected?: Rejection[]) {
+  return { success: false, error: { code, message, ...(rejected ? { rejected } : {}) } };
+}
+
+function send(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+  response.end(text);
+}

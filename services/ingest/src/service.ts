@@ -1,0 +1,88 @@
+import type { Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { IngestServiceService } from "@switchyard/contracts";
+import {
+  applyWorkspaceFile,
+  busNames,
+  connectBus,
+  ensureCallsStream,
+  openConfigBucket,
+  readWorkspaceFile,
+  startGrpcServer,
+  WorkspaceView,
+  type Logger,
+} from "@switchyard/platform";
+import { CallAcceptor } from "./acceptor.js";
+import type { IngestConfig } from "./config.js";
+import { ingestGrpcService } from "./grpc-service.js";
+import { createHttpApi } from "./http-api.js";
+import { BatchPublisher } from "./publisher.js";
+
+export interface IngestHandle {
+  readonly grpcPort: number;
+  readonly httpPort: number;
+  /** Stops accepting, finishes in-flight publishes, drains NATS. */
+  stop(): Promise<void>;
+}
+
+/** Starts the ingest service: connects to NATS, prepares stream and config, opens both front doors. */
+export async function startIngest(config: IngestConfig, logger: Logger): Promise<IngestHandle> {
+  const names = busNames(config.SWITCHYARD_NAMESPACE);
+  const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-ingest", logger });
+  const jsm = await jetstreamManager(bus.nc);
+  await ensureCallsStream(jsm, names, {
+    duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
+    maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
+    replicas: config.SWITCHYARD_STREAM_REPLICAS,
+  });
+  const js = jetstream(bus.nc);
+  const kv = await openConfigBucket(js, names, config.SWITCHYARD_STREAM_REPLICAS);
+  if (config.SWITCHYARD_WORKSPACE_FILE) {
+    const applied = await applyWorkspaceFile(kv, await readWorkspaceFile(config.SWITCHYARD_WORKSPACE_FILE));
+    logger.info({ written: applied.written.length, unchanged: applied.unchanged.length }, "workspace file applied");
+  }
+  const workspace = await WorkspaceView.open(kv, logger);
+
+  const publisher = new BatchPublisher(bus, js, names, config.INGEST_PUBLISH_TIMEOUT_MS);
+  const acceptor = new CallAcceptor(publisher);
+  const grpc = await startGrpcServer({
+    host: config.HOST,
+    port: config.INGEST_GRPC_PORT,
+    logger,
+    services: [
+      {
+        name: "switchyard.v1.IngestService",
+        definition: IngestServiceService,
+        implementation: ingestGrpcService({ workspace, acceptor, logger }),
+      },
+    ],
+  });
+  const http = createHttpApi({ workspace, acceptor, logger });
+  const httpPort = await listen(http, config.HOST, config.INGEST_HTTP_PORT);
+  logger.info({ grpcPort: grpc.port, httpPort, namespace: names.namespace }, "ingest ready");
+
+  return {
+    grpcPort: grpc.port,
+    httpPort,
+    stop: async () => {
+      const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeIdleConnections();
+      await Promise.all([grpc.shutdown(config.SHUTDOWN_GRACE_MS), httpClosed]);
+      await publisher.idle();
+      workspace.close();
+      await bus.drain();
+    },
+  };
+}
+
+async function listen(server: HttpServer, host: string, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return (server.address() as AddressInfo).port;
+}

@@ -1,0 +1,114 @@
+import { writeFile, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { credentials, Metadata, type ServiceError as GrpcError } from "@grpc/grpc-js";
+import { connect } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/nats-core";
+import {
+  IngestServiceClient,
+  type IngestBatchRequest,
+  type IngestBatchResponse,
+  type IngestCallRequest,
+  type IngestCallResponse,
+} from "@switchyard/contracts";
+import { basicAuthorization, busNames, createLogger, type BusNames } from "@switchyard/platform";
+import { NatsServer, uniqueNamespace } from "@switchyard/testkit";
+import { loadIngestConfig, startIngest, type IngestHandle } from "../src/index.js";
+
+export const WRITE_KEY = "wk_test_ingest_0123456789";
+export const OTHER_WRITE_KEY = "wk_test_other_0123456789";
+
+export interface IngestFixture {
+  nats: NatsServer;
+  names: BusNames;
+  ingest: IngestHandle;
+  /** The test's own connection, for reading what ingest published. */
+  nc: NatsConnection;
+  grpc: GrpcIngestClient;
+  httpUrl: string;
+  dispose(): Promise<void>;
+}
+
+/** A real nats-server, a workspace file with two sources, and ingest started in this process. */
+export async function startIngestFixture(): Promise<IngestFixture> {
+  const nats = await NatsServer.start();
+  const dir = await mkdtemp(join(tmpdir(), "switchyard-ws-"));
+  const workspaceFile = join(dir, "workspace.json");
+  await writeFile(
+    workspaceFile,
+    JSON.stringify({
+      sources: [
+        { id: "web", name: "Web backend", writeKeys: [WRITE_KEY] },
+        { id: "mobile", writeKeys: [OTHER_WRITE_KEY] },
+      ],
+    }),
+  );
+  const namespace = uniqueNamespace();
+  const config = loadIngestConfig({
+    NATS_URL: nats.url,
+    SWITCHYARD_NAMESPACE: namespace,
+    SWITCHYARD_WORKSPACE_FILE: workspaceFile,
+    INGEST_GRPC_PORT: "0",
+    INGEST_HTTP_PORT: "0",
+    INGEST_PUBLISH_TIMEOUT_MS: "2000",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+  });
+  const ingest = await startIngest(config, createLogger({ service: "ingest", level: "silent" }));
+  const nc = await connect({ servers: nats.url });
+  const grpc = new GrpcIngestClient(`127.0.0.1:${ingest.grpcPort}`);
+  return {
+    nats,
+    names: busNames(namespace),
+    ingest,
+    nc,
+    grpc,
+    httpUrl: `http://127.0.0.1:${ingest.httpPort}`,
+    dispose: async () => {
+      grpc.close();
+      await nc.close();
+      await ingest.stop().catch(() => {});
+      await nats.dispose();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Promise wrapper over the generated grpc-js client, sending the write key as Basic auth. */
+export class GrpcIngestClient {
+  private readonly client: IngestServiceClient;
+
+  constructor(target: string) {
+    this.client = new IngestServiceClient(target, credentials.createInsecure());
+  }
+
+  ingestBatch(request: Partial<IngestBatchRequest>, writeKey: string | null = WRITE_KEY): Promise<IngestBatchResponse> {
+    return new Promise((resolve, reject) =>
+      this.client.ingestBatch({ batchId: "", calls: [], ...request }, authMetadata(writeKey), { deadline: Date.now() + 10_000 }, (error, response) =>
+        error ? reject(error) : resolve(response),
+      ),
+    );
+  }
+
+  ingestCall(request: IngestCallRequest, writeKey: string | null = WRITE_KEY): Promise<IngestCallResponse> {
+    return new Promise((resolve, reject) =>
+      this.client.ingestCall(request, authMetadata(writeKey), { deadline: Date.now() + 10_000 }, (error, response) =>
+        error ? reject(error) : resolve(response),
+      ),
+    );
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+function authMetadata(writeKey: string | null): Metadata {
+  const metadata = new Metadata();
+  if (writeKey !== null) metadata.set("authorization", basicAuthorization(writeKey));
+  return metadata;
+}
+
+export function isGrpcError(error: unknown): error is GrpcError {
+  return error instanceof Error && "code" in error && typeof (error as GrpcError).code === "number";
+}

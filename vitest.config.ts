@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["libs/*/src/**/*.test.ts", "libs/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+    // Integration tests start real servers; two at a time suits a 2-core machine.
+    maxWorkers: 2,
+  },
+});
