@@ -2,7 +2,13 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["libs/*/src/**/*.test.ts", "libs/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    include: [
+      "libs/*/src/**/*.test.ts",
+      "libs/*/test/**/*.test.ts",
+      "services/*/src/**/*.test.ts",
+      "services/*/test/**/*.test.ts",
+      "test/**/*.test.ts",
+    ],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -19,11 +19,9 @@ const timestamp = stringField
   .regex(ISO_8601, "must be an ISO 8601 date-time")
   .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO 8601 date-time");
 
-const integrations = z.record(
-  z.string(),
-  z.union([z.boolean(), freeFormObject], { error: "values must be true, false or an object" }),
-  { error: "must be a JSON object" },
-);
+const integrations = z.record(z.string(), z.union([z.boolean(), freeFormObject], { error: "values must be true, false or an object" }), {
+  error: "must be a JSON object",
+});
 
 const common = {
   messageId: optionalId,
@@ -55,12 +53,16 @@ const alias = z.object({ type: z.literal("alias"), ...common, userId: requiredId
 
 export const callSchema = z
   .discriminatedUnion("type", [identify, track, page, screen, group, alias], {
-    error: (issue) =>
-      issue.code === "invalid_union" ? "must be one of identify, track, page, screen, group, alias" : undefined,
+    error: (issue) => (issue.code === "invalid_union" ? "must be one of identify, track, page, screen, group, alias" : undefined),
   })
   .superRefine((call, ctx) => {
     if (call.type !== "alias" && call.userId === undefined && call.anonymousId === undefined) {
-      ctx.addIssue({ code: "custom", path: ["userId"], message: "one of userId or anonymousId is required", params: { rule: "identity_required" } });
+      ctx.addIssue({
+        code: "custom",
+        path: ["userId"],
+        message: "one of userId or anonymousId is required",
+        params: { rule: "identity_required" },
+      });
     }
   });
 

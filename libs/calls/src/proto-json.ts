@@ -74,9 +74,15 @@ export function validCallToProto(call: ValidCall, enrichment: Enrichment): Call 
     case "track":
       return { ...base, payload: { $case: "track", value: { event: call.event, properties: call.properties } } };
     case "page":
-      return { ...base, payload: { $case: "page", value: { name: call.name ?? "", category: call.category ?? "", properties: call.properties } } };
+      return {
+        ...base,
+        payload: { $case: "page", value: { name: call.name ?? "", category: call.category ?? "", properties: call.properties } },
+      };
     case "screen":
-      return { ...base, payload: { $case: "screen", value: { name: call.name ?? "", category: call.category ?? "", properties: call.properties } } };
+      return {
+        ...base,
+        payload: { $case: "screen", value: { name: call.name ?? "", category: call.category ?? "", properties: call.properties } },
+      };
     case "group":
       return { ...base, payload: { $case: "group", value: { groupId: call.groupId, traits: call.traits } } };
     case "alias":

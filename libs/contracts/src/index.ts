@@ -1,14 +1,4 @@
-export {
-  Alias,
-  Call,
-  CallBatch,
-  Delete,
-  Group,
-  Identify,
-  Page,
-  Screen,
-  Track,
-} from "./gen/switchyard/v1/calls.js";
+export { Alias, Call, CallBatch, Delete, Group, Identify, Page, Screen, Track } from "./gen/switchyard/v1/calls.js";
 export {
   CallRejection,
   IngestBatchRequest,

@@ -5,10 +5,7 @@ import { ConfigError } from "./errors.js";
  * Parses environment variables once, at start-up, into a fully resolved config.
  * A bad value throws a ConfigError naming each offending variable and its rule.
  */
-export function parseEnv<Schema extends z.ZodType>(
-  schema: Schema,
-  env: NodeJS.ProcessEnv = process.env,
-): z.output<Schema> {
+export function parseEnv<Schema extends z.ZodType>(schema: Schema, env: NodeJS.ProcessEnv = process.env): z.output<Schema> {
   const result = schema.safeParse(env);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
@@ -29,11 +26,7 @@ export const portVar = (defaultPort: number) =>
 
 /** A positive integer from an environment variable. */
 export const positiveIntVar = (defaultValue: number) =>
-  z.coerce
-    .number({ error: "must be a number" })
-    .int("must be an integer")
-    .positive("must be positive")
-    .default(defaultValue);
+  z.coerce.number({ error: "must be a number" }).int("must be an integer").positive("must be positive").default(defaultValue);
 
 export const logLevelVar = z
   .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {

@@ -37,7 +37,6 @@ export interface LoggerOptions {
 export function createLogger({ service, level, destination }: LoggerOptions): Logger {
   return pino(
     {
-      name: service,
       level,
       base: { service, pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,

@@ -1,10 +1,4 @@
-import {
-  DiscardPolicy,
-  RetentionPolicy,
-  StorageType,
-  type JetStreamManager,
-  type StreamConfig,
-} from "@nats-io/jetstream";
+import { DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/nats-core";
 import type { BusNames } from "./bus-names.js";
 
@@ -26,11 +20,7 @@ export const DEFAULT_CALLS_STREAM_OPTIONS: CallsStreamOptions = {
  * Creates the calls stream, or brings an existing one to the wanted settings.
  * Every service calls this at start-up, so the start order does not matter.
  */
-export async function ensureCallsStream(
-  jsm: JetStreamManager,
-  names: BusNames,
-  options: CallsStreamOptions,
-): Promise<void> {
+export async function ensureCallsStream(jsm: JetStreamManager, names: BusNames, options: CallsStreamOptions): Promise<void> {
   const config: StreamSettings = {
     name: names.callsStream,
     subjects: [names.callsSubjects],

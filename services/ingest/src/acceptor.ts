@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { checkCall, validCallToProto, type Rejection } from "@switchyard/calls";
 import type { Call } from "@switchyard/contracts";
-import type { SourceRecord } from "@switchyard/platform";
+import type { Logger, SourceRecord } from "@switchyard/platform";
 import { derivedMessageId, resolveBatchId } from "./batch-ids.js";
 import type { BatchPublisher } from "./publisher.js";
 
@@ -31,7 +31,10 @@ export interface AcceptResult {
  * after JetStream confirmed; throws ServiceError(UNAVAILABLE) otherwise.
  */
 export class CallAcceptor {
-  constructor(private readonly publisher: BatchPublisher) {}
+  constructor(
+    private readonly publisher: BatchPublisher,
+    private readonly logger: Logger,
+  ) {}
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
     const receivedAt = new Date();
@@ -46,15 +49,20 @@ export class CallAcceptor {
         rejections.push(check.rejection);
         return;
       }
-      const messageId =
-        check.call.messageId ?? (request.batchId ? derivedMessageId(request.source.id, batchId, index) : randomUUID());
+      const messageId = check.call.messageId ?? (request.batchId ? derivedMessageId(request.source.id, batchId, index) : randomUUID());
       accepted.push(validCallToProto(check.call, { messageId, receivedAt }));
     });
 
+    if (rejections.length > 0) {
+      // Field and rule only: values are customer data and stay out of logs.
+      const refused = rejections.map(({ index, field, rule }) => ({ index, field, rule }));
+      this.logger.debug({ sourceId: request.source.id, batchId, rejections: refused }, "refused calls");
+    }
     const messageIds = accepted.map((call) => call.messageId);
     if (accepted.length === 0) return { batchId, messageIds, rejections, duplicate: false };
 
     const { duplicate } = await this.publisher.publish({ batchId, sourceId: request.source.id, receivedAt, calls: accepted });
+    this.logger.debug({ sourceId: request.source.id, batchId, accepted: accepted.length, duplicate }, "batch published");
     return { batchId, messageIds, rejections, duplicate };
   }
 }

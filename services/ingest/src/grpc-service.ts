@@ -24,7 +24,10 @@ export function ingestGrpcService(deps: { workspace: WorkspaceView; acceptor: Ca
       const callBytes = calls.map((call) => Buffer.byteLength(JSON.stringify(call), "utf8"));
       const total = callBytes.reduce((sum, bytes) => sum + bytes, 0);
       if (total > MAX_BATCH_BYTES) {
-        throw new ServiceError("INVALID_ARGUMENT", `batch is ${total} bytes of JSON; the limit is ${MAX_BATCH_BYTES} bytes (500 KB): split it`);
+        throw new ServiceError(
+          "INVALID_ARGUMENT",
+          `batch is ${total} bytes of JSON; the limit is ${MAX_BATCH_BYTES} bytes (500 KB): split it`,
+        );
       }
       const result = await acceptor.accept({ source, batchId: request.batchId || undefined, calls, callBytes });
       return {

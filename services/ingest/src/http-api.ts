@@ -12,7 +12,9 @@ import { readBody } from "./http-body.js";
  * Answers: 200 {"success":true}; 400 with an error naming the problem; 401 for
  * a bad write key; 503 (Retry-After) when the bus did not confirm.
  */
-export function createHttpApi(deps: { workspace: WorkspaceView; acceptor: CallAcceptor; logger: Logger }): Server {
+type Deps = { workspace: WorkspaceView; acceptor: CallAcceptor; logger: Logger };
+
+export function createHttpApi(deps: Deps): Server {
   const server = createServer((request, response) => {
     handle(deps, request, response).catch((error: unknown) => {
       deps.logger.error({ err: error }, "unexpected error in the HTTP API");
@@ -26,15 +28,17 @@ export function createHttpApi(deps: { workspace: WorkspaceView; acceptor: CallAc
 type Endpoint = "batch" | (typeof CALL_TYPES)[number];
 const ENDPOINTS = new Set<string>(["batch", ...CALL_TYPES]);
 
-async function handle(
-  deps: { workspace: WorkspaceView; acceptor: CallAcceptor },
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
+async function handle(deps: Deps, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  // Headers are logged whole on purpose: the logger redacts authorization.
+  deps.logger.debug({ req: { method: request.method, url: request.url, headers: request.headers } }, "HTTP request");
   const endpoint = endpointOf(request.url ?? "");
   if (!endpoint) {
     request.resume();
-    return send(response, 404, failure("not_found", "no such endpoint; use POST /v1/batch, /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group or /v1/alias"));
+    return send(
+      response,
+      404,
+      failure("not_found", "no such endpoint; use POST /v1/batch, /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group or /v1/alias"),
+    );
   }
   if (request.method !== "POST") {
     request.resume();
@@ -46,6 +50,10 @@ async function handle(
   try {
     source = authenticate(deps.workspace, request.headers.authorization);
   } catch (error) {
+    deps.logger.info(
+      { path: request.url, reason: isServiceError(error) ? error.message : "unknown" },
+      "refused an HTTP request without a valid write key",
+    );
     request.resume();
     response.setHeader("WWW-Authenticate", 'Basic realm="switchyard"');
     return send(response, 401, failure("unauthorized", isServiceError(error) ? error.message : "unauthorized"));
@@ -55,7 +63,14 @@ async function handle(
   const body = await readBody(request, limit);
   if (!body.ok) {
     return body.reason === "too_large"
-      ? send(response, 400, failure(endpoint === "batch" ? "batch_too_large" : "call_too_large", `request body is over ${limit} bytes (${endpoint === "batch" ? "500" : "32"} KB); split it`))
+      ? send(
+          response,
+          400,
+          failure(
+            endpoint === "batch" ? "batch_too_large" : "call_too_large",
+            `request body is over ${limit} bytes (${endpoint === "batch" ? "500" : "32"} KB); split it`,
+          ),
+        )
       : send(response, 400, failure("bad_encoding", "Content-Encoding must be gzip or absent, and the body must decode"));
   }
 
@@ -104,7 +119,7 @@ function singleRequest(type: string, json: unknown, bytes: number): ParsedReques
 }
 
 function batchRequest(json: unknown): ParsedRequest {
-  if (!isObject(json)) return { error: "body: must be a JSON object with a \"batch\" array" };
+  if (!isObject(json)) return { error: 'body: must be a JSON object with a "batch" array' };
   const { batch, context, integrations } = json;
   if (!Array.isArray(batch) || batch.length === 0) return { error: "batch: must be a non-empty array of calls" };
   // Segment applies batch-level context and integrations to every call; the call's own keys win.

@@ -45,7 +45,7 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
   const workspace = await WorkspaceView.open(kv, logger);
 
   const publisher = new BatchPublisher(bus, js, names, config.INGEST_PUBLISH_TIMEOUT_MS);
-  const acceptor = new CallAcceptor(publisher);
+  const acceptor = new CallAcceptor(publisher, logger);
   const grpc = await startGrpcServer({
     host: config.HOST,
     port: config.INGEST_GRPC_PORT,

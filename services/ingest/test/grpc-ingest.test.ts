@@ -63,7 +63,10 @@ describe("gRPC ingest", () => {
     expect(new Set(calls.map((c) => c.messageId)).size).toBe(51);
     for (const [index, call] of calls.slice(0, 50).entries()) {
       expect(call.userId).toBe(`user-${index}`);
-      expect(call.payload).toEqual({ $case: "track", value: { event: "Order Completed", properties: { index, revenue: 12.5, items: ["a", "b"] } } });
+      expect(call.payload).toEqual({
+        $case: "track",
+        value: { event: "Order Completed", properties: { index, revenue: 12.5, items: ["a", "b"] } },
+      });
       expect(call.context).toEqual({ ip: "203.0.113.7", library: { name: "test", version: "1" } });
       expect(call.receivedAt?.getTime()).toBeGreaterThanOrEqual(before);
       // No client timestamp: the accept time is used.
@@ -148,8 +151,16 @@ describe("gRPC ingest", () => {
 
   it("answers UNAUTHENTICATED for a missing or wrong write key and publishes nothing", async () => {
     await expectGrpcError(fixture.grpc.ingestBatch({ calls: [trackCall(0)] }, null), status.UNAUTHENTICATED, /missing write key/);
-    await expectGrpcError(fixture.grpc.ingestBatch({ calls: [trackCall(0)] }, "wk_wrong_key_000000"), status.UNAUTHENTICATED, /unknown write key/);
-    await expectGrpcError(fixture.grpc.ingestCall({ call: trackCall(0) }, "wk_wrong_key_000000"), status.UNAUTHENTICATED, /unknown write key/);
+    await expectGrpcError(
+      fixture.grpc.ingestBatch({ calls: [trackCall(0)] }, "wk_wrong_key_000000"),
+      status.UNAUTHENTICATED,
+      /unknown write key/,
+    );
+    await expectGrpcError(
+      fixture.grpc.ingestCall({ call: trackCall(0) }, "wk_wrong_key_000000"),
+      status.UNAUTHENTICATED,
+      /unknown write key/,
+    );
     expect(await readCallBatches(fixture.nc, fixture.names)).toHaveLength(0);
   });
 

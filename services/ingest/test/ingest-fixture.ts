@@ -55,7 +55,7 @@ export async function startIngestFixture(): Promise<IngestFixture> {
     LOG_LEVEL: "silent",
   });
   const ingest = await startIngest(config, createLogger({ service: "ingest", level: "silent" }));
-  const nc = await connect({ servers: nats.url });
+  const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const grpc = new GrpcIngestClient(`127.0.0.1:${ingest.grpcPort}`);
   return {
     nats,
@@ -84,8 +84,11 @@ export class GrpcIngestClient {
 
   ingestBatch(request: Partial<IngestBatchRequest>, writeKey: string | null = WRITE_KEY): Promise<IngestBatchResponse> {
     return new Promise((resolve, reject) =>
-      this.client.ingestBatch({ batchId: "", calls: [], ...request }, authMetadata(writeKey), { deadline: Date.now() + 10_000 }, (error, response) =>
-        error ? reject(error) : resolve(response),
+      this.client.ingestBatch(
+        { batchId: "", calls: [], ...request },
+        authMetadata(writeKey),
+        { deadline: Date.now() + 10_000 },
+        (error, response) => (error ? reject(error) : resolve(response)),
       ),
     );
   }

@@ -37,8 +37,7 @@ export function workspaceRecords(file: WorkspaceFile): Map<string, unknown> {
     records.set(kvKeys.source(source.id), record);
   }
   for (const destination of file.destinations) records.set(kvKeys.destination(destination.id), destination);
-  for (const connection of file.connections)
-    records.set(kvKeys.connection(connection.sourceId, connection.destinationId), connection);
+  for (const connection of file.connections) records.set(kvKeys.connection(connection.sourceId, connection.destinationId), connection);
   return records;
 }
 

@@ -6,9 +6,7 @@ export const kvKeys = {
 } as const;
 
 export type ParsedKey =
-  | { kind: "source"; id: string }
-  | { kind: "destination"; id: string }
-  | { kind: "connection"; sourceId: string; destinationId: string };
+  { kind: "source"; id: string } | { kind: "destination"; id: string } | { kind: "connection"; sourceId: string; destinationId: string };
 
 export function parseKvKey(key: string): ParsedKey | undefined {
   const parts = key.split(".");

@@ -6,9 +6,7 @@ import { z } from "zod";
  * workspace file and the records kept in the JetStream KV bucket.
  */
 
-const idRule = z
-  .string({ error: "must be a string" })
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, '-' or '_'");
+const idRule = z.string({ error: "must be a string" }).regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, '-' or '_'");
 
 /** In a file, a write key is given as plain text or already hashed ("sha256:<hex>"). */
 const writeKeyInFile = z.union([
@@ -25,32 +23,38 @@ export const sourceFileSchema = z.object({
 /** HTTP header token (RFC 9110) for names; visible ASCII and spaces/tabs for values. */
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const headerValue = /^[\t\x20-\x7e]*$/;
-const RESERVED_HEADERS = new Set(["content-type", "content-length", "user-agent", "x-signature", "host", "transfer-encoding", "connection"]);
+const RESERVED_HEADERS = new Set([
+  "content-type",
+  "content-length",
+  "user-agent",
+  "x-signature",
+  "host",
+  "transfer-encoding",
+  "connection",
+]);
 
 export const webhookEntrySchema = z.object({
-  url: z
-    .string({ error: "must be a string" })
-    .refine((value) => {
-      try {
-        const url = new URL(value);
-        return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
-      } catch {
-        return false;
-      }
-    }, "must be an absolute http or https URL"),
+  url: z.string({ error: "must be a string" }).refine((value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+    } catch {
+      return false;
+    }
+  }, "must be an absolute http or https URL"),
   headers: z
     .record(
-      z.string().regex(headerName, "header names must be HTTP tokens").refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), "this header is set by Switchyard and cannot be overridden"),
+      z
+        .string()
+        .regex(headerName, "header names must be HTTP tokens")
+        .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), "this header is set by Switchyard and cannot be overridden"),
       z.string({ error: "header values must be strings" }).regex(headerValue, "header values must be visible ASCII"),
     )
     .default({}),
 });
 
 export const webhookSettingsSchema = z.object({
-  webhooks: z
-    .array(webhookEntrySchema)
-    .min(1, "needs 1 to 5 webhook entries")
-    .max(5, "needs 1 to 5 webhook entries"),
+  webhooks: z.array(webhookEntrySchema).min(1, "needs 1 to 5 webhook entries").max(5, "needs 1 to 5 webhook entries"),
   sharedSecret: z.string().min(1, "must be a non-empty string").optional(),
 });
 
@@ -78,9 +82,17 @@ export const workspaceFileSchema = z
     const destinationIds = new Set(workspace.destinations.map((d) => d.id));
     workspace.connections.forEach((connection, index) => {
       if (!sourceIds.has(connection.sourceId))
-        ctx.addIssue({ code: "custom", path: ["connections", index, "sourceId"], message: `no source "${connection.sourceId}" in this file` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["connections", index, "sourceId"],
+          message: `no source "${connection.sourceId}" in this file`,
+        });
       if (!destinationIds.has(connection.destinationId))
-        ctx.addIssue({ code: "custom", path: ["connections", index, "destinationId"], message: `no destination "${connection.destinationId}" in this file` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["connections", index, "destinationId"],
+          message: `no destination "${connection.destinationId}" in this file`,
+        });
     });
   });
 
@@ -101,6 +113,8 @@ export type SourceRecord = z.output<typeof sourceRecordSchema>;
 export function describeIssues(error: z.ZodError, prefix = ""): string[] {
   return error.issues.map((issue) => {
     const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
-    return `${path || "(root)"}: ${issue.message}`;
+    // A bad record key reports "Invalid key in record"; the nested issue says which rule.
+    const message = issue.code === "invalid_key" ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+    return `${path || "(root)"}: ${message}`;
   });
 }

@@ -2,14 +2,7 @@ import type { KV, KvWatchEntry } from "@nats-io/kv";
 import type { Logger } from "pino";
 import { writeKeyHashesEqual, hashWriteKey } from "../write-keys.js";
 import { parseKvKey } from "./kv-keys.js";
-import {
-  connectionSchema,
-  destinationSchema,
-  sourceRecordSchema,
-  type Connection,
-  type Destination,
-  type SourceRecord,
-} from "./schema.js";
+import { connectionSchema, destinationSchema, sourceRecordSchema, type Connection, type Destination, type SourceRecord } from "./schema.js";
 
 /**
  * A live, in-memory copy of the workspace configuration, kept current by a

@@ -1,0 +1,206 @@
+import { gzipSync } from "node:zlib";
+import { Analytics } from "@segment/analytics-node";
+import { readCallBatches } from "@switchyard/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+
+let fixture: IngestFixture;
+beforeEach(async () => {
+  fixture = await startIngestFixture();
+});
+afterEach(async () => {
+  await fixture.dispose();
+});
+
+async function post(
+  path: string,
+  body: unknown,
+  init: { writeKey?: string | null; raw?: string | Buffer; headers?: Record<string, string> } = {},
+) {
+  const writeKey = init.writeKey === undefined ? WRITE_KEY : init.writeKey;
+  const headers: Record<string, string> = { "Content-Type": "application/json", ...init.headers };
+  if (writeKey !== null) headers.Authorization = `Basic ${Buffer.from(`${writeKey}:`).toString("base64")}`;
+  const response = await fetch(`${fixture.httpUrl}${path}`, { method: "POST", headers, body: init.raw ?? JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+async function storedCalls() {
+  return (await readCallBatches(fixture.nc, fixture.names)).flatMap((stored) => stored.batch.calls);
+}
+
+describe("Segment-compatible HTTP API", () => {
+  it("takes all six call types from an unmodified @segment/analytics-node", async () => {
+    const analytics = new Analytics({ writeKey: WRITE_KEY, host: fixture.httpUrl, flushAt: 6, maxRetries: 0 });
+    const errors: unknown[] = [];
+    analytics.on("error", (error) => errors.push(error));
+    analytics.identify({ userId: "u1", traits: { email: "u1@example.com", plan: "pro" } });
+    analytics.track({ userId: "u1", event: "Order Completed", properties: { revenue: 42 } });
+    analytics.page({
+      userId: "u1",
+      name: "Pricing",
+      category: "Docs",
+      properties: { url: "https://example.com/pricing", path: "/pricing" },
+    });
+    analytics.screen({
+      anonymousId: "a1",
+      name: "Home",
+      context: { device: { model: "Pixel 8", type: "android" }, os: { name: "Android", version: "15" } },
+    });
+    analytics.group({ userId: "u1", groupId: "acme", traits: { employees: 120 } });
+    analytics.alias({ userId: "u1", previousId: "a1" });
+    await analytics.closeAndFlush({ timeout: 10_000 });
+    expect(errors).toEqual([]);
+
+    const calls = await storedCalls();
+    expect(calls.map((c) => c.payload?.$case)).toEqual(["identify", "track", "page", "screen", "group", "alias"]);
+    for (const call of calls) {
+      expect(call.messageId).not.toBe("");
+      expect(call.receivedAt).toBeInstanceOf(Date);
+      expect(call.timestamp).toBeInstanceOf(Date);
+      expect(call.context?.library?.name).toBe("@segment/analytics-node");
+    }
+    expect(calls[0]?.payload).toEqual({ $case: "identify", value: { traits: { email: "u1@example.com", plan: "pro" } } });
+    expect(calls[1]?.payload).toEqual({ $case: "track", value: { event: "Order Completed", properties: { revenue: 42 } } });
+    expect(calls[2]?.payload).toMatchObject({
+      $case: "page",
+      value: { name: "Pricing", category: "Docs", properties: { path: "/pricing" } },
+    });
+    expect(calls[3]?.anonymousId).toBe("a1");
+    expect(calls[3]?.context?.device).toEqual({ model: "Pixel 8", type: "android" });
+    expect(calls[4]?.payload).toEqual({ $case: "group", value: { groupId: "acme", traits: { employees: 120 } } });
+    expect(calls[5]).toMatchObject({ userId: "u1", payload: { $case: "alias", value: { previousId: "a1" } } });
+  });
+
+  it("serves each single-call endpoint", async () => {
+    const bodies: Record<string, object> = {
+      identify: { userId: "u1", traits: { a: 1 } },
+      track: { userId: "u1", event: "Clicked" },
+      page: { anonymousId: "a1", properties: { title: "Home" } },
+      screen: { userId: "u1", name: "Settings" },
+      group: { userId: "u1", groupId: "g1" },
+      alias: { userId: "u1", previousId: "a1" },
+    };
+    for (const [type, body] of Object.entries(bodies)) {
+      expect(await post(`/v1/${type}`, body)).toEqual({ status: 200, body: { success: true } });
+    }
+    expect((await storedCalls()).map((c) => c.payload?.$case)).toEqual(Object.keys(bodies));
+  });
+
+  it("keeps a historical timestamp, and accepts a gzip body", async () => {
+    const body = JSON.stringify({ batch: [{ type: "track", userId: "u1", event: "Old", timestamp: "2023-05-06T07:08:09.123Z" }] });
+    const response = await post("/v1/batch", undefined, { raw: gzipSync(body), headers: { "Content-Encoding": "gzip" } });
+    expect(response).toEqual({ status: 200, body: { success: true } });
+    const [call] = await storedCalls();
+    expect(call?.timestamp?.toISOString()).toBe("2023-05-06T07:08:09.123Z");
+    expect(call?.receivedAt?.getTime()).toBeGreaterThan(call?.timestamp?.getTime() ?? Infinity);
+  });
+
+  it("applies batch-level context and integrations to each call, the call's own keys winning", async () => {
+    await post("/v1/batch", {
+      context: { ip: "198.51.100.1", locale: "en" },
+      integrations: { All: false },
+      batch: [{ type: "track", userId: "u1", event: "E", context: { locale: "fr" }, integrations: { Webhooks: true } }],
+    });
+    const [call] = await storedCalls();
+    expect(call?.context).toEqual({ ip: "198.51.100.1", locale: "fr" });
+    expect(call?.integrations).toEqual({ All: false, Webhooks: true });
+  });
+
+  describe("bad input gets a clear error and puts nothing invalid on the bus", () => {
+    const cases: [string, string, unknown, RegExp][] = [
+      ["no userId and no anonymousId", "/v1/identify", { traits: {} }, /userId or anonymousId is required/],
+      ["track without event", "/v1/track", { userId: "u1" }, /event: is required/],
+      ["group without groupId", "/v1/group", { userId: "u1" }, /groupId: is required/],
+      ["alias without previousId", "/v1/alias", { userId: "u1" }, /previousId: is required/],
+      ["a wrongly typed field", "/v1/track", { userId: 7, event: "E" }, /userId: must be a string/],
+      ["properties that are not an object", "/v1/track", { userId: "u", event: "E", properties: "x" }, /properties: must be a JSON object/],
+      ["a bad timestamp", "/v1/track", { userId: "u", event: "E", timestamp: "last tuesday" }, /timestamp: must be an ISO 8601/],
+      ["an unknown type in a batch", "/v1/batch", { batch: [{ type: "purchase", userId: "u" }] }, /type: must be one of identify, track/],
+      ["a batch that is not an array", "/v1/batch", { batch: {} }, /batch: must be a non-empty array/],
+      ["an empty batch", "/v1/batch", { batch: [] }, /batch: must be a non-empty array/],
+      ["a body that is not an object", "/v1/track", [1, 2], /body: must be a JSON object/],
+    ];
+    it.each(cases)("%s", async (_name, path, body, message) => {
+      const response = await post(path, body);
+      expect(response.status).toBe(400);
+      expect(response.body.success).toBe(false);
+      expect(response.body.error.message).toMatch(message);
+      expect(await storedCalls()).toEqual([]);
+    });
+
+    it("malformed JSON", async () => {
+      const response = await post("/v1/track", undefined, { raw: '{"userId": "u1", "event": ' });
+      expect(response).toEqual({
+        status: 400,
+        body: { success: false, error: { code: "invalid_json", message: "request body is not valid JSON" } },
+      });
+      expect(await storedCalls()).toEqual([]);
+    });
+
+    it("a 33 KB call, alone or inside a batch", async () => {
+      const big = { userId: "u1", event: "Big", properties: { blob: "z".repeat(33 * 1024) } };
+      const single = await post("/v1/track", big);
+      expect(single.status).toBe(400);
+      expect(single.body.error.code).toBe("call_too_large");
+      expect(single.body.error.message).toMatch(/32 KB/);
+
+      const inBatch = await post("/v1/batch", { batch: [{ type: "track", ...big }] });
+      expect(inBatch.status).toBe(400);
+      expect(inBatch.body.error.rejected).toEqual([
+        expect.objectContaining({ index: 0, rule: "max_size", message: expect.stringMatching(/32 KB/) }),
+      ]);
+      expect(await storedCalls()).toEqual([]);
+    });
+
+    it("a 501 KB batch", async () => {
+      const batch = Array.from({ length: 17 }, (_, i) => ({
+        type: "track",
+        userId: `u${i}`,
+        event: "E",
+        properties: { blob: "q".repeat(30 * 1024) },
+      }));
+      const response = await post("/v1/batch", { batch });
+      expect(JSON.stringify({ batch }).length).toBeGreaterThan(501 * 1024);
+      expect(response.status).toBe(400);
+      expect(response.body.error).toEqual({ code: "batch_too_large", message: expect.stringMatching(/500 KB/) });
+      expect(await storedCalls()).toEqual([]);
+    });
+
+    it("a wrong or missing write key gets 401", async () => {
+      for (const writeKey of ["wk_not_a_real_key_00", null]) {
+        const response = await post("/v1/track", { userId: "u1", event: "E" }, { writeKey });
+        expect(response.status).toBe(401);
+        expect(response.body.error.code).toBe("unauthorized");
+      }
+      expect(await storedCalls()).toEqual([]);
+    });
+
+    it("the valid calls of a mixed batch land; the others are reported by index", async () => {
+      const response = await post("/v1/batch", {
+        batch: [
+          { type: "track", userId: "u1", event: "Good" },
+          { type: "track", userId: "u2" },
+          { type: "identify", anonymousId: "a3" },
+          { type: "alias", userId: "u4" },
+        ],
+      });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        success: true,
+        accepted: 2,
+        rejected: [
+          { index: 1, field: "event", rule: "required" },
+          { index: 3, field: "previousId", rule: "required" },
+        ],
+      });
+      expect((await storedCalls()).map((c) => c.userId || c.anonymousId)).toEqual(["u1", "a3"]);
+    });
+  });
+
+  it("answers 404 for unknown paths and 405 for other methods", async () => {
+    expect((await post("/v2/track", {})).status).toBe(404);
+    const response = await fetch(`${fixture.httpUrl}/v1/track`);
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("POST");
+  });
+});
