@@ -23,8 +23,8 @@ if [[ "${1:-}" == "--check" ]]; then
   exit 0
 fi
 
-rm -rf "$out"
 "$buf" lint
+rm -rf "$out"
 "$buf" generate --template buf.gen.yaml
 # The descriptor set (with google/protobuf imports) serves gRPC reflection and
 # lets tools decode bus payloads without the .proto files at run time.

@@ -20,7 +20,8 @@ const require = createRequire(import.meta.url);
 const reflectionProto = join(dirname(require.resolve("@grpc/reflection/package.json")), "build/proto/grpc/reflection/v1/reflection.proto");
 const healthProto = require("grpc-health-check").protoPath as string;
 
-function clientFor(protoPath: string, servicePath: string[]) {
+// Dynamic clients from proto-loader have no static method types.
+function clientFor(protoPath: string, servicePath: string[]): any {
   const loaded = loadPackageDefinition(protoLoader.loadSync(protoPath, { keepCase: true, defaults: true, enums: String })) as GrpcObject;
   const Service = servicePath.reduce<unknown>((node, key) => (node as GrpcObject)[key], loaded) as ServiceClientConstructor;
   return new Service(`127.0.0.1:${fixture.ingest.grpcPort}`, credentials.createInsecure());

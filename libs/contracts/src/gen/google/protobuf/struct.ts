@@ -18,9 +18,9 @@ export const protobufFileName = "google/protobuf/struct.proto";
  * the null value for the `Value` type union.
  *
  * A field of type `NullValue` with any value other than `0` is considered
- * invalid. Most ProtoJSON serializers will emit a `Value` with a `null_value`
- * set as a JSON `null` regardless of the integer value, and so will round trip
- * to a `0` value.
+ * invalid. Most ProtoJSON serializers will emit a Value with a `null_value` set
+ * as a JSON `null` regardless of the integer value, and so will round trip to
+ * a `0` value.
  */
 export enum NullValue {
   /** NULL_VALUE - Null value. */
@@ -87,23 +87,28 @@ export interface Value {
   /** The kind of value. */
   kind:
     | //
-      /** Represents a JSON `null`. */
-      { $case: "nullValue"; value: NullValue } //
-      /**
-       * Represents a JSON number. Must not be `NaN`, `Infinity` or
-       * `-Infinity`, since those are not supported in JSON. This also cannot
-       * represent large Int64 values, since JSON format generally does not
-       * support them in its number type.
-       */
-    | { $case: "numberValue"; value: number } //
+    /** Represents a JSON `null`. */
+    { $case: "nullValue"; value: NullValue }
+    | //
+    /**
+     * Represents a JSON number. Must not be `NaN`, `Infinity` or
+     * `-Infinity`, since those are not supported in JSON. This also cannot
+     * represent large Int64 values, since JSON format generally does not
+     * support them in its number type.
+     */
+    { $case: "numberValue"; value: number }
+    | //
     /** Represents a JSON string. */
-    | { $case: "stringValue"; value: string } //
+    { $case: "stringValue"; value: string }
+    | //
     /** Represents a JSON boolean (`true` or `false` literal in JSON). */
-    | { $case: "boolValue"; value: boolean } //
+    { $case: "boolValue"; value: boolean }
+    | //
     /** Represents a JSON object. */
-    | { $case: "structValue"; value: { [key: string]: any } | undefined } //
+    { $case: "structValue"; value: { [key: string]: any } | undefined }
+    | //
     /** Represents a JSON array. */
-    | { $case: "listValue"; value: Array<any> | undefined }
+    { $case: "listValue"; value: Array<any> | undefined }
     | undefined;
 }
 
@@ -118,26 +123,17 @@ function createBaseStruct(): Struct {
 }
 
 export const Struct: MessageFns<Struct> & StructWrapperFns = {
-  encode(
-    message: Struct,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
-    globalThis.Object.entries(message.fields).forEach(
-      ([key, value]: [string, any | undefined]) => {
-        if (value !== undefined) {
-          Struct_FieldsEntry.encode(
-            { key: key as any, value },
-            writer.uint32(10).fork(),
-          ).join();
-        }
-      },
-    );
+  encode(message: Struct, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    globalThis.Object.entries(message.fields).forEach(([key, value]: [string, any | undefined]) => {
+      if (value !== undefined) {
+        Struct_FieldsEntry.encode({ key: key as any, value }, writer.uint32(10).fork()).join();
+      }
+    });
     return writer;
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Struct {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -176,20 +172,17 @@ export const Struct: MessageFns<Struct> & StructWrapperFns = {
     return {
       fields: isObject(object.fields)
         ? (globalThis.Object.entries(object.fields) as [string, any][]).reduce(
-            (
-              acc: { [key: string]: any | undefined },
-              [key, value]: [string, any],
-            ) => {
-              globalThis.Object.defineProperty(acc, key, {
-                value: value as any | undefined,
-                enumerable: true,
-                configurable: true,
-                writable: true,
-              });
-              return acc;
-            },
-            {},
-          )
+          (acc: { [key: string]: any | undefined }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: value as any | undefined,
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
         : {},
     };
   },
@@ -197,10 +190,7 @@ export const Struct: MessageFns<Struct> & StructWrapperFns = {
   toJSON(message: Struct): unknown {
     const obj: any = {};
     if (message.fields) {
-      const entries = globalThis.Object.entries(message.fields) as [
-        string,
-        any | undefined,
-      ][];
+      const entries = globalThis.Object.entries(message.fields) as [string, any | undefined][];
       if (entries.length > 0) {
         obj.fields = {};
         entries.forEach(([k, v]) => {
@@ -216,16 +206,8 @@ export const Struct: MessageFns<Struct> & StructWrapperFns = {
   },
   fromPartial(object: DeepPartial<Struct>): Struct {
     const message = createBaseStruct();
-    message.fields = (
-      globalThis.Object.entries(object.fields ?? {}) as [
-        string,
-        any | undefined,
-      ][]
-    ).reduce(
-      (
-        acc: { [key: string]: any | undefined },
-        [key, value]: [string, any | undefined],
-      ) => {
+    message.fields = (globalThis.Object.entries(object.fields ?? {}) as [string, any | undefined][]).reduce(
+      (acc: { [key: string]: any | undefined }, [key, value]: [string, any | undefined]) => {
         if (value !== undefined) {
           acc[key] = value;
         }
@@ -263,10 +245,7 @@ function createBaseStruct_FieldsEntry(): Struct_FieldsEntry {
 }
 
 export const Struct_FieldsEntry: MessageFns<Struct_FieldsEntry> = {
-  encode(
-    message: Struct_FieldsEntry,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: Struct_FieldsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.key !== "") {
       writer.uint32(10).string(message.key);
     }
@@ -276,12 +255,8 @@ export const Struct_FieldsEntry: MessageFns<Struct_FieldsEntry> = {
     return writer;
   },
 
-  decode(
-    input: BinaryReader | Uint8Array,
-    length?: number,
-  ): Struct_FieldsEntry {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+  decode(input: BinaryReader | Uint8Array, length?: number): Struct_FieldsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -355,10 +330,7 @@ function createBaseValue(): Value {
 }
 
 export const Value: MessageFns<Value> & AnyValueWrapperFns = {
-  encode(
-    message: Value,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: Value, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     switch (message.kind?.$case) {
       case "nullValue":
         writer.uint32(8).int32(message.kind.value);
@@ -373,24 +345,17 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
         writer.uint32(32).bool(message.kind.value);
         break;
       case "structValue":
-        Struct.encode(
-          Struct.wrap(message.kind.value),
-          writer.uint32(42).fork(),
-        ).join();
+        Struct.encode(Struct.wrap(message.kind.value), writer.uint32(42).fork()).join();
         break;
       case "listValue":
-        ListValue.encode(
-          ListValue.wrap(message.kind.value),
-          writer.uint32(50).fork(),
-        ).join();
+        ListValue.encode(ListValue.wrap(message.kind.value), writer.uint32(50).fork()).join();
         break;
     }
     return writer;
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Value {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -439,10 +404,7 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
               break;
             }
 
-            message.kind = {
-              $case: "structValue",
-              value: Struct.unwrap(Struct.decode(reader, reader.uint32())),
-            };
+            message.kind = { $case: "structValue", value: Struct.unwrap(Struct.decode(reader, reader.uint32())) };
             continue;
           }
           case 6: {
@@ -450,12 +412,7 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
               break;
             }
 
-            message.kind = {
-              $case: "listValue",
-              value: ListValue.unwrap(
-                ListValue.decode(reader, reader.uint32()),
-              ),
-            };
+            message.kind = { $case: "listValue", value: ListValue.unwrap(ListValue.decode(reader, reader.uint32())) };
             continue;
           }
         }
@@ -475,52 +432,28 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
       kind: isSet(object.nullValue)
         ? { $case: "nullValue", value: nullValueFromJSON(object.nullValue) }
         : isSet(object.null_value)
-          ? { $case: "nullValue", value: nullValueFromJSON(object.null_value) }
-          : isSet(object.numberValue)
-            ? {
-                $case: "numberValue",
-                value: globalThis.Number(object.numberValue),
-              }
-            : isSet(object.number_value)
-              ? {
-                  $case: "numberValue",
-                  value: globalThis.Number(object.number_value),
-                }
-              : isSet(object.stringValue)
-                ? {
-                    $case: "stringValue",
-                    value: globalThis.String(object.stringValue),
-                  }
-                : isSet(object.string_value)
-                  ? {
-                      $case: "stringValue",
-                      value: globalThis.String(object.string_value),
-                    }
-                  : isSet(object.boolValue)
-                    ? {
-                        $case: "boolValue",
-                        value: globalThis.Boolean(object.boolValue),
-                      }
-                    : isSet(object.bool_value)
-                      ? {
-                          $case: "boolValue",
-                          value: globalThis.Boolean(object.bool_value),
-                        }
-                      : isSet(object.structValue)
-                        ? { $case: "structValue", value: object.structValue }
-                        : isSet(object.struct_value)
-                          ? { $case: "structValue", value: object.struct_value }
-                          : isSet(object.listValue)
-                            ? {
-                                $case: "listValue",
-                                value: [...object.listValue],
-                              }
-                            : isSet(object.list_value)
-                              ? {
-                                  $case: "listValue",
-                                  value: [...object.list_value],
-                                }
-                              : undefined,
+        ? { $case: "nullValue", value: nullValueFromJSON(object.null_value) }
+        : isSet(object.numberValue)
+        ? { $case: "numberValue", value: globalThis.Number(object.numberValue) }
+        : isSet(object.number_value)
+        ? { $case: "numberValue", value: globalThis.Number(object.number_value) }
+        : isSet(object.stringValue)
+        ? { $case: "stringValue", value: globalThis.String(object.stringValue) }
+        : isSet(object.string_value)
+        ? { $case: "stringValue", value: globalThis.String(object.string_value) }
+        : isSet(object.boolValue)
+        ? { $case: "boolValue", value: globalThis.Boolean(object.boolValue) }
+        : isSet(object.bool_value)
+        ? { $case: "boolValue", value: globalThis.Boolean(object.bool_value) }
+        : isSet(object.structValue)
+        ? { $case: "structValue", value: object.structValue }
+        : isSet(object.struct_value)
+        ? { $case: "structValue", value: object.struct_value }
+        : isSet(object.listValue)
+        ? { $case: "listValue", value: [...object.listValue] }
+        : isSet(object.list_value)
+        ? { $case: "listValue", value: [...object.list_value] }
+        : undefined,
     };
   },
 
@@ -608,10 +541,8 @@ export const Value: MessageFns<Value> & AnyValueWrapperFns = {
     return result;
   },
 
-  unwrap(
-    message: Value,
-  ): string | number | boolean | Object | null | Array<any> | undefined {
-    return message.kind?.$case === "nullValue" ? null : message.kind?.value;
+  unwrap(message: Value): string | number | boolean | Object | null | Array<any> | undefined {
+    return (message.kind?.$case === "nullValue") ? null : message.kind?.value;
   },
 };
 
@@ -620,10 +551,7 @@ function createBaseListValue(): ListValue {
 }
 
 export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
-  encode(
-    message: ListValue,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: ListValue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.values) {
       Value.encode(Value.wrap(v!), writer.uint32(10).fork()).join();
     }
@@ -631,8 +559,7 @@ export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): ListValue {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -649,9 +576,7 @@ export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
               break;
             }
 
-            message.values.push(
-              Value.unwrap(Value.decode(reader, reader.uint32())),
-            );
+            message.values.push(Value.unwrap(Value.decode(reader, reader.uint32())));
             continue;
           }
         }
@@ -667,11 +592,7 @@ export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
   },
 
   fromJSON(object: any): ListValue {
-    return {
-      values: globalThis.Array.isArray(object?.values)
-        ? [...object.values]
-        : [],
-    };
+    return { values: globalThis.Array.isArray(object?.values) ? [...object.values] : [] };
   },
 
   toJSON(message: ListValue): unknown {
@@ -698,10 +619,7 @@ export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
   },
 
   unwrap(message: ListValue): Array<any> {
-    if (
-      message?.hasOwnProperty("values") &&
-      globalThis.Array.isArray(message.values)
-    ) {
+    if (message?.hasOwnProperty("values") && globalThis.Array.isArray(message.values)) {
       return message.values;
     } else {
       return message as any;
@@ -709,28 +627,18 @@ export const ListValue: MessageFns<ListValue> & ListValueWrapperFns = {
   },
 };
 
-function floatToJson(
-  value: number | null | undefined,
-): number | string | null | undefined {
-  return typeof value === "number" && !globalThis.Number.isFinite(value)
-    ? globalThis.String(value)
-    : value;
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
 }
 
-type Builtin =
-  Date | Function | Uint8Array | string | number | boolean | undefined;
+type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
-export type DeepPartial<T> = T extends Builtin
-  ? T
-  : T extends globalThis.Array<infer U>
-    ? globalThis.Array<DeepPartial<U>>
-    : T extends ReadonlyArray<infer U>
-      ? ReadonlyArray<DeepPartial<U>>
-      : T extends { $case: string; value: unknown }
-        ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
-        : T extends {}
-          ? { [K in keyof T]?: DeepPartial<T[K]> }
-          : Partial<T>;
+export type DeepPartial<T> = T extends Builtin ? T
+  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
+  : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
+  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : Partial<T>;
 
 function isObject(value: any): boolean {
   return typeof value === "object" && value !== null;
@@ -756,9 +664,7 @@ export interface StructWrapperFns {
 
 export interface AnyValueWrapperFns {
   wrap(value: any): Value;
-  unwrap(
-    message: any,
-  ): string | number | boolean | Object | null | Array<any> | undefined;
+  unwrap(message: any): string | number | boolean | Object | null | Array<any> | undefined;
 }
 
 export interface ListValueWrapperFns {

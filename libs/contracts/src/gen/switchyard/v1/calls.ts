@@ -35,14 +35,20 @@ export interface Call {
    * When the call happened. Set it only for historical imports; ingest uses
    * the accept time when it is absent.
    */
-  timestamp: Date | undefined;
+  timestamp:
+    | Date
+    | undefined;
   /** Free-form context: device, os, app, ip, library, locale, ... */
-  context: { [key: string]: any } | undefined;
+  context:
+    | { [key: string]: any }
+    | undefined;
   /**
    * Destination switches: {"All": false, "Webhooks": true}. Values are
    * booleans or objects (an object counts as on).
    */
-  integrations: { [key: string]: any } | undefined;
+  integrations:
+    | { [key: string]: any }
+    | undefined;
   /** When ingest accepted the call. Set by ingest; ignored when a client sets it. */
   receivedAt: Date | undefined;
   payload:
@@ -51,9 +57,10 @@ export interface Call {
     | { $case: "page"; value: Page }
     | { $case: "screen"; value: Screen }
     | { $case: "group"; value: Group }
-    | { $case: "alias"; value: Alias } //
+    | { $case: "alias"; value: Alias }
+    | //
     /** Deletion notification. Created by the deletion API, never accepted from clients. */
-    | { $case: "delete"; value: Delete }
+    { $case: "delete"; value: Delete }
     | undefined;
 }
 
@@ -98,7 +105,8 @@ export interface Alias {
 }
 
 /** A request to delete a user's data downstream. */
-export interface Delete {}
+export interface Delete {
+}
 
 /**
  * What ingest publishes to JetStream: the accepted calls of one client batch,
@@ -129,10 +137,7 @@ function createBaseCall(): Call {
 }
 
 export const Call: MessageFns<Call> = {
-  encode(
-    message: Call,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: Call, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.messageId !== "") {
       writer.uint32(10).string(message.messageId);
     }
@@ -143,28 +148,16 @@ export const Call: MessageFns<Call> = {
       writer.uint32(26).string(message.anonymousId);
     }
     if (message.timestamp !== undefined) {
-      Timestamp.encode(
-        toTimestamp(message.timestamp),
-        writer.uint32(34).fork(),
-      ).join();
+      Timestamp.encode(toTimestamp(message.timestamp), writer.uint32(34).fork()).join();
     }
     if (message.context !== undefined) {
-      Struct.encode(
-        Struct.wrap(message.context),
-        writer.uint32(42).fork(),
-      ).join();
+      Struct.encode(Struct.wrap(message.context), writer.uint32(42).fork()).join();
     }
     if (message.integrations !== undefined) {
-      Struct.encode(
-        Struct.wrap(message.integrations),
-        writer.uint32(50).fork(),
-      ).join();
+      Struct.encode(Struct.wrap(message.integrations), writer.uint32(50).fork()).join();
     }
     if (message.receivedAt !== undefined) {
-      Timestamp.encode(
-        toTimestamp(message.receivedAt),
-        writer.uint32(58).fork(),
-      ).join();
+      Timestamp.encode(toTimestamp(message.receivedAt), writer.uint32(58).fork()).join();
     }
     switch (message.payload?.$case) {
       case "identify":
@@ -193,8 +186,7 @@ export const Call: MessageFns<Call> = {
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Call {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -235,9 +227,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.timestamp = fromTimestamp(
-              Timestamp.decode(reader, reader.uint32()),
-            );
+            message.timestamp = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
           case 5: {
@@ -245,9 +235,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.context = Struct.unwrap(
-              Struct.decode(reader, reader.uint32()),
-            );
+            message.context = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
           case 6: {
@@ -255,9 +243,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.integrations = Struct.unwrap(
-              Struct.decode(reader, reader.uint32()),
-            );
+            message.integrations = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
           case 7: {
@@ -265,9 +251,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.receivedAt = fromTimestamp(
-              Timestamp.decode(reader, reader.uint32()),
-            );
+            message.receivedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
           case 10: {
@@ -275,10 +259,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.payload = {
-              $case: "identify",
-              value: Identify.decode(reader, reader.uint32()),
-            };
+            message.payload = { $case: "identify", value: Identify.decode(reader, reader.uint32()) };
             continue;
           }
           case 11: {
@@ -286,10 +267,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.payload = {
-              $case: "track",
-              value: Track.decode(reader, reader.uint32()),
-            };
+            message.payload = { $case: "track", value: Track.decode(reader, reader.uint32()) };
             continue;
           }
           case 12: {
@@ -297,10 +275,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.payload = {
-              $case: "page",
-              value: Page.decode(reader, reader.uint32()),
-            };
+            message.payload = { $case: "page", value: Page.decode(reader, reader.uint32()) };
             continue;
           }
           case 13: {
@@ -308,10 +283,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.payload = {
-              $case: "screen",
-              value: Screen.decode(reader, reader.uint32()),
-            };
+            message.payload = { $case: "screen", value: Screen.decode(reader, reader.uint32()) };
             continue;
           }
           case 14: {
@@ -319,10 +291,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.payload = {
-              $case: "group",
-              value: Group.decode(reader, reader.uint32()),
-            };
+            message.payload = { $case: "group", value: Group.decode(reader, reader.uint32()) };
             continue;
           }
           case 15: {
@@ -330,10 +299,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.payload = {
-              $case: "alias",
-              value: Alias.decode(reader, reader.uint32()),
-            };
+            message.payload = { $case: "alias", value: Alias.decode(reader, reader.uint32()) };
             continue;
           }
           case 16: {
@@ -341,10 +307,7 @@ export const Call: MessageFns<Call> = {
               break;
             }
 
-            message.payload = {
-              $case: "delete",
-              value: Delete.decode(reader, reader.uint32()),
-            };
+            message.payload = { $case: "delete", value: Delete.decode(reader, reader.uint32()) };
             continue;
           }
         }
@@ -364,45 +327,41 @@ export const Call: MessageFns<Call> = {
       messageId: isSet(object.messageId)
         ? globalThis.String(object.messageId)
         : isSet(object.message_id)
-          ? globalThis.String(object.message_id)
-          : "",
+        ? globalThis.String(object.message_id)
+        : "",
       userId: isSet(object.userId)
         ? globalThis.String(object.userId)
         : isSet(object.user_id)
-          ? globalThis.String(object.user_id)
-          : "",
+        ? globalThis.String(object.user_id)
+        : "",
       anonymousId: isSet(object.anonymousId)
         ? globalThis.String(object.anonymousId)
         : isSet(object.anonymous_id)
-          ? globalThis.String(object.anonymous_id)
-          : "",
-      timestamp: isSet(object.timestamp)
-        ? fromJsonTimestamp(object.timestamp)
-        : undefined,
+        ? globalThis.String(object.anonymous_id)
+        : "",
+      timestamp: isSet(object.timestamp) ? fromJsonTimestamp(object.timestamp) : undefined,
       context: isObject(object.context) ? object.context : undefined,
-      integrations: isObject(object.integrations)
-        ? object.integrations
-        : undefined,
+      integrations: isObject(object.integrations) ? object.integrations : undefined,
       receivedAt: isSet(object.receivedAt)
         ? fromJsonTimestamp(object.receivedAt)
         : isSet(object.received_at)
-          ? fromJsonTimestamp(object.received_at)
-          : undefined,
+        ? fromJsonTimestamp(object.received_at)
+        : undefined,
       payload: isSet(object.identify)
         ? { $case: "identify", value: Identify.fromJSON(object.identify) }
         : isSet(object.track)
-          ? { $case: "track", value: Track.fromJSON(object.track) }
-          : isSet(object.page)
-            ? { $case: "page", value: Page.fromJSON(object.page) }
-            : isSet(object.screen)
-              ? { $case: "screen", value: Screen.fromJSON(object.screen) }
-              : isSet(object.group)
-                ? { $case: "group", value: Group.fromJSON(object.group) }
-                : isSet(object.alias)
-                  ? { $case: "alias", value: Alias.fromJSON(object.alias) }
-                  : isSet(object.delete)
-                    ? { $case: "delete", value: Delete.fromJSON(object.delete) }
-                    : undefined,
+        ? { $case: "track", value: Track.fromJSON(object.track) }
+        : isSet(object.page)
+        ? { $case: "page", value: Page.fromJSON(object.page) }
+        : isSet(object.screen)
+        ? { $case: "screen", value: Screen.fromJSON(object.screen) }
+        : isSet(object.group)
+        ? { $case: "group", value: Group.fromJSON(object.group) }
+        : isSet(object.alias)
+        ? { $case: "alias", value: Alias.fromJSON(object.alias) }
+        : isSet(object.delete)
+        ? { $case: "delete", value: Delete.fromJSON(object.delete) }
+        : undefined,
     };
   },
 
@@ -461,86 +420,44 @@ export const Call: MessageFns<Call> = {
     message.receivedAt = object.receivedAt ?? undefined;
     switch (object.payload?.$case) {
       case "identify": {
-        if (
-          object.payload?.value !== undefined &&
-          object.payload?.value !== null
-        ) {
-          message.payload = {
-            $case: "identify",
-            value: Identify.fromPartial(object.payload.value),
-          };
+        if (object.payload?.value !== undefined && object.payload?.value !== null) {
+          message.payload = { $case: "identify", value: Identify.fromPartial(object.payload.value) };
         }
         break;
       }
       case "track": {
-        if (
-          object.payload?.value !== undefined &&
-          object.payload?.value !== null
-        ) {
-          message.payload = {
-            $case: "track",
-            value: Track.fromPartial(object.payload.value),
-          };
+        if (object.payload?.value !== undefined && object.payload?.value !== null) {
+          message.payload = { $case: "track", value: Track.fromPartial(object.payload.value) };
         }
         break;
       }
       case "page": {
-        if (
-          object.payload?.value !== undefined &&
-          object.payload?.value !== null
-        ) {
-          message.payload = {
-            $case: "page",
-            value: Page.fromPartial(object.payload.value),
-          };
+        if (object.payload?.value !== undefined && object.payload?.value !== null) {
+          message.payload = { $case: "page", value: Page.fromPartial(object.payload.value) };
         }
         break;
       }
       case "screen": {
-        if (
-          object.payload?.value !== undefined &&
-          object.payload?.value !== null
-        ) {
-          message.payload = {
-            $case: "screen",
-            value: Screen.fromPartial(object.payload.value),
-          };
+        if (object.payload?.value !== undefined && object.payload?.value !== null) {
+          message.payload = { $case: "screen", value: Screen.fromPartial(object.payload.value) };
         }
         break;
       }
       case "group": {
-        if (
-          object.payload?.value !== undefined &&
-          object.payload?.value !== null
-        ) {
-          message.payload = {
-            $case: "group",
-            value: Group.fromPartial(object.payload.value),
-          };
+        if (object.payload?.value !== undefined && object.payload?.value !== null) {
+          message.payload = { $case: "group", value: Group.fromPartial(object.payload.value) };
         }
         break;
       }
       case "alias": {
-        if (
-          object.payload?.value !== undefined &&
-          object.payload?.value !== null
-        ) {
-          message.payload = {
-            $case: "alias",
-            value: Alias.fromPartial(object.payload.value),
-          };
+        if (object.payload?.value !== undefined && object.payload?.value !== null) {
+          message.payload = { $case: "alias", value: Alias.fromPartial(object.payload.value) };
         }
         break;
       }
       case "delete": {
-        if (
-          object.payload?.value !== undefined &&
-          object.payload?.value !== null
-        ) {
-          message.payload = {
-            $case: "delete",
-            value: Delete.fromPartial(object.payload.value),
-          };
+        if (object.payload?.value !== undefined && object.payload?.value !== null) {
+          message.payload = { $case: "delete", value: Delete.fromPartial(object.payload.value) };
         }
         break;
       }
@@ -554,22 +471,15 @@ function createBaseIdentify(): Identify {
 }
 
 export const Identify: MessageFns<Identify> = {
-  encode(
-    message: Identify,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: Identify, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.traits !== undefined) {
-      Struct.encode(
-        Struct.wrap(message.traits),
-        writer.uint32(10).fork(),
-      ).join();
+      Struct.encode(Struct.wrap(message.traits), writer.uint32(10).fork()).join();
     }
     return writer;
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Identify {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -586,9 +496,7 @@ export const Identify: MessageFns<Identify> = {
               break;
             }
 
-            message.traits = Struct.unwrap(
-              Struct.decode(reader, reader.uint32()),
-            );
+            message.traits = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
         }
@@ -630,25 +538,18 @@ function createBaseTrack(): Track {
 }
 
 export const Track: MessageFns<Track> = {
-  encode(
-    message: Track,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: Track, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.event !== "") {
       writer.uint32(10).string(message.event);
     }
     if (message.properties !== undefined) {
-      Struct.encode(
-        Struct.wrap(message.properties),
-        writer.uint32(18).fork(),
-      ).join();
+      Struct.encode(Struct.wrap(message.properties), writer.uint32(18).fork()).join();
     }
     return writer;
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Track {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -673,9 +574,7 @@ export const Track: MessageFns<Track> = {
               break;
             }
 
-            message.properties = Struct.unwrap(
-              Struct.decode(reader, reader.uint32()),
-            );
+            message.properties = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
         }
@@ -724,10 +623,7 @@ function createBasePage(): Page {
 }
 
 export const Page: MessageFns<Page> = {
-  encode(
-    message: Page,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: Page, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
     }
@@ -735,17 +631,13 @@ export const Page: MessageFns<Page> = {
       writer.uint32(18).string(message.category);
     }
     if (message.properties !== undefined) {
-      Struct.encode(
-        Struct.wrap(message.properties),
-        writer.uint32(26).fork(),
-      ).join();
+      Struct.encode(Struct.wrap(message.properties), writer.uint32(26).fork()).join();
     }
     return writer;
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Page {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -778,9 +670,7 @@ export const Page: MessageFns<Page> = {
               break;
             }
 
-            message.properties = Struct.unwrap(
-              Struct.decode(reader, reader.uint32()),
-            );
+            message.properties = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
         }
@@ -798,9 +688,7 @@ export const Page: MessageFns<Page> = {
   fromJSON(object: any): Page {
     return {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
-      category: isSet(object.category)
-        ? globalThis.String(object.category)
-        : "",
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
       properties: isObject(object.properties) ? object.properties : undefined,
     };
   },
@@ -836,10 +724,7 @@ function createBaseScreen(): Screen {
 }
 
 export const Screen: MessageFns<Screen> = {
-  encode(
-    message: Screen,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: Screen, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
     }
@@ -847,17 +732,13 @@ export const Screen: MessageFns<Screen> = {
       writer.uint32(18).string(message.category);
     }
     if (message.properties !== undefined) {
-      Struct.encode(
-        Struct.wrap(message.properties),
-        writer.uint32(26).fork(),
-      ).join();
+      Struct.encode(Struct.wrap(message.properties), writer.uint32(26).fork()).join();
     }
     return writer;
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Screen {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -890,9 +771,7 @@ export const Screen: MessageFns<Screen> = {
               break;
             }
 
-            message.properties = Struct.unwrap(
-              Struct.decode(reader, reader.uint32()),
-            );
+            message.properties = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
         }
@@ -910,9 +789,7 @@ export const Screen: MessageFns<Screen> = {
   fromJSON(object: any): Screen {
     return {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
-      category: isSet(object.category)
-        ? globalThis.String(object.category)
-        : "",
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
       properties: isObject(object.properties) ? object.properties : undefined,
     };
   },
@@ -948,25 +825,18 @@ function createBaseGroup(): Group {
 }
 
 export const Group: MessageFns<Group> = {
-  encode(
-    message: Group,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: Group, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.groupId !== "") {
       writer.uint32(10).string(message.groupId);
     }
     if (message.traits !== undefined) {
-      Struct.encode(
-        Struct.wrap(message.traits),
-        writer.uint32(18).fork(),
-      ).join();
+      Struct.encode(Struct.wrap(message.traits), writer.uint32(18).fork()).join();
     }
     return writer;
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Group {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -991,9 +861,7 @@ export const Group: MessageFns<Group> = {
               break;
             }
 
-            message.traits = Struct.unwrap(
-              Struct.decode(reader, reader.uint32()),
-            );
+            message.traits = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
         }
@@ -1013,8 +881,8 @@ export const Group: MessageFns<Group> = {
       groupId: isSet(object.groupId)
         ? globalThis.String(object.groupId)
         : isSet(object.group_id)
-          ? globalThis.String(object.group_id)
-          : "",
+        ? globalThis.String(object.group_id)
+        : "",
       traits: isObject(object.traits) ? object.traits : undefined,
     };
   },
@@ -1046,10 +914,7 @@ function createBaseAlias(): Alias {
 }
 
 export const Alias: MessageFns<Alias> = {
-  encode(
-    message: Alias,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: Alias, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.previousId !== "") {
       writer.uint32(10).string(message.previousId);
     }
@@ -1057,8 +922,7 @@ export const Alias: MessageFns<Alias> = {
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Alias {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -1095,8 +959,8 @@ export const Alias: MessageFns<Alias> = {
       previousId: isSet(object.previousId)
         ? globalThis.String(object.previousId)
         : isSet(object.previous_id)
-          ? globalThis.String(object.previous_id)
-          : "",
+        ? globalThis.String(object.previous_id)
+        : "",
     };
   },
 
@@ -1128,8 +992,7 @@ export const Delete: MessageFns<Delete> = {
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): Delete {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -1176,10 +1039,7 @@ function createBaseCallBatch(): CallBatch {
 }
 
 export const CallBatch: MessageFns<CallBatch> = {
-  encode(
-    message: CallBatch,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: CallBatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.batchId !== "") {
       writer.uint32(10).string(message.batchId);
     }
@@ -1187,10 +1047,7 @@ export const CallBatch: MessageFns<CallBatch> = {
       writer.uint32(18).string(message.sourceId);
     }
     if (message.receivedAt !== undefined) {
-      Timestamp.encode(
-        toTimestamp(message.receivedAt),
-        writer.uint32(26).fork(),
-      ).join();
+      Timestamp.encode(toTimestamp(message.receivedAt), writer.uint32(26).fork()).join();
     }
     for (const v of message.calls) {
       Call.encode(v!, writer.uint32(34).fork()).join();
@@ -1199,8 +1056,7 @@ export const CallBatch: MessageFns<CallBatch> = {
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): CallBatch {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -1233,9 +1089,7 @@ export const CallBatch: MessageFns<CallBatch> = {
               break;
             }
 
-            message.receivedAt = fromTimestamp(
-              Timestamp.decode(reader, reader.uint32()),
-            );
+            message.receivedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
           case 4: {
@@ -1263,21 +1117,19 @@ export const CallBatch: MessageFns<CallBatch> = {
       batchId: isSet(object.batchId)
         ? globalThis.String(object.batchId)
         : isSet(object.batch_id)
-          ? globalThis.String(object.batch_id)
-          : "",
+        ? globalThis.String(object.batch_id)
+        : "",
       sourceId: isSet(object.sourceId)
         ? globalThis.String(object.sourceId)
         : isSet(object.source_id)
-          ? globalThis.String(object.source_id)
-          : "",
+        ? globalThis.String(object.source_id)
+        : "",
       receivedAt: isSet(object.receivedAt)
         ? fromJsonTimestamp(object.receivedAt)
         : isSet(object.received_at)
-          ? fromJsonTimestamp(object.received_at)
-          : undefined,
-      calls: globalThis.Array.isArray(object?.calls)
-        ? object.calls.map((e: any) => Call.fromJSON(e))
-        : [],
+        ? fromJsonTimestamp(object.received_at)
+        : undefined,
+      calls: globalThis.Array.isArray(object?.calls) ? object.calls.map((e: any) => Call.fromJSON(e)) : [],
     };
   },
 
@@ -1311,20 +1163,14 @@ export const CallBatch: MessageFns<CallBatch> = {
   },
 };
 
-type Builtin =
-  Date | Function | Uint8Array | string | number | boolean | undefined;
+type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
-export type DeepPartial<T> = T extends Builtin
-  ? T
-  : T extends globalThis.Array<infer U>
-    ? globalThis.Array<DeepPartial<U>>
-    : T extends ReadonlyArray<infer U>
-      ? ReadonlyArray<DeepPartial<U>>
-      : T extends { $case: string; value: unknown }
-        ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
-        : T extends {}
-          ? { [K in keyof T]?: DeepPartial<T[K]> }
-          : Partial<T>;
+export type DeepPartial<T> = T extends Builtin ? T
+  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
+  : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
+  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : Partial<T>;
 
 function toTimestamp(date: Date): Timestamp {
   const seconds = Math.trunc(date.getTime() / 1_000);

@@ -75,10 +75,7 @@ function createBaseIngestBatchRequest(): IngestBatchRequest {
 }
 
 export const IngestBatchRequest: MessageFns<IngestBatchRequest> = {
-  encode(
-    message: IngestBatchRequest,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: IngestBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.batchId !== "") {
       writer.uint32(10).string(message.batchId);
     }
@@ -88,12 +85,8 @@ export const IngestBatchRequest: MessageFns<IngestBatchRequest> = {
     return writer;
   },
 
-  decode(
-    input: BinaryReader | Uint8Array,
-    length?: number,
-  ): IngestBatchRequest {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+  decode(input: BinaryReader | Uint8Array, length?: number): IngestBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -138,11 +131,9 @@ export const IngestBatchRequest: MessageFns<IngestBatchRequest> = {
       batchId: isSet(object.batchId)
         ? globalThis.String(object.batchId)
         : isSet(object.batch_id)
-          ? globalThis.String(object.batch_id)
-          : "",
-      calls: globalThis.Array.isArray(object?.calls)
-        ? object.calls.map((e: any) => Call.fromJSON(e))
-        : [],
+        ? globalThis.String(object.batch_id)
+        : "",
+      calls: globalThis.Array.isArray(object?.calls) ? object.calls.map((e: any) => Call.fromJSON(e)) : [],
     };
   },
 
@@ -169,20 +160,11 @@ export const IngestBatchRequest: MessageFns<IngestBatchRequest> = {
 };
 
 function createBaseIngestBatchResponse(): IngestBatchResponse {
-  return {
-    batchId: "",
-    accepted: 0,
-    messageIds: [],
-    rejections: [],
-    duplicate: false,
-  };
+  return { batchId: "", accepted: 0, messageIds: [], rejections: [], duplicate: false };
 }
 
 export const IngestBatchResponse: MessageFns<IngestBatchResponse> = {
-  encode(
-    message: IngestBatchResponse,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: IngestBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.batchId !== "") {
       writer.uint32(10).string(message.batchId);
     }
@@ -201,12 +183,8 @@ export const IngestBatchResponse: MessageFns<IngestBatchResponse> = {
     return writer;
   },
 
-  decode(
-    input: BinaryReader | Uint8Array,
-    length?: number,
-  ): IngestBatchResponse {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+  decode(input: BinaryReader | Uint8Array, length?: number): IngestBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -247,9 +225,7 @@ export const IngestBatchResponse: MessageFns<IngestBatchResponse> = {
               break;
             }
 
-            message.rejections.push(
-              CallRejection.decode(reader, reader.uint32()),
-            );
+            message.rejections.push(CallRejection.decode(reader, reader.uint32()));
             continue;
           }
           case 5: {
@@ -277,20 +253,18 @@ export const IngestBatchResponse: MessageFns<IngestBatchResponse> = {
       batchId: isSet(object.batchId)
         ? globalThis.String(object.batchId)
         : isSet(object.batch_id)
-          ? globalThis.String(object.batch_id)
-          : "",
+        ? globalThis.String(object.batch_id)
+        : "",
       accepted: isSet(object.accepted) ? globalThis.Number(object.accepted) : 0,
       messageIds: globalThis.Array.isArray(object?.messageIds)
         ? object.messageIds.map((e: any) => globalThis.String(e))
         : globalThis.Array.isArray(object?.message_ids)
-          ? object.message_ids.map((e: any) => globalThis.String(e))
-          : [],
+        ? object.message_ids.map((e: any) => globalThis.String(e))
+        : [],
       rejections: globalThis.Array.isArray(object?.rejections)
         ? object.rejections.map((e: any) => CallRejection.fromJSON(e))
         : [],
-      duplicate: isSet(object.duplicate)
-        ? globalThis.Boolean(object.duplicate)
-        : false,
+      duplicate: isSet(object.duplicate) ? globalThis.Boolean(object.duplicate) : false,
     };
   },
 
@@ -322,8 +296,7 @@ export const IngestBatchResponse: MessageFns<IngestBatchResponse> = {
     message.batchId = object.batchId ?? "";
     message.accepted = object.accepted ?? 0;
     message.messageIds = object.messageIds?.map((e) => e) || [];
-    message.rejections =
-      object.rejections?.map((e) => CallRejection.fromPartial(e)) || [];
+    message.rejections = object.rejections?.map((e) => CallRejection.fromPartial(e)) || [];
     message.duplicate = object.duplicate ?? false;
     return message;
   },
@@ -334,10 +307,7 @@ function createBaseCallRejection(): CallRejection {
 }
 
 export const CallRejection: MessageFns<CallRejection> = {
-  encode(
-    message: CallRejection,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: CallRejection, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.index !== 0) {
       writer.uint32(8).uint32(message.index);
     }
@@ -357,8 +327,7 @@ export const CallRejection: MessageFns<CallRejection> = {
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): CallRejection {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -428,8 +397,8 @@ export const CallRejection: MessageFns<CallRejection> = {
       messageId: isSet(object.messageId)
         ? globalThis.String(object.messageId)
         : isSet(object.message_id)
-          ? globalThis.String(object.message_id)
-          : "",
+        ? globalThis.String(object.message_id)
+        : "",
       field: isSet(object.field) ? globalThis.String(object.field) : "",
       rule: isSet(object.rule) ? globalThis.String(object.rule) : "",
       message: isSet(object.message) ? globalThis.String(object.message) : "",
@@ -475,10 +444,7 @@ function createBaseIngestCallRequest(): IngestCallRequest {
 }
 
 export const IngestCallRequest: MessageFns<IngestCallRequest> = {
-  encode(
-    message: IngestCallRequest,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: IngestCallRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.call !== undefined) {
       Call.encode(message.call, writer.uint32(10).fork()).join();
     }
@@ -486,8 +452,7 @@ export const IngestCallRequest: MessageFns<IngestCallRequest> = {
   },
 
   decode(input: BinaryReader | Uint8Array, length?: number): IngestCallRequest {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -520,9 +485,7 @@ export const IngestCallRequest: MessageFns<IngestCallRequest> = {
   },
 
   fromJSON(object: any): IngestCallRequest {
-    return {
-      call: isSet(object.call) ? Call.fromJSON(object.call) : undefined,
-    };
+    return { call: isSet(object.call) ? Call.fromJSON(object.call) : undefined };
   },
 
   toJSON(message: IngestCallRequest): unknown {
@@ -538,10 +501,7 @@ export const IngestCallRequest: MessageFns<IngestCallRequest> = {
   },
   fromPartial(object: DeepPartial<IngestCallRequest>): IngestCallRequest {
     const message = createBaseIngestCallRequest();
-    message.call =
-      object.call !== undefined && object.call !== null
-        ? Call.fromPartial(object.call)
-        : undefined;
+    message.call = (object.call !== undefined && object.call !== null) ? Call.fromPartial(object.call) : undefined;
     return message;
   },
 };
@@ -551,10 +511,7 @@ function createBaseIngestCallResponse(): IngestCallResponse {
 }
 
 export const IngestCallResponse: MessageFns<IngestCallResponse> = {
-  encode(
-    message: IngestCallResponse,
-    writer: BinaryWriter = new BinaryWriter(),
-  ): BinaryWriter {
+  encode(message: IngestCallResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.messageId !== "") {
       writer.uint32(10).string(message.messageId);
     }
@@ -564,12 +521,8 @@ export const IngestCallResponse: MessageFns<IngestCallResponse> = {
     return writer;
   },
 
-  decode(
-    input: BinaryReader | Uint8Array,
-    length?: number,
-  ): IngestCallResponse {
-    const reader =
-      input instanceof BinaryReader ? input : new BinaryReader(input);
+  decode(input: BinaryReader | Uint8Array, length?: number): IngestCallResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
       throw new globalThis.Error("protobuf decode recursion limit exceeded");
@@ -614,11 +567,9 @@ export const IngestCallResponse: MessageFns<IngestCallResponse> = {
       messageId: isSet(object.messageId)
         ? globalThis.String(object.messageId)
         : isSet(object.message_id)
-          ? globalThis.String(object.message_id)
-          : "",
-      duplicate: isSet(object.duplicate)
-        ? globalThis.Boolean(object.duplicate)
-        : false,
+        ? globalThis.String(object.message_id)
+        : "",
+      duplicate: isSet(object.duplicate) ? globalThis.Boolean(object.duplicate) : false,
     };
   },
 
@@ -665,28 +616,20 @@ export const IngestServiceService = {
     path: "/switchyard.v1.IngestService/IngestBatch" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: IngestBatchRequest): Buffer =>
-      Buffer.from(IngestBatchRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): IngestBatchRequest =>
-      IngestBatchRequest.decode(value),
-    responseSerialize: (value: IngestBatchResponse): Buffer =>
-      Buffer.from(IngestBatchResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): IngestBatchResponse =>
-      IngestBatchResponse.decode(value),
+    requestSerialize: (value: IngestBatchRequest): Buffer => Buffer.from(IngestBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): IngestBatchRequest => IngestBatchRequest.decode(value),
+    responseSerialize: (value: IngestBatchResponse): Buffer => Buffer.from(IngestBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): IngestBatchResponse => IngestBatchResponse.decode(value),
   },
   /** Accepts one call. An invalid call is refused with INVALID_ARGUMENT. */
   ingestCall: {
     path: "/switchyard.v1.IngestService/IngestCall" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: IngestCallRequest): Buffer =>
-      Buffer.from(IngestCallRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): IngestCallRequest =>
-      IngestCallRequest.decode(value),
-    responseSerialize: (value: IngestCallResponse): Buffer =>
-      Buffer.from(IngestCallResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): IngestCallResponse =>
-      IngestCallResponse.decode(value),
+    requestSerialize: (value: IngestCallRequest): Buffer => Buffer.from(IngestCallRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): IngestCallRequest => IngestCallRequest.decode(value),
+    responseSerialize: (value: IngestCallResponse): Buffer => Buffer.from(IngestCallResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): IngestCallResponse => IngestCallResponse.decode(value),
   },
 } as const;
 
@@ -707,52 +650,34 @@ export interface IngestServiceClient extends Client {
    */
   ingestBatch(
     request: IngestBatchRequest,
-    callback: (
-      error: ServiceError | null,
-      response: IngestBatchResponse,
-    ) => void,
+    callback: (error: ServiceError | null, response: IngestBatchResponse) => void,
   ): ClientUnaryCall;
   ingestBatch(
     request: IngestBatchRequest,
     metadata: Metadata,
-    callback: (
-      error: ServiceError | null,
-      response: IngestBatchResponse,
-    ) => void,
+    callback: (error: ServiceError | null, response: IngestBatchResponse) => void,
   ): ClientUnaryCall;
   ingestBatch(
     request: IngestBatchRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
-    callback: (
-      error: ServiceError | null,
-      response: IngestBatchResponse,
-    ) => void,
+    callback: (error: ServiceError | null, response: IngestBatchResponse) => void,
   ): ClientUnaryCall;
   /** Accepts one call. An invalid call is refused with INVALID_ARGUMENT. */
   ingestCall(
     request: IngestCallRequest,
-    callback: (
-      error: ServiceError | null,
-      response: IngestCallResponse,
-    ) => void,
+    callback: (error: ServiceError | null, response: IngestCallResponse) => void,
   ): ClientUnaryCall;
   ingestCall(
     request: IngestCallRequest,
     metadata: Metadata,
-    callback: (
-      error: ServiceError | null,
-      response: IngestCallResponse,
-    ) => void,
+    callback: (error: ServiceError | null, response: IngestCallResponse) => void,
   ): ClientUnaryCall;
   ingestCall(
     request: IngestCallRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
-    callback: (
-      error: ServiceError | null,
-      response: IngestCallResponse,
-    ) => void,
+    callback: (error: ServiceError | null, response: IngestCallResponse) => void,
   ): ClientUnaryCall;
 }
 
@@ -760,29 +685,19 @@ export const IngestServiceClient = makeGenericClientConstructor(
   IngestServiceService,
   "switchyard.v1.IngestService",
 ) as unknown as {
-  new (
-    address: string,
-    credentials: ChannelCredentials,
-    options?: Partial<ClientOptions>,
-  ): IngestServiceClient;
+  new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): IngestServiceClient;
   service: typeof IngestServiceService;
   serviceName: string;
 };
 
-type Builtin =
-  Date | Function | Uint8Array | string | number | boolean | undefined;
+type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
-export type DeepPartial<T> = T extends Builtin
-  ? T
-  : T extends globalThis.Array<infer U>
-    ? globalThis.Array<DeepPartial<U>>
-    : T extends ReadonlyArray<infer U>
-      ? ReadonlyArray<DeepPartial<U>>
-      : T extends { $case: string; value: unknown }
-        ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
-        : T extends {}
-          ? { [K in keyof T]?: DeepPartial<T[K]> }
-          : Partial<T>;
+export type DeepPartial<T> = T extends Builtin ? T
+  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
+  : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
+  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
+  : Partial<T>;
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

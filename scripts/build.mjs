@@ -1,0 +1,147 @@
+// Bundles every service that has a services/<name>/src/main.ts into
+// services/<name>/dist/main.js with esbuild.
+//
+// The @switchyard/* workspace packages export TypeScript source, so they are
+// bundled. Third-party packages declared in the "dependencies" (or peer/optional
+// dependencies) of any package.json in the repo stay external: they are
+// installed at run time by `npm ci --omit=dev`. Anything else the code imports
+// (for example a package that is only present as a dev or transitive
+// dependency) is bundled, so production images do not miss it; the build lists
+// those packages so the choice stays visible.
+//
+// Usage: node scripts/build.mjs            (npm run build)
+//        import { buildServices } from "./build.mjs"
+
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { build } from "esbuild";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+// ESM output has no `require`; bundled CommonJS code that calls require() for
+// Node built-ins or external packages needs one.
+const BANNER = [
+  'import { createRequire as __switchyardCreateRequire } from "node:module";',
+  "const require = __switchyardCreateRequire(import.meta.url);",
+].join("\n");
+
+/** Names of the services with a src/main.ts, sorted. */
+export function findServices() {
+  const servicesDir = path.join(ROOT, "services");
+  if (!existsSync(servicesDir)) return [];
+  return readdirSync(servicesDir)
+    .filter((name) => existsSync(path.join(servicesDir, name, "src", "main.ts")))
+    .sort();
+}
+
+function readJson(file) {
+  return JSON.parse(readFileSync(file, "utf8"));
+}
+
+/** package.json files of the root and of every workspace package. */
+function packageJsonFiles() {
+  const files = [path.join(ROOT, "package.json")];
+  for (const group of ["libs", "services"]) {
+    const dir = path.join(ROOT, group);
+    if (!existsSync(dir)) continue;
+    for (const name of readdirSync(dir).sort()) {
+      const file = path.join(dir, name, "package.json");
+      if (existsSync(file)) files.push(file);
+    }
+  }
+  return files;
+}
+
+/** Third-party packages declared as run-time dependencies anywhere in the repo, sorted. */
+export function externalPackages() {
+  const names = new Set();
+  for (const file of packageJsonFiles()) {
+    const pkg = readJson(file);
+    for (const field of ["dependencies", "peerDependencies", "optionalDependencies"]) {
+      for (const name of Object.keys(pkg[field] ?? {})) {
+        if (!name.startsWith("@switchyard/")) names.add(name);
+      }
+    }
+  }
+  return [...names].sort();
+}
+
+/** "node_modules/@scope/name/x.js" -> "@scope/name" (the innermost node_modules). */
+function packageOfInput(input) {
+  const parts = input.split("/");
+  const at = parts.lastIndexOf("node_modules");
+  if (at < 0) return undefined;
+  const first = parts[at + 1];
+  if (!first) return undefined;
+  return first.startsWith("@") ? `${first}/${parts[at + 2]}` : first;
+}
+
+function formatSize(bytes) {
+  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${(bytes / 1024).toFixed(1)} kB`;
+}
+
+/**
+ * Builds every service. Returns [{ name, outfile }]. Throws when esbuild fails
+ * (esbuild has already printed the errors).
+ */
+export async function buildServices({ quiet = false } = {}) {
+  const started = performance.now();
+  const services = findServices();
+  const external = externalPackages();
+  const log = quiet ? () => {} : (line) => console.log(line);
+
+  if (services.length === 0) {
+    log("build: no services/*/src/main.ts found; nothing to build");
+    return [];
+  }
+
+  const results = await Promise.all(
+    services.map(async (name) => {
+      const serviceDir = path.join(ROOT, "services", name);
+      const outdir = path.join(serviceDir, "dist");
+      rmSync(outdir, { recursive: true, force: true });
+      const outfile = path.join(outdir, "main.js");
+      const result = await build({
+        absWorkingDir: ROOT,
+        entryPoints: [path.join(serviceDir, "src", "main.ts")],
+        outfile,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        external,
+        banner: { js: BANNER },
+        sourcemap: true,
+        metafile: true,
+        logLevel: "warning",
+      });
+      const bundledThirdParty = new Set();
+      for (const input of Object.keys(result.metafile.inputs)) {
+        const pkg = packageOfInput(input);
+        if (pkg) bundledThirdParty.add(pkg);
+      }
+      return { name, outfile, bundledThirdParty: [...bundledThirdParty].sort() };
+    }),
+  );
+
+  for (const { outfile, bundledThirdParty } of results) {
+    const rel = path.relative(ROOT, outfile);
+    log(`build: ${rel}  ${formatSize(statSync(outfile).size)}  (+ ${path.basename(outfile)}.map)`);
+    if (bundledThirdParty.length > 0) {
+      log(`       bundled (not a declared dependency): ${bundledThirdParty.join(", ")}`);
+    }
+  }
+  log(`build: ${results.length} service(s) in ${Math.round(performance.now() - started)} ms; external: ${external.join(", ")}`);
+  return results.map(({ name, outfile }) => ({ name, outfile }));
+}
+
+const invokedDirectly = process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
+if (invokedDirectly) {
+  buildServices().catch((error) => {
+    // esbuild has printed its own diagnostics; keep the tail short.
+    if (!error?.errors) console.error(error);
+    console.error("build failed");
+    process.exit(1);
+  });
+}
