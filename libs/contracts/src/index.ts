@@ -11,5 +11,19 @@ export {
 export type { IngestServiceServer } from "./gen/switchyard/v1/ingest.js";
 export { descriptorSetBase64 } from "./gen/descriptor-set.js";
 export { BUS_MESSAGE_TYPE_HEADER, busMessageTypes } from "./bus-types.js";
+export type { BusMessageType } from "./bus-types.js";
 export type { CallType } from "./call-type.js";
 export { CALL_TYPES, callTypeOf } from "./call-type.js";
+export {
+  DeadLetter,
+  DeadLetterEntry,
+  DeliveryAttempt,
+  DeliveryServiceClient,
+  DeliveryServiceService,
+  DeliveryTask,
+  DestinationStats,
+} from "./gen/switchyard/v1/delivery.js";
+export type { DeliveryServiceServer } from "./gen/switchyard/v1/delivery.js";
+// The configuration API's messages share names with the workspace records (Source, Destination,
+// Connection), so they are exported under one namespace.
+export * as configApi from "./gen/switchyard/v1/config.js";

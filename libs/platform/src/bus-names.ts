@@ -11,8 +11,22 @@ export interface BusNames {
   readonly callsSubjects: string;
   /** KV bucket of the workspace configuration (sources, destinations, connections). */
   readonly configBucket: string;
+  /** Stream of deliveries waiting for a retry (one message per call and destination). */
+  readonly retryStream: string;
+  readonly retrySubjects: string;
+  /** Stream of dead letters: deliveries that ran out of window or failed permanently. */
+  readonly deadStream: string;
+  readonly deadSubjects: string;
+  /** Stream of failed delivery attempts and dead letters, for operators. */
+  readonly deliveryLogStream: string;
+  readonly deliveryLogSubjects: string;
+  /** KV bucket of delivery counts per destination. */
+  readonly deliveryStatsBucket: string;
   /** Subject on which calls of one source are published. */
   callsSubject(sourceId: string): string;
+  retrySubject(destinationId: string): string;
+  deadSubject(destinationId: string): string;
+  deliveryLogSubject(destinationId: string): string;
 }
 
 export function busNames(namespace: string): BusNames {
@@ -22,6 +36,16 @@ export function busNames(namespace: string): BusNames {
     callsStream: `${upper}_CALLS`,
     callsSubjects: `${namespace}.calls.>`,
     configBucket: `${namespace}_config`,
+    retryStream: `${upper}_RETRY`,
+    retrySubjects: `${namespace}.retry.>`,
+    deadStream: `${upper}_DEAD`,
+    deadSubjects: `${namespace}.dead.>`,
+    deliveryLogStream: `${upper}_DELIVERY_LOG`,
+    deliveryLogSubjects: `${namespace}.deliverylog.>`,
+    deliveryStatsBucket: `${namespace}_delivery_stats`,
     callsSubject: (sourceId) => `${namespace}.calls.${sourceId}`,
+    retrySubject: (destinationId) => `${namespace}.retry.${destinationId}`,
+    deadSubject: (destinationId) => `${namespace}.dead.${destinationId}`,
+    deliveryLogSubject: (destinationId) => `${namespace}.deliverylog.${destinationId}`,
   };
 }

@@ -9,6 +9,7 @@ export const ErrorCodes = {
   UNAVAILABLE: GrpcStatus.UNAVAILABLE,
   RESOURCE_EXHAUSTED: GrpcStatus.RESOURCE_EXHAUSTED,
   FAILED_PRECONDITION: GrpcStatus.FAILED_PRECONDITION,
+  ALREADY_EXISTS: GrpcStatus.ALREADY_EXISTS,
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;
 

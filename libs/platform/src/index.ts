@@ -10,6 +10,7 @@ export { REDACTED_PATHS, createLogger } from "./logger.js";
 export type { Logger, LoggerOptions } from "./logger.js";
 export { connectBus } from "./nats-connection.js";
 export type { BusConnection, ConnectOptions } from "./nats-connection.js";
+export { runService } from "./run-service.js";
 export { exitOnSignals } from "./shutdown.js";
 export { DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from "./streams.js";
 export type { CallsStreamOptions } from "./streams.js";
@@ -17,6 +18,8 @@ export { applyWorkspaceFile, readWorkspaceFile, workspaceRecords } from "./works
 export { openConfigBucket } from "./workspace/bucket.js";
 export { kvKeys, parseKvKey } from "./workspace/kv-keys.js";
 export {
+  ID_PATTERN,
+  ID_RULE,
   connectionSchema,
   describeIssues,
   destinationSchema,

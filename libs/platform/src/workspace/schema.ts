@@ -6,7 +6,11 @@ import { z } from "zod";
  * workspace file and the records kept in the JetStream KV bucket.
  */
 
-const idRule = z.string({ error: "must be a string" }).regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, '-' or '_'");
+/** Ids of sources and destinations: they appear in NATS subjects and KV keys. */
+export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const ID_RULE = "must be 1-64 letters, digits, '-' or '_'";
+
+const idRule = z.string({ error: "must be a string" }).regex(ID_PATTERN, ID_RULE);
 
 /** In a file, a write key is given as plain text or already hashed ("sha256:<hex>"). */
 const writeKeyInFile = z.union([

@@ -1,0 +1,46 @@
+import { commonEnvSchema, parseEnv, portVar, positiveIntVar } from "@switchyard/platform";
+import { z } from "zod";
+
+export const DEFAULT_GRPC_PORT = 50052;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
+export const DEFAULT_RETRY_WINDOW_MS = 4 * 3600_000;
+export const DEFAULT_RETRY_BASE_DELAY_MS = 1_000;
+export const DEFAULT_RETRY_MAX_DELAY_MS = 30 * 60_000;
+export const DEFAULT_DESTINATION_CONCURRENCY = 32;
+export const DEFAULT_FAILURE_THRESHOLD = 5;
+export const DEFAULT_FAILING_COOLDOWN_MS = 5_000;
+export const DEFAULT_BATCH_CONCURRENCY = 16;
+export const DEFAULT_RETRY_CONCURRENCY = 64;
+export const DEFAULT_DEAD_LETTER_MAX_AGE_MS = 14 * 24 * 3600_000;
+export const DEFAULT_DELIVERY_LOG_MAX_AGE_MS = 7 * 24 * 3600_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+export const deliveryEnvSchema = commonEnvSchema.extend({
+  DELIVERY_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
+  /** Bearer token for the configuration and delivery gRPC APIs. Unset: those APIs refuse every call. */
+  SWITCHYARD_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  DELIVERY_REQUEST_TIMEOUT_MS: positiveIntVar(DEFAULT_REQUEST_TIMEOUT_MS),
+  DELIVERY_RETRY_WINDOW_MS: positiveIntVar(DEFAULT_RETRY_WINDOW_MS),
+  DELIVERY_RETRY_BASE_DELAY_MS: positiveIntVar(DEFAULT_RETRY_BASE_DELAY_MS),
+  DELIVERY_RETRY_MAX_DELAY_MS: positiveIntVar(DEFAULT_RETRY_MAX_DELAY_MS),
+  DELIVERY_DESTINATION_CONCURRENCY: positiveIntVar(DEFAULT_DESTINATION_CONCURRENCY),
+  DELIVERY_FAILURE_THRESHOLD: positiveIntVar(DEFAULT_FAILURE_THRESHOLD),
+  DELIVERY_FAILING_COOLDOWN_MS: positiveIntVar(DEFAULT_FAILING_COOLDOWN_MS),
+  DELIVERY_BATCH_CONCURRENCY: positiveIntVar(DEFAULT_BATCH_CONCURRENCY),
+  DELIVERY_RETRY_CONCURRENCY: positiveIntVar(DEFAULT_RETRY_CONCURRENCY),
+  DELIVERY_DEAD_LETTER_MAX_AGE_MS: positiveIntVar(DEFAULT_DEAD_LETTER_MAX_AGE_MS),
+  DELIVERY_LOG_MAX_AGE_MS: positiveIntVar(DEFAULT_DELIVERY_LOG_MAX_AGE_MS),
+  DELIVERY_MAX_RESPONSE_BYTES: positiveIntVar(DEFAULT_MAX_RESPONSE_BYTES),
+  /** PEM file of extra CA certificates to trust (receivers behind a private CA). */
+  DELIVERY_EXTRA_CA_FILE: z.string().min(1, "must not be empty").optional(),
+  SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(10 * 60_000),
+  SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(7 * 24 * 3600_000),
+  SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS),
+});
+
+export type DeliveryConfig = z.output<typeof deliveryEnvSchema>;
+
+export function loadDeliveryConfig(env: NodeJS.ProcessEnv = process.env): DeliveryConfig {
+  return parseEnv(deliveryEnvSchema, env);
+}

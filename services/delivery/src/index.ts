@@ -1,0 +1,6 @@
+export { deliveryEnvSchema, loadDeliveryConfig } from "./config.js";
+export type { DeliveryConfig } from "./config.js";
+export { startDelivery } from "./service.js";
+export type { DeliveryHandle } from "./service.js";
+export { webhookBody } from "./webhook-body.js";
+export { webhookSignature } from "./signature.js";

@@ -1,0 +1,80 @@
+import type { JsMsg } from "@nats-io/jetstream";
+import { DeliveryTask } from "@switchyard/contracts";
+import type { Logger, WorkspaceView } from "@switchyard/platform";
+import type { DestinationGates } from "./destination-gate.js";
+import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
+import { roundOutcome } from "./first-attempts.js";
+import type { Settler } from "./settle.js";
+import type { WebhookSender } from "./webhook-sender.js";
+
+/** How long a retry waits while its destination is disabled. */
+const DISABLED_RECHECK_MS = 30_000;
+/** Redelivery that comes this early is treated as due (timer granularity). */
+const EARLY_TOLERANCE_MS = 5;
+
+/**
+ * Handles the retry stream. A task that is not due yet goes back with
+ * nak(delay) (JetStream redelivers it then); a due one is tried on its
+ * remaining URLs, in order, until one succeeds, and the outcome is settled
+ * like a first attempt's: delivered, rescheduled, or dead-lettered.
+ */
+export class Retries {
+  constructor(
+    private readonly deps: {
+      workspace: WorkspaceView;
+      sender: WebhookSender;
+      gates: DestinationGates;
+      settler: Settler;
+      windowMs: number;
+      logger: Logger;
+    },
+  ) {}
+
+  async handle(message: JsMsg): Promise<void> {
+    let task: DeliveryTask;
+    try {
+      task = DeliveryTask.decode(message.data);
+    } catch (error) {
+      this.deps.logger.error({ err: error, seq: message.seq }, "dropping an undecodable retry task");
+      message.term();
+      return;
+    }
+    const now = Date.now();
+    const windowEnd = (task.windowStart?.getTime() ?? now) + this.deps.windowMs;
+    const notBefore = task.notBefore?.getTime() ?? now;
+    if (notBefore > now + EARLY_TOLERANCE_MS) {
+      message.nak(notBefore - now);
+      return;
+    }
+
+    const destination = this.deps.workspace.destination(task.destinationId);
+    if (!destination) {
+      await this.deps.settler.deadLetter(task, "destination_removed", task.attemptsBefore);
+      message.ack();
+      return;
+    }
+    const release = destination.enabled ? this.deps.gates.for(destination.id).tryAcquire() : undefined;
+    if (!release) {
+      // Disabled, or failing and not this task's turn to probe: ask again later, within the window.
+      if (now >= windowEnd) {
+        await this.deps.settler.deadLetter(task, "window_exhausted", task.attemptsBefore);
+        message.ack();
+        return;
+      }
+      const wait = destination.enabled ? this.deps.gates.for(destination.id).retryLaterMs() : DISABLED_RECHECK_MS;
+      message.nak(Math.min(wait + Math.random() * 100, windowEnd - now));
+      return;
+    }
+
+    const known = task.urlIndexes.filter((index) => index < destination.settings.webhooks.length);
+    const urlIndexes = known.length > 0 ? known : allUrlIndexes(destination);
+    let result: FanOutResult | undefined;
+    try {
+      result = await fanOut(this.deps.sender, destination, task.call!, urlIndexes, "until_success");
+    } finally {
+      release(roundOutcome(result));
+    }
+    await this.deps.settler.settle({ ...task, urlIndexes }, result);
+    message.ack();
+  }
+}

@@ -1,0 +1,134 @@
+import { readFile } from "node:fs/promises";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { DeliveryServiceService, configApi } from "@switchyard/contracts";
+import {
+  applyWorkspaceFile,
+  busNames,
+  connectBus,
+  ensureCallsStream,
+  openConfigBucket,
+  readWorkspaceFile,
+  startGrpcServer,
+  WorkspaceView,
+  type Logger,
+} from "@switchyard/platform";
+import { ConcurrentConsumer } from "./concurrent-consumer.js";
+import { configService } from "./config-api.js";
+import type { DeliveryConfig } from "./config.js";
+import { DeadLetters } from "./dead-letters.js";
+import { deliveryApi } from "./delivery-api.js";
+import { DeliveryLog } from "./delivery-log.js";
+import { DeliveryStats } from "./delivery-stats.js";
+import { DestinationGates } from "./destination-gate.js";
+import { FirstAttempts } from "./first-attempts.js";
+import { Retries } from "./retries.js";
+import { RetryQueue } from "./retry-queue.js";
+import { Settler } from "./settle.js";
+import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, RETRY_CONSUMER } from "./streams.js";
+import { WebhookSender } from "./webhook-sender.js";
+
+export interface DeliveryHandle {
+  readonly grpcPort: number;
+  /** Stops taking messages, finishes the deliveries in flight, drains NATS. */
+  stop(): Promise<void>;
+}
+
+/** Starts the delivery service: streams and consumers, the two delivery loops, and its gRPC APIs. */
+export async function startDelivery(config: DeliveryConfig, logger: Logger): Promise<DeliveryHandle> {
+  const names = busNames(config.SWITCHYARD_NAMESPACE);
+  const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-delivery", logger });
+  const jsm = await jetstreamManager(bus.nc);
+  const js = jetstream(bus.nc);
+  const replicas = config.SWITCHYARD_STREAM_REPLICAS;
+  await ensureCallsStream(jsm, names, {
+    duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
+    maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
+    replicas,
+  });
+  await ensureDeliveryStreams(jsm, names, {
+    replicas,
+    deadLetterMaxAgeMs: config.DELIVERY_DEAD_LETTER_MAX_AGE_MS,
+    deliveryLogMaxAgeMs: config.DELIVERY_LOG_MAX_AGE_MS,
+  });
+  await ensureDeliveryConsumers(jsm, names);
+
+  const configKv = await openConfigBucket(js, names, replicas);
+  if (config.SWITCHYARD_WORKSPACE_FILE) {
+    const applied = await applyWorkspaceFile(configKv, await readWorkspaceFile(config.SWITCHYARD_WORKSPACE_FILE));
+    logger.info({ written: applied.written.length, unchanged: applied.unchanged.length }, "workspace file applied");
+  }
+  const workspace = await WorkspaceView.open(configKv, logger);
+  const statsKv = await new Kvm(js).create(names.deliveryStatsBucket, { history: 1, replicas });
+
+  const sender = new WebhookSender({
+    timeoutMs: config.DELIVERY_REQUEST_TIMEOUT_MS,
+    maxResponseBytes: config.DELIVERY_MAX_RESPONSE_BYTES,
+    connectionsPerOrigin: config.DELIVERY_DESTINATION_CONCURRENCY,
+    ...(config.DELIVERY_EXTRA_CA_FILE ? { extraCaCertificates: [await readFile(config.DELIVERY_EXTRA_CA_FILE, "utf8")] } : {}),
+  });
+  const gates = new DestinationGates({
+    concurrency: config.DELIVERY_DESTINATION_CONCURRENCY,
+    failureThreshold: config.DELIVERY_FAILURE_THRESHOLD,
+    cooldownMs: config.DELIVERY_FAILING_COOLDOWN_MS,
+  });
+  const retryQueue = new RetryQueue(js, names);
+  const deadLetters = new DeadLetters(js, jsm, names);
+  const log = new DeliveryLog(js, names, logger);
+  const stats = new DeliveryStats(statsKv, logger);
+  const schedule = {
+    baseDelayMs: config.DELIVERY_RETRY_BASE_DELAY_MS,
+    maxDelayMs: config.DELIVERY_RETRY_MAX_DELAY_MS,
+    windowMs: config.DELIVERY_RETRY_WINDOW_MS,
+  };
+  const settler = new Settler({ retryQueue, deadLetters, log, stats, schedule, logger });
+  const firstAttempts = new FirstAttempts({ workspace, sender, gates, settler, retryQueue, logger });
+  const retries = new Retries({ workspace, sender, gates, settler, windowMs: schedule.windowMs, logger });
+
+  const consumerOptions = { heartbeatMs: 15_000, failureDelayMs: 1_000 };
+  const callsConsumer = new ConcurrentConsumer(
+    await (await js.consumers.get(names.callsStream, CALLS_CONSUMER)).consume({ max_messages: config.DELIVERY_BATCH_CONCURRENCY * 2 }),
+    (message) => firstAttempts.handle(message),
+    { ...consumerOptions, concurrency: config.DELIVERY_BATCH_CONCURRENCY },
+    logger,
+  );
+  const retryConsumer = new ConcurrentConsumer(
+    await (await js.consumers.get(names.retryStream, RETRY_CONSUMER)).consume({ max_messages: config.DELIVERY_RETRY_CONCURRENCY * 2 }),
+    (message) => retries.handle(message),
+    { ...consumerOptions, concurrency: config.DELIVERY_RETRY_CONCURRENCY },
+    logger,
+  );
+  callsConsumer.start();
+  retryConsumer.start();
+
+  const grpc = await startGrpcServer({
+    host: config.HOST,
+    port: config.DELIVERY_GRPC_PORT,
+    logger,
+    services: [
+      {
+        name: "switchyard.v1.DeliveryService",
+        definition: DeliveryServiceService,
+        implementation: deliveryApi({ adminToken: config.SWITCHYARD_ADMIN_TOKEN, workspace, deadLetters, retryQueue, log, stats, logger }),
+      },
+      {
+        name: "switchyard.v1.ConfigService",
+        definition: configApi.ConfigServiceService,
+        implementation: configService({ adminToken: config.SWITCHYARD_ADMIN_TOKEN, kv: configKv, logger }),
+      },
+    ],
+  });
+  logger.info({ grpcPort: grpc.port, namespace: names.namespace }, "delivery ready");
+
+  return {
+    grpcPort: grpc.port,
+    stop: async () => {
+      await grpc.shutdown(config.SHUTDOWN_GRACE_MS);
+      await Promise.all([callsConsumer.stop(), retryConsumer.stop()]);
+      await stats.close();
+      workspace.close();
+      await sender.close();
+      await bus.drain();
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import type { DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
+import type { Logger } from "@switchyard/platform";
+import type { DeadLetters } from "./dead-letters.js";
+import type { DeliveryLog } from "./delivery-log.js";
+import type { DeliveryStats } from "./delivery-stats.js";
+import type { FanOutResult, UrlAttempt } from "./fan-out.js";
+import { nextStep, type RetrySchedule } from "./retry-policy.js";
+import type { RetryQueue } from "./retry-queue.js";
+
+export type DeadLetterReason = "window_exhausted" | "permanent_failure" | "destination_removed";
+
+/**
+ * Makes the outcome of one round of requests durable, the same way for first
+ * attempts and retries: failed attempts go to the delivery log, counts to
+ * the stats, and an undelivered call either gets its next retry scheduled or
+ * becomes a dead letter. Resolves only once that is stored, so the caller can ack.
+ */
+export class Settler {
+  constructor(
+    private readonly deps: {
+      retryQueue: RetryQueue;
+      deadLetters: DeadLetters;
+      log: DeliveryLog;
+      stats: DeliveryStats;
+      schedule: RetrySchedule;
+      logger: Logger;
+    },
+  ) {}
+
+  /** `task` describes the round just made: its attemptsBefore excludes that round. */
+  async settle(task: DeliveryTask, result: FanOutResult): Promise<void> {
+    const attempt = task.attemptsBefore + 1;
+    const failed = result.attempts.filter((a) => a.outcome !== "delivered");
+    await Promise.all(failed.map((a) => this.deps.log.record(attemptRecord(task, a, attempt))));
+    this.deps.stats.add(task.destinationId, { failedAttempts: failed.length, delivered: result.delivered ? 1 : 0 });
+    if (result.delivered) return;
+
+    const lastFailure = failed.at(-1);
+    if (result.retryableUrlIndexes.length === 0) {
+      await this.deadLetter(task, "permanent_failure", attempt, lastFailure);
+      return;
+    }
+    const now = Date.now();
+    const step = nextStep({
+      attempt,
+      nowMs: now,
+      windowStartMs: task.windowStart?.getTime() ?? now,
+      retryAfterMs: result.retryAfterMs,
+      schedule: this.deps.schedule,
+    });
+    if (step.kind === "dead_letter") {
+      await this.deadLetter(task, "window_exhausted", attempt, lastFailure);
+      return;
+    }
+    await this.deps.retryQueue.schedule({
+      ...task,
+      urlIndexes: result.retryableUrlIndexes,
+      attemptsBefore: attempt,
+      notBefore: new Date(now + step.delayMs),
+    });
+  }
+
+  async deadLetter(task: DeliveryTask, reason: DeadLetterReason, attempts: number, lastFailure?: UrlAttempt): Promise<void> {
+    const lastAttempt = lastFailure ? attemptRecord(task, lastFailure, attempts) : undefined;
+    await this.deps.deadLetters.add({ task, reason, lastAttempt, deadAt: new Date(), attempts });
+    await this.deps.log.record({
+      ...(lastAttempt ?? attemptRecord(task, undefined, attempts)),
+      outcome: "dead_lettered",
+      error: `dead-lettered (${reason})${lastAttempt?.error ? `: ${lastAttempt.error}` : ""}`,
+      at: new Date(),
+    });
+    this.deps.stats.add(task.destinationId, { deadLettered: 1 });
+    this.deps.logger.info(
+      { destinationId: task.destinationId, messageId: task.call?.messageId, reason, attempts },
+      "dead-lettered a delivery",
+    );
+  }
+}
+
+function attemptRecord(task: DeliveryTask, attempt: UrlAttempt | undefined, number: number): DeliveryAttempt {
+  return {
+    destinationId: task.destinationId,
+    sourceId: task.sourceId,
+    messageId: task.call?.messageId ?? "",
+    url: attempt?.url ?? "",
+    status: attempt?.status ?? 0,
+    error: attempt?.error ?? "",
+    latencyMs: attempt?.latencyMs ?? 0,
+    attempt: number,
+    at: new Date(),
+    outcome: attempt?.outcome ?? "",
+  };
+}

@@ -1,0 +1,72 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerConfig,
+  type JetStreamManager,
+} from "@nats-io/jetstream";
+import { nanos } from "@nats-io/nats-core";
+import { upsertStream, type BusNames } from "@switchyard/platform";
+
+export const CALLS_CONSUMER = "delivery";
+export const RETRY_CONSUMER = "delivery-retry";
+
+/** Longer than the slowest round of requests (5 URLs × 5 s); handlers also send heartbeats. */
+const ACK_WAIT_MS = 60_000;
+
+/** The delivery service's own streams: retries (work queue), dead letters and the delivery log. */
+export async function ensureDeliveryStreams(
+  jsm: JetStreamManager,
+  names: BusNames,
+  options: { replicas: number; deadLetterMaxAgeMs: number; deliveryLogMaxAgeMs: number },
+): Promise<void> {
+  const common = { storage: StorageType.File, num_replicas: options.replicas, discard: DiscardPolicy.Old };
+  await upsertStream(jsm, {
+    ...common,
+    name: names.retryStream,
+    subjects: [names.retrySubjects],
+    retention: RetentionPolicy.Workqueue,
+    duplicate_window: nanos(2 * 60_000),
+  });
+  await upsertStream(jsm, {
+    ...common,
+    name: names.deadStream,
+    subjects: [names.deadSubjects],
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(options.deadLetterMaxAgeMs),
+    duplicate_window: nanos(2 * 60_000),
+  });
+  await upsertStream(jsm, {
+    ...common,
+    name: names.deliveryLogStream,
+    subjects: [names.deliveryLogSubjects],
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(options.deliveryLogMaxAgeMs),
+    max_msgs: 10_000_000,
+  });
+}
+
+/** Durable pull consumers shared by every delivery replica. */
+export async function ensureDeliveryConsumers(jsm: JetStreamManager, names: BusNames): Promise<void> {
+  const common: Partial<ConsumerConfig> = {
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(ACK_WAIT_MS),
+    deliver_policy: DeliverPolicy.All,
+    max_deliver: -1,
+  };
+  await upsertConsumer(jsm, names.callsStream, { ...common, durable_name: CALLS_CONSUMER, max_ack_pending: 1_000 });
+  // Tasks waiting for their retry time count as pending, so this bound is large.
+  await upsertConsumer(jsm, names.retryStream, { ...common, durable_name: RETRY_CONSUMER, max_ack_pending: 100_000 });
+}
+
+async function upsertConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }) {
+  try {
+    await jsm.consumers.info(stream, config.durable_name);
+    await jsm.consumers.update(stream, config.durable_name, config);
+  } catch (error) {
+    if (!(error instanceof Error) || !/consumer not found/i.test(error.message)) throw error;
+    await jsm.consumers.add(stream, config);
+  }
+}
