@@ -22,6 +22,14 @@ export {
   DeliveryServiceService,
   DeliveryTask,
   DestinationStats,
+  GetDeliveryStatsRequest,
+  GetDeliveryStatsResponse,
+  ListDeadLettersRequest,
+  ListDeadLettersResponse,
+  ListDeliveryAttemptsRequest,
+  ListDeliveryAttemptsResponse,
+  ReplayDeadLettersRequest,
+  ReplayDeadLettersResponse,
 } from "./gen/switchyard/v1/delivery.js";
 export type { DeliveryServiceServer } from "./gen/switchyard/v1/delivery.js";
 // The configuration API's messages share names with the workspace records (Source, Destination,

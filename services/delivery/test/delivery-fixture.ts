@@ -3,7 +3,21 @@ import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jets
 import type { KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { BUS_MESSAGE_TYPE_HEADER, CallBatch, configApi, DeliveryServiceClient, type Call } from "@switchyard/contracts";
+import {
+  BUS_MESSAGE_TYPE_HEADER,
+  CallBatch,
+  configApi,
+  DeliveryServiceClient,
+  GetDeliveryStatsRequest,
+  ListDeadLettersRequest,
+  ListDeliveryAttemptsRequest,
+  ReplayDeadLettersRequest,
+  type Call,
+  type GetDeliveryStatsResponse,
+  type ListDeadLettersResponse,
+  type ListDeliveryAttemptsResponse,
+  type ReplayDeadLettersResponse,
+} from "@switchyard/contracts";
 import {
   applyWorkspaceFile,
   busNames,
@@ -123,20 +137,44 @@ export class AdminClients {
     return metadata;
   }
 
-  /** Calls a unary method of a generated client and returns a promise. */
+  /**
+   * Calls a unary method of a generated client: `type` completes the partial
+   * request with proto3 defaults (the generated encoders need every field).
+   */
   call<Request, Response>(
     client: DeliveryServiceClient | configApi.ConfigServiceClient,
     method: string,
-    request: Request,
+    type: { fromPartial(partial: any): Request },
+    request: Partial<Request>,
     token: string | null = ADMIN_TOKEN,
   ): Promise<Response> {
     const fn = (client as unknown as Record<string, Function>)[method];
     if (!fn) throw new Error(`no method ${method}`);
     return new Promise((resolve, reject) =>
-      fn.call(client, request, this.metadata(token), { deadline: Date.now() + 15_000 }, (error: Error | null, response: Response) =>
-        error ? reject(error) : resolve(response),
+      fn.call(
+        client,
+        type.fromPartial(request),
+        this.metadata(token),
+        { deadline: Date.now() + 15_000 },
+        (error: Error | null, response: Response) => (error ? reject(error) : resolve(response)),
       ),
     );
+  }
+
+  listDeadLetters(request: Partial<ListDeadLettersRequest> = {}): Promise<ListDeadLettersResponse> {
+    return this.call(this.delivery, "listDeadLetters", ListDeadLettersRequest, request);
+  }
+
+  replayDeadLetters(request: Partial<ReplayDeadLettersRequest>): Promise<ReplayDeadLettersResponse> {
+    return this.call(this.delivery, "replayDeadLetters", ReplayDeadLettersRequest, request);
+  }
+
+  listDeliveryAttempts(request: Partial<ListDeliveryAttemptsRequest> = {}): Promise<ListDeliveryAttemptsResponse> {
+    return this.call(this.delivery, "listDeliveryAttempts", ListDeliveryAttemptsRequest, request);
+  }
+
+  getDeliveryStats(request: Partial<GetDeliveryStatsRequest> = {}): Promise<GetDeliveryStatsResponse> {
+    return this.call(this.delivery, "getDeliveryStats", GetDeliveryStatsRequest, request);
   }
 
   close(): void {

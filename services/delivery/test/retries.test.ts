@@ -1,0 +1,128 @@
+import { status } from "@grpc/grpc-js";
+import { ListDeadLettersRequest, type DeadLetterEntry, type DeliveryAttempt } from "@switchyard/contracts";
+import { WebhookReceiver, waitFor } from "@switchyard/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+
+let fixture: DeliveryFixture | undefined;
+const receivers: WebhookReceiver[] = [];
+
+afterEach(async () => {
+  await fixture?.dispose();
+  fixture = undefined;
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+async function receiversAnswering(...statuses: number[]): Promise<WebhookReceiver[]> {
+  const started = await Promise.all(statuses.map(() => WebhookReceiver.start()));
+  started.forEach((receiver, i) => receiver.respond(() => ({ status: statuses[i] ?? 200 })));
+  receivers.push(...started);
+  return started;
+}
+
+async function start(urls: string[], env: Record<string, string> = {}): Promise<DeliveryFixture> {
+  fixture = await startDeliveryFixture({
+    workspace: {
+      sources: [{ id: "web", writeKeys: ["wk_retries_test_001"] }],
+      destinations: [{ id: "hook", settings: { webhooks: urls.map((url) => ({ url })) } }],
+      connections: [{ sourceId: "web", destinationId: "hook" }],
+    },
+    env,
+  });
+  return fixture;
+}
+
+async function attempts(f: DeliveryFixture, messageId: string): Promise<DeliveryAttempt[]> {
+  return (await f.admin.listDeliveryAttempts({ destinationId: "hook", messageId, limit: 100 })).attempts;
+}
+
+async function deadLetters(f: DeliveryFixture): Promise<DeadLetterEntry[]> {
+  return (await f.admin.listDeadLetters({ destinationId: "hook" })).entries;
+}
+
+describe("fan-out and first success", () => {
+  it("sends the first attempt to all three URLs in order (500, 200, 500) and retries nothing", async () => {
+    const [a, b, c] = await receiversAnswering(500, 200, 500);
+    const f = await start([a!.url("/a"), b!.url("/b"), c!.url("/c")]);
+    await f.publishCalls("web", [busCall("m-1", trackPayload())]);
+    await waitFor("the third URL's request", () => c!.requests.length === 1);
+    await f.settled();
+
+    expect([a!.requests.length, b!.requests.length, c!.requests.length]).toEqual([1, 1, 1]);
+    expect(a!.requests[0]!.receivedAt).toBeLessThanOrEqual(b!.requests[0]!.receivedAt);
+    expect(b!.requests[0]!.receivedAt).toBeLessThanOrEqual(c!.requests[0]!.receivedAt);
+    expect(await deadLetters(f)).toEqual([]);
+    // The two failures are logged; the call counts as delivered.
+    const logged = await attempts(f, "m-1");
+    expect(logged.map((x) => [x.url, x.status, x.outcome])).toEqual([
+      [a!.url("/a"), 500, "retryable"],
+      [c!.url("/c"), 500, "retryable"],
+    ]);
+    const stats = await f.admin.getDeliveryStats();
+    expect(stats.destinations[0]?.delivered).toBe(1);
+  });
+});
+
+describe("retries", () => {
+  it("retries 5xx with growing delays and delivers once the receiver recovers", async () => {
+    const [receiver] = await receiversAnswering(500);
+    receiver!.respond((_request, index) => ({ status: index < 5 ? 503 : 200 }));
+    const f = await start([receiver!.url()]);
+    await f.publishCalls("web", [busCall("m-recover", trackPayload())]);
+    await waitFor("the sixth attempt", () => receiver!.requests.length === 6, { timeoutMs: 30_000 });
+    await f.settled();
+
+    const times = receiver!.requests.map((r) => r.receivedAt);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    // Equal jitter on a doubling base (100 ms): each gap is at least half the next step.
+    for (const [i, gap] of gaps.entries()) expect(gap).toBeGreaterThanOrEqual(Math.min(800, 100 * 2 ** i) / 2 - 20);
+    expect(receiver!.requests.every((r) => r.json.messageId === "m-recover")).toBe(true);
+    expect(receiver!.requests.length).toBe(6);
+    expect((await attempts(f, "m-recover")).map((x) => x.attempt)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("dead-letters at the window's end, lists it, and replays it successfully", async () => {
+    const [receiver] = await receiversAnswering(500);
+    const f = await start([receiver!.url()], { DELIVERY_RETRY_WINDOW_MS: "1500" });
+    const acceptedAt = Date.now();
+    await f.publishCalls("web", [busCall("m-dead", trackPayload(), { receivedAt: new Date(acceptedAt) })]);
+
+    const entries = await waitFor("a dead letter", async () => {
+      const list = await deadLetters(f);
+      return list.length > 0 ? list : undefined;
+    });
+    const last = receiver!.requests.at(-1)!.receivedAt;
+    // Nothing was attempted after the window ended.
+    expect(last).toBeLessThanOrEqual(acceptedAt + 1500 + 250);
+    expect(receiver!.requests.length).toBeGreaterThanOrEqual(3);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.deadLetter).toMatchObject({
+      reason: "window_exhausted",
+      attempts: receiver!.requests.length,
+      task: { destinationId: "hook", sourceId: "web", call: { messageId: "m-dead" } },
+      lastAttempt: { status: 500, outcome: "retryable" },
+    });
+    const logged = await attempts(f, "m-dead");
+    expect(logged.at(-1)?.outcome).toBe("dead_lettered");
+
+    receiver!.respond(() => ({ status: 200 }));
+    const before = receiver!.requests.length;
+    const replay = await f.admin.replayDeadLetters({ sequences: [entries[0]!.sequence] });
+    expect(replay.replayed).toBe(1);
+    await waitFor("the replayed delivery", () => receiver!.requests.length === before + 1);
+    await f.settled();
+    expect(receiver!.requests.at(-1)!.json.messageId).toBe("m-dead");
+    expect(await deadLetters(f)).toEqual([]);
+  });
+
+  it("refuses the admin API without the right token", async () => {
+    const [receiver] = await receiversAnswering(200);
+    const f = await start([receiver!.url()]);
+    for (const token of [null, "wrong-token-0000000000"]) {
+      const error = await f.admin
+        .call(f.admin.delivery, "listDeadLetters", ListDeadLettersRequest, {}, token)
+        .catch((e: { code: number }) => e);
+      expect((error as { code: number }).code).toBe(status.UNAUTHENTICATED);
+    }
+  });
+});
