@@ -15,6 +15,7 @@
 // Children run in their own process groups, so a Ctrl-C in the terminal reaches
 // only this script, which then stops services before the NATS server they drain to.
 
+import { randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import net from "node:net";
@@ -71,9 +72,11 @@ async function main() {
   if (stopping) return;
 
   const workspaceFile = env.SWITCHYARD_WORKSPACE_FILE ?? DEFAULT_WORKSPACE_FILE;
+  // A local run gets an admin token of its own unless the user set one; it is printed below.
+  const adminToken = env.SWITCHYARD_ADMIN_TOKEN ?? `local-${randomBytes(16).toString("hex")}`;
   const width = Math.max(...built.map((s) => s.name.length), 4);
   for (const { name, outfile } of built) {
-    startService(name, outfile, { NATS_URL: natsUrl, SWITCHYARD_WORKSPACE_FILE: workspaceFile }, width);
+    startService(name, outfile, { NATS_URL: natsUrl, SWITCHYARD_WORKSPACE_FILE: workspaceFile, SWITCHYARD_ADMIN_TOKEN: adminToken }, width);
   }
   say(`started ${built.map((s) => s.name).join(", ")} (NATS ${natsUrl}, workspace ${workspaceFile})`);
 
@@ -191,7 +194,7 @@ function startService(name, outfile, extraEnv, width) {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  const proc = { name, child, running: true, ready: false, exited: undefined };
+  const proc = { name, child, running: true, ready: false, exited: undefined, adminToken: extraEnv.SWITCHYARD_ADMIN_TOKEN };
   proc.exited = new Promise((resolve) => child.once("close", resolve));
   services.push(proc);
 
@@ -225,6 +228,10 @@ function startService(name, outfile, extraEnv, width) {
   });
 }
 
+function extraEnvAdminToken(proc) {
+  return env.SWITCHYARD_ADMIN_TOKEN ? "(SWITCHYARD_ADMIN_TOKEN)" : proc.adminToken;
+}
+
 function printSummary(workspaceFile) {
   if (summaryPrinted) return;
   summaryPrinted = true;
@@ -238,6 +245,14 @@ function printSummary(workspaceFile) {
       `  ingest gRPC  127.0.0.1:${grpcPort}   (switchyard.v1.IngestService, reflection on)`,
       `  ingest HTTP  http://127.0.0.1:${httpPort}   (Segment API: /v1/track, /v1/identify, /v1/batch, ...)`,
       `  try: curl -u ${writeKey}: -H 'Content-Type: application/json' -d '{"userId":"u1","event":"Signed Up"}' http://127.0.0.1:${httpPort}/v1/track`,
+    );
+  }
+  const delivery = services.find((s) => s.name === "delivery");
+  if (delivery) {
+    const grpcPort = delivery.grpcPort ?? env.DELIVERY_GRPC_PORT ?? 50052;
+    lines.push(
+      `  delivery gRPC 127.0.0.1:${grpcPort}  (switchyard.v1.ConfigService, switchyard.v1.DeliveryService)`,
+      `  admin token  ${extraEnvAdminToken(delivery)}`,
     );
   }
   lines.push("");
