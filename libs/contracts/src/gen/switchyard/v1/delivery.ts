@@ -88,7 +88,7 @@ export interface DeliveryAttempt {
   at:
     | Date
     | undefined;
-  /** "delivered", "retryable", "permanent". */
+  /** "retryable" or "permanent" for a failed request, "dead_lettered" for a dead letter. */
   outcome: string;
   sourceId: string;
 }
