@@ -10,6 +10,7 @@ export { REDACTED_PATHS, createLogger } from "./logger.js";
 export type { Logger, LoggerOptions } from "./logger.js";
 export { connectBus } from "./nats-connection.js";
 export type { BusConnection, ConnectOptions } from "./nats-connection.js";
+export { requireAdmin } from "./admin-auth.js";
 export { runService } from "./run-service.js";
 export { exitOnSignals } from "./shutdown.js";
 export { DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from "./streams.js";

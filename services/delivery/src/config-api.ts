@@ -9,6 +9,7 @@ import {
   ID_PATTERN,
   ID_RULE,
   kvKeys,
+  requireAdmin,
   ServiceError,
   sourceRecordSchema,
   unaryHandler,
@@ -17,7 +18,6 @@ import {
   type SourceRecord,
 } from "@switchyard/platform";
 import type { z } from "zod";
-import { requireAdmin } from "./admin-auth.js";
 
 /** What reads return instead of a shared secret. Putting it back keeps the stored secret. */
 export const SECRET_PLACEHOLDER = "[set]";

@@ -1,6 +1,6 @@
 import type { DeliveryServiceServer } from "@switchyard/contracts";
-import { ServiceError, unaryHandler, type Destination, type Logger, type WorkspaceView } from "@switchyard/platform";
-import { requireAdmin } from "./admin-auth.js";
+import { requireAdmin, ServiceError, unaryHandler, type Destination, type Logger, type WorkspaceView } from "@switchyard/platform";
+
 import type { DeadLetters } from "./dead-letters.js";
 import type { DeliveryLog } from "./delivery-log.js";
 import type { DeliveryStats } from "./delivery-stats.js";

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
-import { ServiceError } from "@switchyard/platform";
+import { ServiceError } from "./errors.js";
 
 /**
  * Checks `authorization: Bearer <admin token>` on an admin gRPC call, in
