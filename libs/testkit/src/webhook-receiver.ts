@@ -9,6 +9,7 @@ export interface ReceivedRequest {
   /** The body bytes exactly as they arrived. */
   raw: Buffer;
   /** The body parsed as JSON (undefined when it is not JSON). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read these bodies loosely, like the test files' override in eslint.config.js
   json: any;
   receivedAt: number;
 }
@@ -24,6 +25,8 @@ export type ResponsePlan =
  */
 export class WebhookReceiver {
   readonly requests: ReceivedRequest[] = [];
+  /** TCP connections accepted so far. With TLS a connection comes before the handshake, a request only after it. */
+  connections = 0;
   private responder: Responder = () => ({ status: 200 });
   private readonly sockets = new Set<Socket>();
 
@@ -32,16 +35,24 @@ export class WebhookReceiver {
     private readonly scheme: "http" | "https",
   ) {
     server.on("connection", (socket) => {
+      this.connections++;
       this.sockets.add(socket);
       socket.on("close", () => this.sockets.delete(socket));
     });
   }
 
-  static async start(options: { tls?: { key: string; cert: string } } = {}): Promise<WebhookReceiver> {
+  /** Listens on 127.0.0.1, on `port` when given (say, one a test first saw refuse connections), else on a free one. */
+  static async start(options: { tls?: { key: string; cert: string }; port?: number } = {}): Promise<WebhookReceiver> {
     const handler = (request: IncomingMessage, response: ServerResponse) => void receiver.handle(request, response);
     const server = options.tls ? createHttpsServer(options.tls, handler) : createServer(handler);
     const receiver = new WebhookReceiver(server, options.tls ? "https" : "http");
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
     return receiver;
   }
 
