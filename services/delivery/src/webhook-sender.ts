@@ -1,3 +1,4 @@
+import { rootCertificates } from "node:tls";
 import { Agent, request } from "undici";
 import { isCertificateError, outcomeOfStatus, parseRetryAfter, type AttemptOutcome } from "./retry-policy.js";
 
@@ -40,7 +41,9 @@ export class WebhookSender {
       connect: {
         timeout: options.timeoutMs,
         rejectUnauthorized: true,
-        ...(options.extraCaCertificates ? { ca: options.extraCaCertificates } : {}),
+        // Node's `ca` replaces the well-known roots instead of adding to them; keep them, so that
+        // trusting a private CA does not turn every public HTTPS receiver into a certificate error.
+        ...(options.extraCaCertificates ? { ca: [...rootCertificates, ...options.extraCaCertificates] } : {}),
       },
     });
   }
