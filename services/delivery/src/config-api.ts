@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { KV } from "@nats-io/kv";
-import { configApi } from "@switchyard/contracts";
+import type { configApi } from "@switchyard/contracts";
 import {
   connectionSchema,
   describeIssues,

@@ -148,7 +148,7 @@ export class AdminClients {
     request: Partial<Request>,
     token: string | null = ADMIN_TOKEN,
   ): Promise<Response> {
-    const fn = (client as unknown as Record<string, Function>)[method];
+    const fn = (client as unknown as Record<string, ((...args: unknown[]) => unknown) | undefined>)[method];
     if (!fn) throw new Error(`no method ${method}`);
     return new Promise((resolve, reject) =>
       fn.call(
