@@ -1,0 +1,97 @@
+import { jetstreamManager } from "@nats-io/jetstream";
+import { WebhookReceiver, waitFor } from "@switchyard/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+
+const CALLS = 300;
+/**
+ * Fewer batches than DELIVERY_BATCH_CONCURRENCY (16): a batch is acked only
+ * once its calls are settled for every destination, so batches beyond that
+ * number would wait for a free batch slot, which the slow destination holds
+ * until its breaker trips (a known limit of acking per batch).
+ */
+const BATCHES = 6;
+const DESTINATION_CONCURRENCY = 4;
+const FAILURE_THRESHOLD = 3;
+/** Longer than the spec's 5 s request timeout: every request to it times out. */
+const SLOW_HOLD_MS = 6_000;
+/**
+ * The most requests the slow destination can get before its breaker trips:
+ * a full set of concurrent requests, plus one per slot freed by the failures
+ * before the one that trips it.
+ */
+const MAX_SLOW_REQUESTS_BEFORE_TRIP = DESTINATION_CONCURRENCY + FAILURE_THRESHOLD - 1;
+
+let fixture: DeliveryFixture | undefined;
+const receivers: WebhookReceiver[] = [];
+
+afterEach(async () => {
+  await fixture?.dispose();
+  fixture = undefined;
+  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
+});
+
+describe("a slow destination next to a healthy one", () => {
+  it("does not hold up the healthy one, gets a bounded number of requests, and gets every call once it recovers", async () => {
+    const [slow, healthy] = await Promise.all([WebhookReceiver.start(), WebhookReceiver.start()]);
+    receivers.push(slow!, healthy!);
+    slow!.respond(() => ({ status: 200, delayMs: SLOW_HOLD_MS }));
+    const f = await startDeliveryFixture({
+      workspace: {
+        sources: [{ id: "web", writeKeys: ["wk_isolation_test1"] }],
+        destinations: [
+          { id: "slow", settings: { webhooks: [{ url: slow!.url() }] } },
+          { id: "healthy", settings: { webhooks: [{ url: healthy!.url() }] } },
+        ],
+        connections: [
+          { sourceId: "web", destinationId: "slow" },
+          { sourceId: "web", destinationId: "healthy" },
+        ],
+      },
+      env: {
+        DELIVERY_DESTINATION_CONCURRENCY: String(DESTINATION_CONCURRENCY),
+        DELIVERY_FAILURE_THRESHOLD: String(FAILURE_THRESHOLD),
+        DELIVERY_FAILING_COOLDOWN_MS: "300",
+      },
+    });
+    fixture = f;
+    const jsm = await jetstreamManager(f.nc);
+
+    const messageIds = Array.from({ length: CALLS }, (_, index) => `m-${index}`);
+    const perBatch = CALLS / BATCHES;
+    for (let batch = 0; batch < BATCHES; batch++) {
+      const ids = messageIds.slice(batch * perBatch, (batch + 1) * perBatch);
+      await f.publishCalls(
+        "web",
+        ids.map((id) => busCall(id, trackPayload())),
+      );
+    }
+
+    // 1. Every call reaches the healthy receiver while the slow one has had only a handful of requests.
+    await waitFor("all calls at the healthy receiver", () => healthy!.requests.length === CALLS, { timeoutMs: 20_000 });
+    expect(slow!.requests.length).toBeLessThanOrEqual(MAX_SLOW_REQUESTS_BEFORE_TRIP);
+    expect(new Set(healthy!.requests.map((request) => request.json.messageId))).toEqual(new Set(messageIds));
+
+    // 2. The slow destination's breaker trips: its waiting calls go to the retry stream instead of being sent.
+    await waitFor(
+      "the slow destination's calls on the retry path",
+      async () => (await jsm.streams.info(f.names.retryStream)).state.messages >= CALLS - MAX_SLOW_REQUESTS_BEFORE_TRIP,
+      { timeoutMs: 20_000 },
+    );
+    expect(slow!.requests.length).toBeLessThanOrEqual(MAX_SLOW_REQUESTS_BEFORE_TRIP + 1); // + the first probe, perhaps
+
+    // 3. It recovers: every call reaches it through the retries, and none is lost or dead-lettered.
+    const firstAnsweredAtOnce = slow!.requests.length;
+    slow!.respond(() => ({ status: 200 }));
+    await waitFor(
+      "every call answered by the recovered receiver",
+      () => new Set(slow!.requests.slice(firstAnsweredAtOnce).map((request) => request.json.messageId)).size === CALLS,
+      { timeoutMs: 40_000, intervalMs: 100 },
+    );
+    await f.settled();
+    expect(healthy!.requests).toHaveLength(CALLS);
+    expect((await f.admin.listDeadLetters({ destinationId: "slow" })).entries).toEqual([]);
+    const stats = await f.admin.getDeliveryStats({ destinationId: "slow" });
+    expect(stats.destinations[0]?.delivered).toBe(CALLS);
+  });
+});
