@@ -72,6 +72,8 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   if (value === undefined || value.trim() === "") return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  // Every HTTP date form starts with the day's name; Date.parse alone would also take "1.5" or "-5" as dates.
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }

@@ -1,0 +1,179 @@
+import { describe, expect, it } from "vitest";
+import { DestinationGate, DestinationGates, type GateOptions, type Release } from "./destination-gate.js";
+
+const OPTIONS: GateOptions = { concurrency: 2, failureThreshold: 3, cooldownMs: 5_000 };
+
+/** A clock the test moves by hand. */
+function manualClock(start = 1_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => void (now += ms) };
+}
+
+/** Follows a promise so a test can ask whether (and with what) it has resolved. */
+function track<T>(promise: Promise<T>): { settled: boolean; value: T | undefined } {
+  const state: { settled: boolean; value: T | undefined } = { settled: false, value: undefined };
+  void promise.then((value) => {
+    state.settled = true;
+    state.value = value;
+  });
+  return state;
+}
+
+/** Lets every queued promise callback run. */
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function acquired(gate: DestinationGate): Promise<Release> {
+  const release = await gate.acquire();
+  if (!release) throw new Error("expected a slot");
+  return release;
+}
+
+/** Opens the circuit with `failureThreshold` consecutive retryable failures. */
+async function openCircuit(gate: DestinationGate): Promise<void> {
+  for (let i = 0; i < OPTIONS.failureThreshold; i++) (await acquired(gate))("retryable");
+  expect(gate.failing).toBe(true);
+}
+
+describe("DestinationGate: concurrency", () => {
+  it("lets `concurrency` deliveries in at once and makes the next one wait for a slot", async () => {
+    const gate = new DestinationGate(OPTIONS);
+    const first = await acquired(gate);
+    await acquired(gate);
+    const third = track(gate.acquire());
+    await flush();
+    expect(third.settled).toBe(false);
+    expect(gate.tryAcquire()).toBeUndefined();
+
+    first("delivered");
+    await flush();
+    expect(third.settled).toBe(true);
+    expect(third.value).toBeTypeOf("function");
+  });
+
+  it("serves waiters first come, first served", async () => {
+    const gate = new DestinationGate({ ...OPTIONS, concurrency: 1 });
+    const holder = await acquired(gate);
+    const order: string[] = [];
+    const waiters = ["a", "b", "c"].map((name) =>
+      gate.acquire().then((release) => {
+        order.push(name);
+        return release;
+      }),
+    );
+
+    holder("delivered");
+    await flush();
+    expect(order).toEqual(["a"]);
+    (await waiters[0])!("delivered");
+    await flush();
+    expect(order).toEqual(["a", "b"]);
+    (await waiters[1])!("permanent");
+    await flush();
+    expect(order).toEqual(["a", "b", "c"]);
+  });
+
+  it("ignores a second release of the same slot", async () => {
+    const gate = new DestinationGate({ ...OPTIONS, concurrency: 1 });
+    const release = await acquired(gate);
+    release("delivered");
+    release("delivered");
+    await acquired(gate);
+    // Had the double release freed two slots, this would get one.
+    expect(gate.tryAcquire()).toBeUndefined();
+  });
+});
+
+describe("DestinationGate: circuit breaker", () => {
+  it("opens after N consecutive retryable failures and sends every waiter to the retry path", async () => {
+    const gate = new DestinationGate({ ...OPTIONS, concurrency: 1 });
+    (await acquired(gate))("retryable");
+    (await acquired(gate))("retryable");
+    const last = await acquired(gate);
+    const waiters = [track(gate.acquire()), track(gate.acquire())];
+    await flush();
+    expect(waiters.map((w) => w.settled)).toEqual([false, false]);
+
+    last("retryable");
+    await flush();
+    expect(gate.failing).toBe(true);
+    expect(waiters).toEqual([
+      { settled: true, value: undefined },
+      { settled: true, value: undefined },
+    ]);
+    // New first attempts skip the destination at once.
+    expect(await gate.acquire()).toBeUndefined();
+  });
+
+  it("counts only consecutive failures: a success in between resets the count", async () => {
+    const gate = new DestinationGate(OPTIONS);
+    (await acquired(gate))("retryable");
+    (await acquired(gate))("retryable");
+    (await acquired(gate))("delivered");
+    (await acquired(gate))("retryable");
+    (await acquired(gate))("retryable");
+    expect(gate.failing).toBe(false);
+  });
+
+  it("is not opened by permanent failures (4xx, redirects, certificate errors)", async () => {
+    const gate = new DestinationGate(OPTIONS);
+    for (let i = 0; i < 10; i++) (await acquired(gate))("permanent");
+    expect(gate.failing).toBe(false);
+    expect(await gate.acquire()).toBeTypeOf("function");
+  });
+
+  it("gives retries a single probe once the cool-down is over", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate(OPTIONS, clock.now);
+    await openCircuit(gate);
+
+    expect(gate.tryAcquire()).toBeUndefined();
+    expect(gate.retryLaterMs()).toBe(5_000);
+    clock.advance(4_999);
+    expect(gate.tryAcquire()).toBeUndefined();
+    expect(gate.retryLaterMs()).toBe(100);
+
+    clock.advance(1);
+    const probe = gate.tryAcquire();
+    expect(probe).toBeTypeOf("function");
+    // One probe at a time, and first attempts still skip the destination.
+    expect(gate.tryAcquire()).toBeUndefined();
+    expect(await gate.acquire()).toBeUndefined();
+
+    probe!("delivered");
+    expect(gate.failing).toBe(false);
+    expect(await gate.acquire()).toBeTypeOf("function");
+    expect(gate.tryAcquire()).toBeTypeOf("function");
+  });
+
+  it("re-opens for another cool-down when the probe fails", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate(OPTIONS, clock.now);
+    await openCircuit(gate);
+    clock.advance(5_000);
+    gate.tryAcquire()!("retryable");
+
+    expect(gate.failing).toBe(true);
+    expect(gate.tryAcquire()).toBeUndefined();
+    expect(gate.retryLaterMs()).toBe(5_000);
+    clock.advance(5_000);
+    expect(gate.tryAcquire()).toBeTypeOf("function");
+  });
+
+  it("asks healthy retries that found no slot to come back soon", async () => {
+    const gate = new DestinationGate({ ...OPTIONS, concurrency: 1 });
+    await acquired(gate);
+    expect(gate.tryAcquire()).toBeUndefined();
+    expect(gate.retryLaterMs()).toBe(100);
+  });
+});
+
+describe("DestinationGates", () => {
+  it("keeps one gate per destination", async () => {
+    const gates = new DestinationGates({ ...OPTIONS, concurrency: 1 });
+    expect(gates.for("a")).toBe(gates.for("a"));
+    expect(gates.for("a")).not.toBe(gates.for("b"));
+    await acquired(gates.for("a"));
+    // A busy destination does not hold up another one.
+    expect(gates.for("b").tryAcquire()).toBeTypeOf("function");
+  });
+});
