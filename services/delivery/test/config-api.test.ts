@@ -1,0 +1,349 @@
+import { status } from "@grpc/grpc-js";
+import { configApi } from "@switchyard/contracts";
+import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
+import { basicAuthorization, createLogger, hashWriteKey, kvKeys } from "@switchyard/platform";
+import { WebhookReceiver, waitFor } from "@switchyard/testkit";
+import { createHmac } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
+
+let fixture: DeliveryFixture;
+let receiver: WebhookReceiver;
+let ingest: IngestHandle | undefined;
+
+beforeEach(async () => {
+  receiver = await WebhookReceiver.start();
+  fixture = await startDeliveryFixture({ workspace: {} });
+});
+afterEach(async () => {
+  await ingest?.stop().catch(() => {});
+  ingest = undefined;
+  await fixture.dispose();
+  await receiver.close();
+});
+
+/** A typed caller for one ConfigService method; `token` null sends no token. */
+function method<Request, Response>(name: string, type: { fromPartial(partial: any): Request }) {
+  return (request: Partial<Request>, token?: string | null): Promise<Response> =>
+    fixture.admin.call<Request, Response>(fixture.admin.config, name, type, request, token);
+}
+
+const api = {
+  createSource: method<configApi.CreateSourceRequest, configApi.CreateSourceResponse>("createSource", configApi.CreateSourceRequest),
+  getSource: method<configApi.GetSourceRequest, configApi.GetSourceResponse>("getSource", configApi.GetSourceRequest),
+  listSources: method<configApi.ListSourcesRequest, configApi.ListSourcesResponse>("listSources", configApi.ListSourcesRequest),
+  deleteSource: method<configApi.DeleteSourceRequest, configApi.DeleteSourceResponse>("deleteSource", configApi.DeleteSourceRequest),
+  putDestination: method<configApi.PutDestinationRequest, configApi.PutDestinationResponse>(
+    "putDestination",
+    configApi.PutDestinationRequest,
+  ),
+  getDestination: method<configApi.GetDestinationRequest, configApi.GetDestinationResponse>(
+    "getDestination",
+    configApi.GetDestinationRequest,
+  ),
+  listDestinations: method<configApi.ListDestinationsRequest, configApi.ListDestinationsResponse>(
+    "listDestinations",
+    configApi.ListDestinationsRequest,
+  ),
+  deleteDestination: method<configApi.DeleteDestinationRequest, configApi.DeleteDestinationResponse>(
+    "deleteDestination",
+    configApi.DeleteDestinationRequest,
+  ),
+  connect: method<configApi.ConnectRequest, configApi.ConnectResponse>("connect", configApi.ConnectRequest),
+  disconnect: method<configApi.DisconnectRequest, configApi.DisconnectResponse>("disconnect", configApi.DisconnectRequest),
+  listConnections: method<configApi.ListConnectionsRequest, configApi.ListConnectionsResponse>(
+    "listConnections",
+    configApi.ListConnectionsRequest,
+  ),
+};
+
+/** A complete Destination message (proto3 has no "unset": enabled must be given). */
+function destination(id: string, overrides: Partial<configApi.Destination> = {}): configApi.Destination {
+  return { id, name: "", enabled: true, webhooks: [{ url: receiver.url(`/${id}`), headers: {} }], sharedSecret: "", ...overrides };
+}
+
+/** The gRPC status and message a call failed with. */
+async function failure(promise: Promise<unknown>): Promise<{ code: number; details: string }> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e as { code: number; details: string },
+  );
+  if (!error) throw new Error("expected the call to fail");
+  return { code: error.code, details: error.details };
+}
+
+async function storedJson(key: string): Promise<any> {
+  const entry = await fixture.configKv.get(key);
+  return entry?.operation === "PUT" ? entry.json() : undefined;
+}
+
+/** Ingest in this process, on the fixture's NATS server and namespace. */
+async function startIngestHere(): Promise<string> {
+  const config = loadIngestConfig({
+    NATS_URL: fixture.nats.url,
+    SWITCHYARD_NAMESPACE: fixture.names.namespace,
+    INGEST_GRPC_PORT: "0",
+    INGEST_HTTP_PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+  });
+  ingest = await startIngest(config, createLogger({ service: "ingest", level: "silent" }));
+  return `http://127.0.0.1:${ingest.httpPort}`;
+}
+
+function track(ingestUrl: string, writeKey: string, messageId: string): Promise<Response> {
+  return fetch(`${ingestUrl}/v1/track`, {
+    method: "POST",
+    headers: { authorization: basicAuthorization(writeKey), "content-type": "application/json" },
+    body: JSON.stringify({ userId: "user-1", event: "Signed Up", messageId }),
+  });
+}
+
+describe("admin token", () => {
+  it("is required: no token or a wrong one gets UNAUTHENTICATED, and nothing is written", async () => {
+    for (const token of [null, "not-the-admin-token-000"]) {
+      expect((await failure(api.listSources({}, token))).code).toBe(status.UNAUTHENTICATED);
+      expect((await failure(api.createSource({ id: "web" }, token))).code).toBe(status.UNAUTHENTICATED);
+      expect((await failure(api.putDestination({ destination: destination("hook") }, token))).code).toBe(status.UNAUTHENTICATED);
+    }
+    expect(await storedJson(kvKeys.source("web"))).toBeUndefined();
+    expect(await storedJson(kvKeys.destination("hook"))).toBeUndefined();
+    expect((await api.listSources({})).sources).toEqual([]);
+  });
+});
+
+describe("sources", () => {
+  it("CreateSource returns a write key once, stores only its digest, and ingest accepts the key", async () => {
+    const created = await api.createSource({ id: "web", name: "Web backend" });
+    expect(created.source).toEqual({ id: "web", name: "Web backend", writeKeyCount: 1 });
+    expect(created.writeKey).toMatch(/^wk_[A-Za-z0-9_-]{32}$/);
+
+    const stored = await storedJson(kvKeys.source("web"));
+    expect(stored).toEqual({ id: "web", name: "Web backend", writeKeyHashes: [hashWriteKey(created.writeKey)] });
+    expect(JSON.stringify(stored)).not.toContain(created.writeKey);
+    // Reads never return the key again.
+    expect(await api.getSource({ id: "web" })).toEqual({ source: created.source });
+    expect((await api.listSources({})).sources).toEqual([created.source]);
+
+    const ingestUrl = await startIngestHere();
+    const accepted = await track(ingestUrl, created.writeKey, "m-key-check");
+    expect(accepted.status).toBe(200);
+    expect((await track(ingestUrl, "wk_a_key_nobody_was_given", "m-wrong")).status).toBe(401);
+  });
+
+  it("refuses a second source with the same id (ALREADY_EXISTS) and keeps the first one's key", async () => {
+    const first = await api.createSource({ id: "web" });
+    const again = await failure(api.createSource({ id: "web", name: "another" }));
+    expect(again.code).toBe(status.ALREADY_EXISTS);
+    expect(again.details).toMatch(/^id: source "web" already exists/);
+    expect((await storedJson(kvKeys.source("web"))).writeKeyHashes).toEqual([hashWriteKey(first.writeKey)]);
+  });
+
+  it("refuses an invalid id, naming the field", async () => {
+    const refused = await failure(api.createSource({ id: "has spaces!" }));
+    expect(refused.code).toBe(status.INVALID_ARGUMENT);
+    expect(refused.details).toMatch(/^id: must be 1-64 letters/);
+  });
+
+  it("GetSource and DeleteSource of an unknown source are NOT_FOUND", async () => {
+    expect((await failure(api.getSource({ id: "nope" }))).code).toBe(status.NOT_FOUND);
+    expect((await failure(api.deleteSource({ id: "nope" }))).code).toBe(status.NOT_FOUND);
+  });
+});
+
+describe("destination settings validation", () => {
+  const sixEntries = Array.from({ length: 6 }, (_, i) => ({ url: `https://example.com/hook/${i}`, headers: {} }));
+  const invalid: [string, Partial<configApi.Destination>, RegExp][] = [
+    ["no webhook entries", { webhooks: [] }, /destination\.settings\.webhooks: needs 1 to 5 webhook entries/],
+    ["six webhook entries", { webhooks: sixEntries }, /destination\.settings\.webhooks: needs 1 to 5 webhook entries/],
+    [
+      "an ftp:// URL",
+      { webhooks: [{ url: "ftp://example.com/hook", headers: {} }] },
+      /destination\.settings\.webhooks\.0\.url: must be an absolute http or https URL/,
+    ],
+    [
+      "a relative URL",
+      { webhooks: [{ url: "/hook", headers: {} }] },
+      /destination\.settings\.webhooks\.0\.url: must be an absolute http or https URL/,
+    ],
+    [
+      "a header name that is not an HTTP token",
+      { webhooks: [{ url: "https://example.com/hook", headers: { "Bad Header": "x" } }] },
+      /destination\.settings\.webhooks\.0\.headers\.Bad Header: header names must be HTTP tokens/,
+    ],
+    [
+      "a header value with a line break",
+      { webhooks: [{ url: "https://example.com/hook", headers: { "X-Token": "a\r\nInjected: yes" } }] },
+      /destination\.settings\.webhooks\.0\.headers\.X-Token: header values must be visible ASCII/,
+    ],
+    ["an invalid id", { id: "no/slashes" }, /destination\.id: must be 1-64 letters/],
+  ];
+
+  it.each(invalid)("refuses %s with INVALID_ARGUMENT naming the field, and stores nothing", async (_name, overrides, message) => {
+    const refused = await failure(api.putDestination({ destination: destination("hook", overrides) }));
+    expect(refused.code).toBe(status.INVALID_ARGUMENT);
+    expect(refused.details).toMatch(message);
+    expect(await storedJson(kvKeys.destination("hook"))).toBeUndefined();
+    expect((await api.listDestinations({})).destinations).toEqual([]);
+  });
+
+  it("keeps the stored destination when a replacement is refused", async () => {
+    await api.putDestination({ destination: destination("hook") });
+    const before = await storedJson(kvKeys.destination("hook"));
+    expect((await failure(api.putDestination({ destination: destination("hook", { webhooks: [] }) }))).code).toBe(status.INVALID_ARGUMENT);
+    expect(await storedJson(kvKeys.destination("hook"))).toEqual(before);
+  });
+
+  it("accepts 1 and 5 entries, and treats an empty secret as no secret", async () => {
+    const five = Array.from({ length: 5 }, (_, i) => ({ url: `http://example.com/${i}`, headers: { "X-Index": String(i) } }));
+    const stored = await api.putDestination({ destination: destination("five", { webhooks: five, sharedSecret: "" }) });
+    expect(stored.destination?.webhooks).toEqual(five);
+    expect(stored.destination?.sharedSecret).toBe("");
+    expect((await storedJson(kvKeys.destination("five"))).settings).toEqual({ webhooks: five });
+    await api.putDestination({ destination: destination("one") });
+    expect((await api.listDestinations({})).destinations.map((d) => d.id).sort()).toEqual(["five", "one"]);
+  });
+});
+
+describe("shared secrets", () => {
+  it("are never revealed by reads, and putting the placeholder back keeps the secret", async () => {
+    const put = await api.putDestination({ destination: destination("hook", { name: "Orders", sharedSecret: "s3cret-value" }) });
+    expect(put.destination?.sharedSecret).toBe("[set]");
+    expect((await api.getDestination({ id: "hook" })).destination?.sharedSecret).toBe("[set]");
+    expect((await api.listDestinations({})).destinations.map((d) => d.sharedSecret)).toEqual(["[set]"]);
+    expect((await storedJson(kvKeys.destination("hook"))).settings.sharedSecret).toBe("s3cret-value");
+
+    // An edit that sends back what it read (the placeholder) changes the name and keeps the secret.
+    const read = (await api.getDestination({ id: "hook" })).destination!;
+    await api.putDestination({ destination: { ...read, name: "Orders v2" } });
+    const stored = await storedJson(kvKeys.destination("hook"));
+    expect(stored.name).toBe("Orders v2");
+    expect(stored.settings.sharedSecret).toBe("s3cret-value");
+
+    // An empty secret removes it.
+    await api.putDestination({ destination: { ...read, sharedSecret: "" } });
+    expect((await storedJson(kvKeys.destination("hook"))).settings.sharedSecret).toBeUndefined();
+    expect((await api.getDestination({ id: "hook" })).destination?.sharedSecret).toBe("");
+  });
+
+  it("the placeholder on a destination that has no secret yet stores none", async () => {
+    await api.putDestination({ destination: destination("hook", { sharedSecret: "[set]" }) });
+    expect((await storedJson(kvKeys.destination("hook"))).settings.sharedSecret).toBeUndefined();
+  });
+});
+
+describe("connections", () => {
+  beforeEach(async () => {
+    await api.createSource({ id: "web" });
+    await api.createSource({ id: "ios" });
+    await api.putDestination({ destination: destination("orders") });
+    await api.putDestination({ destination: destination("crm") });
+  });
+
+  const sorted = (connections: configApi.Connection[]) =>
+    connections.map((c) => `${c.sourceId}->${c.destinationId}`).sort((a, b) => a.localeCompare(b));
+
+  it("Connect, ListConnections (all or one source's) and Disconnect", async () => {
+    expect(await api.connect({ sourceId: "web", destinationId: "orders" })).toEqual({
+      connection: { sourceId: "web", destinationId: "orders" },
+    });
+    await api.connect({ sourceId: "web", destinationId: "crm" });
+    await api.connect({ sourceId: "ios", destinationId: "crm" });
+    // Connecting twice is harmless.
+    await api.connect({ sourceId: "ios", destinationId: "crm" });
+
+    expect(sorted((await api.listConnections({})).connections)).toEqual(["ios->crm", "web->crm", "web->orders"]);
+    expect(sorted((await api.listConnections({ sourceId: "web" })).connections)).toEqual(["web->crm", "web->orders"]);
+
+    await api.disconnect({ sourceId: "web", destinationId: "crm" });
+    expect(sorted((await api.listConnections({})).connections)).toEqual(["ios->crm", "web->orders"]);
+  });
+
+  it("refuses to connect what does not exist (NOT_FOUND, naming the field)", async () => {
+    const noSource = await failure(api.connect({ sourceId: "android", destinationId: "crm" }));
+    expect(noSource).toEqual({ code: status.NOT_FOUND, details: 'source_id: no source "android"' });
+    const noDestination = await failure(api.connect({ sourceId: "web", destinationId: "billing" }));
+    expect(noDestination).toEqual({ code: status.NOT_FOUND, details: 'destination_id: no destination "billing"' });
+    expect((await api.listConnections({})).connections).toEqual([]);
+  });
+
+  it("DeleteSource removes the source and its connections, and its key stops working", async () => {
+    const created = await api.createSource({ id: "server" });
+    await api.connect({ sourceId: "server", destinationId: "orders" });
+    await api.connect({ sourceId: "web", destinationId: "orders" });
+    const ingestUrl = await startIngestHere();
+    expect((await track(ingestUrl, created.writeKey, "m-before")).status).toBe(200);
+
+    await api.deleteSource({ id: "server" });
+    expect((await failure(api.getSource({ id: "server" }))).code).toBe(status.NOT_FOUND);
+    expect(sorted((await api.listConnections({})).connections)).toEqual(["web->orders"]);
+    await waitFor(
+      "ingest to refuse the deleted source's key",
+      async () => (await track(ingestUrl, created.writeKey, "m-after")).status === 401,
+    );
+  });
+
+  it("DeleteDestination removes the destination and its connections", async () => {
+    await api.connect({ sourceId: "web", destinationId: "orders" });
+    await api.connect({ sourceId: "web", destinationId: "crm" });
+    await api.connect({ sourceId: "ios", destinationId: "crm" });
+
+    await api.deleteDestination({ id: "crm" });
+    expect((await failure(api.getDestination({ id: "crm" }))).code).toBe(status.NOT_FOUND);
+    expect(sorted((await api.listConnections({})).connections)).toEqual(["web->orders"]);
+    expect((await api.listDestinations({})).destinations.map((d) => d.id)).toEqual(["orders"]);
+  });
+});
+
+describe("live configuration", () => {
+  it("a source and a destination created through the API work at once, without a restart", async () => {
+    const ingestUrl = await startIngestHere();
+    const { writeKey } = await api.createSource({ id: "web" });
+    await api.putDestination({
+      destination: destination("hook", {
+        webhooks: [{ url: receiver.url("/live"), headers: { "X-Token": "t-1" } }],
+        sharedSecret: "live-secret",
+      }),
+    });
+    await api.connect({ sourceId: "web", destinationId: "hook" });
+
+    // Both services follow the configuration bucket; the first calls may beat the change to them,
+    // so keep sending (each call with its own id) until one arrives.
+    let probe = 0;
+    await waitFor(
+      "a call to reach the new destination",
+      async () => {
+        await track(ingestUrl, writeKey, `m-probe-${++probe}`);
+        return receiver.requests.length > 0;
+      },
+      { intervalMs: 200 },
+    );
+    const response = await track(ingestUrl, writeKey, "m-live");
+    expect(response.status).toBe(200);
+    const [delivered] = await waitFor("the call sent after the change settled", () => {
+      const found = receiver.byMessageId("m-live");
+      return found.length > 0 ? found : undefined;
+    });
+    expect(delivered!.path).toBe("/live");
+    expect(delivered!.json).toMatchObject({ type: "track", userId: "user-1", event: "Signed Up", messageId: "m-live" });
+    expect(delivered!.headers["x-token"]).toBe("t-1");
+    expect(delivered!.headers["x-signature"]).toBe(createHmac("sha1", "live-secret").update(delivered!.raw).digest("hex"));
+
+    // A change of URL is followed too.
+    const moved = await WebhookReceiver.start();
+    try {
+      await api.putDestination({ destination: destination("hook", { webhooks: [{ url: moved.url("/moved"), headers: {} }] }) });
+      await waitFor(
+        "a call to reach the new URL",
+        async () => {
+          await track(ingestUrl, writeKey, `m-moved-${++probe}`);
+          return moved.requests.length > 0;
+        },
+        { intervalMs: 200 },
+      );
+      expect(moved.requests[0]!.headers["x-signature"]).toBeUndefined();
+    } finally {
+      await moved.close();
+    }
+  });
+});
