@@ -35,3 +35,23 @@ export type { DeliveryServiceServer } from "./gen/switchyard/v1/delivery.js";
 // The configuration API's messages share names with the workspace records (Source, Destination,
 // Connection), so they are exported under one namespace.
 export * as configApi from "./gen/switchyard/v1/config.js";
+export {
+  AudienceServiceClient,
+  AudienceServiceService,
+  DeletionServiceClient,
+  DeletionServiceService,
+  RequestDeletionRequest,
+  RequestDeletionResponse,
+  SyncAudienceIncrementRequest,
+  SyncAudienceIncrementResponse,
+  SyncAudienceSnapshotRequest,
+  SyncAudienceSnapshotResponse,
+  SyncHeader,
+  SyncSummary,
+  SyncTraitIncrementRequest,
+  SyncTraitIncrementResponse,
+  SyncTraitSnapshotRequest,
+  SyncTraitSnapshotResponse,
+  TraitValue,
+} from "./gen/switchyard/v1/audiences.js";
+export type { AudienceServiceServer, DeletionServiceServer } from "./gen/switchyard/v1/audiences.js";

@@ -22,6 +22,10 @@ export interface BusNames {
   readonly deliveryLogSubjects: string;
   /** KV bucket of delivery counts per destination. */
   readonly deliveryStatsBucket: string;
+  /** KV bucket pointing at the current state of each audience and computed trait. */
+  readonly audienceStateBucket: string;
+  /** Object store holding the member lists of audiences and computed traits. */
+  readonly audienceStateObjects: string;
   /** Subject on which calls of one source are published. */
   callsSubject(sourceId: string): string;
   retrySubject(destinationId: string): string;
@@ -43,6 +47,8 @@ export function busNames(namespace: string): BusNames {
     deliveryLogStream: `${upper}_DELIVERY_LOG`,
     deliveryLogSubjects: `${namespace}.deliverylog.>`,
     deliveryStatsBucket: `${namespace}_delivery_stats`,
+    audienceStateBucket: `${namespace}_audience_state`,
+    audienceStateObjects: `${namespace}_audience_members`,
     callsSubject: (sourceId) => `${namespace}.calls.${sourceId}`,
     retrySubject: (destinationId) => `${namespace}.retry.${destinationId}`,
     deadSubject: (destinationId) => `${namespace}.dead.${destinationId}`,

@@ -10,6 +10,7 @@ export const ErrorCodes = {
   RESOURCE_EXHAUSTED: GrpcStatus.RESOURCE_EXHAUSTED,
   FAILED_PRECONDITION: GrpcStatus.FAILED_PRECONDITION,
   ALREADY_EXISTS: GrpcStatus.ALREADY_EXISTS,
+  CANCELLED: GrpcStatus.CANCELLED,
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;
 

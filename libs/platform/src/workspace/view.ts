@@ -35,6 +35,11 @@ export class WorkspaceView {
     return source;
   }
 
+  /** Every source's id. */
+  sourceIds(): string[] {
+    return [...this.sources.keys()];
+  }
+
   source(id: string): SourceRecord | undefined {
     return this.sources.get(id);
   }

@@ -1,0 +1,158 @@
+import type { Metadata, sendUnaryData, ServerReadableStream } from "@grpc/grpc-js";
+import type {
+  AudienceServiceServer,
+  SyncAudienceSnapshotRequest,
+  SyncHeader,
+  SyncTraitSnapshotRequest,
+  TraitValue,
+} from "@switchyard/contracts";
+import { requireAdmin, ServiceError, toGrpcError, unaryHandler, type Logger } from "@switchyard/platform";
+import type { SyncEngine, SyncSummary, SyncTarget } from "./sync-engine.js";
+import { DuplicateUserError, SnapshotCollector } from "./trait-state.js";
+import type { SyncKind } from "./state-store.js";
+
+const MAX_USER_ID_LENGTH = 256;
+
+/** switchyard.v1.AudienceService: audience and computed-trait syncs, as snapshots (streamed) or increments. */
+export function audienceApi(deps: { adminToken: string | undefined; engine: SyncEngine; logger: Logger }): AudienceServiceServer {
+  const { engine, logger } = deps;
+
+  const snapshot =
+    <Request extends { header: SyncHeader | undefined }>(kind: SyncKind, add: (collector: SnapshotCollector, request: Request) => void) =>
+    (call: ServerReadableStream<Request, { summary: SyncSummary }>, callback: sendUnaryData<{ summary: SyncSummary }>) => {
+      readSnapshot(call, deps.adminToken, kind, engine, add)
+        .then((snapshot) => {
+          // A cut-off stream is dropped whole; answering still ends the call on our side.
+          if (!snapshot) throw new ServiceError("CANCELLED", "the snapshot stream ended early; nothing was applied");
+          return engine.apply(snapshot.target, { mode: "snapshot", collector: snapshot.collector });
+        })
+        .then(
+          (summary) => callback(null, { summary }),
+          (error: unknown) => callback(toGrpcError(asServiceError(error), logger)),
+        );
+    };
+
+  return {
+    syncAudienceSnapshot: snapshot<SyncAudienceSnapshotRequest>("audience", (collector, request) => {
+      request.userIds.forEach((userId, i) => collector.add(checkUserId(userId, `user_ids[${i}]`)));
+    }),
+    syncTraitSnapshot: snapshot<SyncTraitSnapshotRequest>("trait", (collector, request) => {
+      request.values.forEach((value, i) => collector.add(checkUserId(value.userId, `values[${i}].user_id`), valueJson(value)));
+    }),
+
+    syncAudienceIncrement: unaryHandler(logger, async (request, metadata) => {
+      const target = targetOf("audience", request.header, metadata, deps.adminToken);
+      engine.checkTarget(target);
+      const set = new SnapshotCollector("true");
+      request.addedUserIds.forEach((userId, i) => set.add(checkUserId(userId, `added_user_ids[${i}]`)));
+      const removed = removedSet(request.removedUserIds, new Set(request.addedUserIds));
+      return { summary: await engine.apply(target, { mode: "increment", set, removed }).catch(rethrow) };
+    }),
+
+    syncTraitIncrement: unaryHandler(logger, async (request, metadata) => {
+      const target = targetOf("trait", request.header, metadata, deps.adminToken);
+      engine.checkTarget(target);
+      const set = new SnapshotCollector();
+      request.setValues.forEach((value, i) => set.add(checkUserId(value.userId, `set_values[${i}].user_id`), valueJson(value)));
+      const removed = removedSet(request.removedUserIds, new Set(request.setValues.map((v) => v.userId)));
+      return { summary: await engine.apply(target, { mode: "increment", set, removed }).catch(rethrow) };
+    }),
+  };
+}
+
+/**
+ * Reads a snapshot stream to its end. Resolves undefined when the client
+ * cancelled or the stream broke: then nothing of it is applied.
+ */
+function readSnapshot<Request extends { header: SyncHeader | undefined }>(
+  call: ServerReadableStream<Request, unknown>,
+  adminToken: string | undefined,
+  syncKind: SyncKind,
+  engine: SyncEngine,
+  add: (collector: SnapshotCollector, request: Request) => void,
+): Promise<{ target: SyncTarget; collector: SnapshotCollector } | undefined> {
+  return new Promise((resolve, reject) => {
+    let target: SyncTarget | undefined;
+    let expected = 0;
+    const collector = new SnapshotCollector(syncKind === "audience" ? "true" : undefined);
+    let failed = false;
+    const fail = (error: unknown) => {
+      if (failed) return;
+      failed = true;
+      call.removeAllListeners("data");
+      call.resume();
+      reject(error);
+    };
+    call.on("data", (request: Request) => {
+      if (failed) return;
+      try {
+        if (!target) {
+          target = targetOf(syncKind, request.header, call.metadata, adminToken);
+          engine.checkTarget(target);
+          expected = request.header?.expectedCount ?? 0;
+        }
+        add(collector, request);
+      } catch (error) {
+        fail(error);
+      }
+    });
+    call.on("end", () => {
+      if (failed) return;
+      if (!target) return fail(new ServiceError("INVALID_ARGUMENT", "header: the first message must carry the sync header"));
+      if (expected > 0 && collector.size !== expected)
+        return fail(
+          new ServiceError(
+            "INVALID_ARGUMENT",
+            `header.expected_count: the stream carried ${collector.size} entries, not ${expected}; nothing was applied`,
+          ),
+        );
+      resolve({ target, collector });
+    });
+    call.on("cancelled", () => {
+      failed = true;
+      resolve(undefined);
+    });
+    call.on("error", () => {
+      failed = true;
+      resolve(undefined);
+    });
+  });
+}
+
+function targetOf(syncKind: SyncKind, header: SyncHeader | undefined, metadata: Metadata, adminToken: string | undefined): SyncTarget {
+  requireAdmin(adminToken, metadata);
+  if (!header) throw new ServiceError("INVALID_ARGUMENT", "header: is required");
+  return { kind: syncKind, sourceId: header.sourceId, name: header.name, syncId: header.syncId };
+}
+
+function checkUserId(userId: string, field: string): string {
+  if (userId.length === 0) throw new ServiceError("INVALID_ARGUMENT", `${field}: must not be empty`);
+  if (userId.length > MAX_USER_ID_LENGTH)
+    throw new ServiceError("INVALID_ARGUMENT", `${field}: must be at most ${MAX_USER_ID_LENGTH} characters`);
+  return userId;
+}
+
+function valueJson(value: TraitValue): string {
+  return JSON.stringify(value.value ?? null);
+}
+
+function removedSet(removed: string[], set: ReadonlySet<string>): Set<string> {
+  const result = new Set<string>();
+  removed.forEach((userId, i) => {
+    checkUserId(userId, `removed_user_ids[${i}]`);
+    if (set.has(userId)) throw new ServiceError("INVALID_ARGUMENT", `removed_user_ids[${i}]: "${userId}" is also being added or set`);
+    result.add(userId);
+  });
+  return result;
+}
+
+/** Domain errors of the state code become clear gRPC errors. */
+function asServiceError(error: unknown): unknown {
+  if (error instanceof DuplicateUserError) return new ServiceError("INVALID_ARGUMENT", `user_ids: ${error.message}; nothing was applied`);
+  if (error instanceof RangeError) return new ServiceError("INVALID_ARGUMENT", error.message);
+  return error;
+}
+
+function rethrow(error: unknown): never {
+  throw asServiceError(error);
+}

@@ -1,0 +1,20 @@
+import { commonEnvSchema, parseEnv, portVar, positiveIntVar } from "@switchyard/platform";
+import { z } from "zod";
+
+export const DEFAULT_GRPC_PORT = 50053;
+export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+
+export const audienceSyncEnvSchema = commonEnvSchema.extend({
+  AUDIENCE_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
+  /** Bearer token of the audience and deletion APIs. Unset: they refuse every call. */
+  SWITCHYARD_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(10 * 60_000),
+  SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(7 * 24 * 3600_000),
+  SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS),
+});
+
+export type AudienceSyncConfig = z.output<typeof audienceSyncEnvSchema>;
+
+export function loadAudienceSyncConfig(env: NodeJS.ProcessEnv = process.env): AudienceSyncConfig {
+  return parseEnv(audienceSyncEnvSchema, env);
+}

@@ -1,0 +1,50 @@
+import { randomUUID } from "node:crypto";
+import type { Call, DeletionServiceServer } from "@switchyard/contracts";
+import { requireAdmin, ServiceError, unaryHandler, type Logger, type WorkspaceView } from "@switchyard/platform";
+import { deterministicId, type CallEmitter } from "./call-emitter.js";
+
+/**
+ * switchyard.v1.DeletionService: a deletion request for a user becomes one
+ * `delete` call per affected source that has an enabled webhook destination,
+ * published on the calls stream and so delivered and retried like any call.
+ */
+export function deletionApi(deps: {
+  adminToken: string | undefined;
+  workspace: WorkspaceView;
+  emitter: CallEmitter;
+  logger: Logger;
+}): DeletionServiceServer {
+  return {
+    requestDeletion: unaryHandler(deps.logger, async (request, metadata) => {
+      requireAdmin(deps.adminToken, metadata);
+      if (request.userId === "") throw new ServiceError("INVALID_ARGUMENT", "user_id: is required");
+      if (request.requestId.length > 128) throw new ServiceError("INVALID_ARGUMENT", "request_id: must be at most 128 characters");
+      const requestId = request.requestId || randomUUID();
+      const sourceIds = request.sourceIds.length > 0 ? request.sourceIds : deps.workspace.sourceIds();
+      for (const [i, sourceId] of request.sourceIds.entries()) {
+        if (!deps.workspace.source(sourceId)) throw new ServiceError("NOT_FOUND", `source_ids[${i}]: unknown source "${sourceId}"`);
+      }
+
+      const notified: string[] = [];
+      const now = new Date();
+      for (const sourceId of new Set(sourceIds)) {
+        const hasWebhooks = deps.workspace.destinationsOf(sourceId).some((d) => d.enabled && d.type === "webhooks");
+        if (!hasWebhooks) continue;
+        const call: Call = {
+          messageId: deterministicId("delete", sourceId, requestId, request.userId),
+          userId: request.userId,
+          anonymousId: "",
+          timestamp: now,
+          receivedAt: now,
+          context: undefined,
+          integrations: undefined,
+          payload: { $case: "delete", value: {} },
+        };
+        await deps.emitter.emit(sourceId, `delete:${deterministicId(requestId, request.userId)}`, [call]);
+        notified.push(sourceId);
+      }
+      deps.logger.info({ requestId, notified }, "deletion request forwarded");
+      return { requestId, notifiedSourceIds: notified };
+    }),
+  };
+}

@@ -1,0 +1,79 @@
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { Objm } from "@nats-io/obj";
+import { AudienceServiceService, DeletionServiceService } from "@switchyard/contracts";
+import {
+  applyWorkspaceFile,
+  busNames,
+  connectBus,
+  ensureCallsStream,
+  openConfigBucket,
+  readWorkspaceFile,
+  startGrpcServer,
+  WorkspaceView,
+  type Logger,
+} from "@switchyard/platform";
+import { audienceApi } from "./audience-api.js";
+import { CallEmitter } from "./call-emitter.js";
+import type { AudienceSyncConfig } from "./config.js";
+import { deletionApi } from "./deletion-api.js";
+import { StateStore } from "./state-store.js";
+import { SyncEngine } from "./sync-engine.js";
+
+export interface AudienceSyncHandle {
+  readonly grpcPort: number;
+  /** Stops accepting syncs, lets running ones finish, drains NATS. */
+  stop(): Promise<void>;
+}
+
+export async function startAudienceSync(config: AudienceSyncConfig, logger: Logger): Promise<AudienceSyncHandle> {
+  const names = busNames(config.SWITCHYARD_NAMESPACE);
+  const replicas = config.SWITCHYARD_STREAM_REPLICAS;
+  const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-audience-sync", logger });
+  const jsm = await jetstreamManager(bus.nc);
+  const js = jetstream(bus.nc);
+  await ensureCallsStream(jsm, names, {
+    duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
+    maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
+    replicas,
+  });
+  const configKv = await openConfigBucket(js, names, replicas);
+  if (config.SWITCHYARD_WORKSPACE_FILE) {
+    const applied = await applyWorkspaceFile(configKv, await readWorkspaceFile(config.SWITCHYARD_WORKSPACE_FILE));
+    logger.info({ written: applied.written.length, unchanged: applied.unchanged.length }, "workspace file applied");
+  }
+  const workspace = await WorkspaceView.open(configKv, logger);
+  const metaKv = await new Kvm(js).create(names.audienceStateBucket, { history: 1, replicas });
+  const objects = await new Objm(js).create(names.audienceStateObjects, { replicas });
+
+  const emitter = new CallEmitter(js, names);
+  const engine = new SyncEngine({ workspace, store: new StateStore(metaKv, objects), emitter, logger });
+  const adminToken = config.SWITCHYARD_ADMIN_TOKEN;
+  const grpc = await startGrpcServer({
+    host: config.HOST,
+    port: config.AUDIENCE_GRPC_PORT,
+    logger,
+    services: [
+      {
+        name: "switchyard.v1.AudienceService",
+        definition: AudienceServiceService,
+        implementation: audienceApi({ adminToken, engine, logger }),
+      },
+      {
+        name: "switchyard.v1.DeletionService",
+        definition: DeletionServiceService,
+        implementation: deletionApi({ adminToken, workspace, emitter, logger }),
+      },
+    ],
+  });
+  logger.info({ grpcPort: grpc.port, namespace: names.namespace }, "audience-sync ready");
+
+  return {
+    grpcPort: grpc.port,
+    stop: async () => {
+      await grpc.shutdown(config.SHUTDOWN_GRACE_MS);
+      workspace.close();
+      await bus.drain();
+    },
+  };
+}
