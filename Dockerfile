@@ -34,9 +34,9 @@ COPY --from=build /out/services ./services
 COPY config ./config
 
 USER node
-# ingest: gRPC 50051, Segment-compatible HTTP 8080; delivery: gRPC 50052
-EXPOSE 50051 8080 50052
+# ingest: gRPC 50051, Segment-compatible HTTP 8080; delivery: gRPC 50052; audience-sync: gRPC 50053
+EXPOSE 50051 8080 50052 50053
 # Without curl/grpc_health_probe in the image: a TCP connect to the service's gRPC port.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "const e = process.env; const port = Number(e.SERVICE === 'delivery' ? e.DELIVERY_GRPC_PORT || 50052 : e.INGEST_GRPC_PORT || 50051); const s = require('node:net').connect(port, '127.0.0.1'); s.setTimeout(2000, () => process.exit(1)); s.on('connect', () => { s.end(); process.exit(0); }); s.on('error', () => process.exit(1));"]
+  CMD ["node", "-e", "const e = process.env; const port = Number({ delivery: e.DELIVERY_GRPC_PORT || 50052, 'audience-sync': e.AUDIENCE_GRPC_PORT || 50053 }[e.SERVICE] || e.INGEST_GRPC_PORT || 50051); const s = require('node:net').connect(port, '127.0.0.1'); s.setTimeout(2000, () => process.exit(1)); s.on('connect', () => { s.end(); process.exit(0); }); s.on('error', () => process.exit(1));"]
 CMD ["sh", "-c", "exec node --enable-source-maps services/$SERVICE/dist/main.js"]

@@ -255,6 +255,11 @@ function printSummary(workspaceFile) {
       `  admin token  ${extraEnvAdminToken(delivery)}`,
     );
   }
+  const audienceSync = services.find((s) => s.name === "audience-sync");
+  if (audienceSync) {
+    const grpcPort = audienceSync.grpcPort ?? env.AUDIENCE_GRPC_PORT ?? 50053;
+    lines.push(`  audience-sync gRPC 127.0.0.1:${grpcPort}  (switchyard.v1.AudienceService, switchyard.v1.DeletionService)`);
+  }
   lines.push("");
   console.log(lines.join("\n"));
 }
