@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { compile, type z } from "zod";
 import { callSchema, type ValidCall } from "./call-schema.js";
 import { MAX_CALL_BYTES } from "./limits.js";
 
@@ -13,6 +13,14 @@ export interface Rejection {
   /** "<field>: <what is wrong>", safe to show to the sender (never echoes values). */
   message: string;
 }
+
+/**
+ * The same rules, with zod's generated fast path for valid calls (several
+ * times faster, and ingest checks every call). A call the fast path refuses
+ * is parsed again by the ordinary parser, so refusals read the same; a schema
+ * the compiler cannot model simply keeps the ordinary parser.
+ */
+const compiledCallSchema = compile(callSchema);
 
 export type CallCheck = { ok: true; call: ValidCall } | { ok: false; rejection: Rejection };
 
@@ -38,7 +46,7 @@ export function checkCall(raw: unknown, index: number, jsonBytes?: number): Call
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return { ok: false, rejection: { index, messageId, field: "", rule: "type", message: "call: must be a JSON object" } };
   }
-  const result = callSchema.safeParse(raw, { reportInput: true });
+  const result = compiledCallSchema.safeParse(raw, { reportInput: true });
   if (result.success) return { ok: true, call: result.data };
   const issue = result.error.issues[0];
   return { ok: false, rejection: rejectionFrom(issue, index, messageId) };
