@@ -1,18 +1,17 @@
 import { randomUUID } from "node:crypto";
-import { checkCall, validCallToProto, type Rejection } from "@switchyard/calls";
-import type { Call } from "@switchyard/contracts";
+import type { Rejection } from "@switchyard/calls";
 import type { Logger, SourceRecord } from "@switchyard/platform";
 import { derivedMessageId, resolveBatchId } from "./batch-ids.js";
+import type { IncomingCall } from "./incoming-call.js";
 import type { BatchPublisher } from "./publisher.js";
+import { encodeCallBatch, type EncodedCall } from "./wire/call-batch-encoder.js";
 
 export interface AcceptRequest {
   source: SourceRecord;
   /** The client's batch id, when it gave one. */
   batchId?: string;
-  /** Calls in Segment JSON shape, in request order. */
-  calls: unknown[];
-  /** JSON size of each call when the caller already measured it. */
-  callBytes?: number[];
+  /** The calls in request order. */
+  calls: IncomingCall[];
 }
 
 export interface AcceptResult {
@@ -38,19 +37,23 @@ export class CallAcceptor {
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
     const receivedAt = new Date();
-    const clientMessageIds = request.calls.map(clientMessageIdOf);
-    const batchId = resolveBatchId(request.batchId, clientMessageIds);
-    const accepted: Call[] = [];
+    const batchId = resolveBatchId(
+      request.batchId,
+      request.calls.map((call) => call.clientMessageId),
+    );
+    const accepted: EncodedCall[] = [];
+    const messageIds: string[] = [];
     const rejections: Rejection[] = [];
 
-    request.calls.forEach((raw, index) => {
-      const check = checkCall(raw, index, request.callBytes?.[index]);
+    request.calls.forEach((call, index) => {
+      const check = call.check(index);
       if (!check.ok) {
         rejections.push(check.rejection);
         return;
       }
       const messageId = check.call.messageId ?? (request.batchId ? derivedMessageId(request.source.id, batchId, index) : randomUUID());
-      accepted.push(validCallToProto(check.call, { messageId, receivedAt }));
+      messageIds.push(messageId);
+      accepted.push(call.encode(check.call, { messageId, receivedAt }));
     });
 
     if (rejections.length > 0) {
@@ -58,16 +61,12 @@ export class CallAcceptor {
       const refused = rejections.map(({ index, field, rule }) => ({ index, field, rule }));
       this.logger.debug({ sourceId: request.source.id, batchId, rejections: refused }, "refused calls");
     }
-    const messageIds = accepted.map((call) => call.messageId);
     if (accepted.length === 0) return { batchId, messageIds, rejections, duplicate: false };
 
-    const { duplicate } = await this.publisher.publish({ batchId, sourceId: request.source.id, receivedAt, calls: accepted });
-    this.logger.debug({ sourceId: request.source.id, batchId, accepted: accepted.length, duplicate }, "batch published");
+    const sourceId = request.source.id;
+    const payload = encodeCallBatch({ batchId, sourceId, receivedAt }, accepted);
+    const { duplicate } = await this.publisher.publish({ batchId, sourceId, payload });
+    this.logger.debug({ sourceId, batchId, accepted: accepted.length, duplicate }, "batch published");
     return { batchId, messageIds, rejections, duplicate };
   }
-}
-
-function clientMessageIdOf(raw: unknown): string | undefined {
-  if (raw && typeof raw === "object" && "messageId" in raw && typeof raw.messageId === "string") return raw.messageId;
-  return undefined;
 }

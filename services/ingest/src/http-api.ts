@@ -5,6 +5,7 @@ import { isServiceError, type Logger, type WorkspaceView } from "@switchyard/pla
 import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
 import { readBody } from "./http-body.js";
+import { JsonCall } from "./json-call.js";
 
 /**
  * The Segment tracking API (POST /v1/batch, /v1/identify, /v1/track, /v1/page,
@@ -115,7 +116,7 @@ type ParsedRequest = Omit<AcceptRequest, "source"> | { error: string };
 function singleRequest(type: string, json: unknown, bytes: number): ParsedRequest {
   if (!isObject(json)) return { error: "body: must be a JSON object" };
   // The path names the type; a conflicting "type" in the body is overridden.
-  return { calls: [{ ...json, type }], callBytes: [bytes] };
+  return { calls: [new JsonCall({ ...json, type }, bytes)] };
 }
 
 function batchRequest(json: unknown): ParsedRequest {
@@ -132,7 +133,7 @@ function batchRequest(json: unknown): ParsedRequest {
     if (merged.integrations === undefined) delete merged.integrations;
     return merged;
   });
-  return { calls };
+  return { calls: calls.map((call) => new JsonCall(call)) };
 }
 
 /** The call's own value wins; a non-object value is left for validation to refuse. */

@@ -1,9 +1,16 @@
 import { headers } from "@nats-io/nats-core";
 import type { JetStreamClient } from "@nats-io/jetstream";
-import { BUS_MESSAGE_TYPE_HEADER, CallBatch } from "@switchyard/contracts";
+import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/contracts";
 import { ServiceError, type BusConnection, type BusNames } from "@switchyard/platform";
 
 const BATCH_TYPE = "switchyard.v1.CallBatch";
+
+/** A batch ready to publish: `payload` is the encoded switchyard.v1.CallBatch. */
+export interface EncodedBatch {
+  batchId: string;
+  sourceId: string;
+  payload: Uint8Array;
+}
 
 /**
  * Publishes accepted batches to the calls stream and reports only what
@@ -21,16 +28,15 @@ export class BatchPublisher {
     private readonly timeoutMs: number,
   ) {}
 
-  async publish(batch: CallBatch): Promise<{ duplicate: boolean; sequence: number }> {
+  async publish(batch: EncodedBatch): Promise<{ duplicate: boolean; sequence: number }> {
     if (!this.bus.isConnected()) {
       throw new ServiceError("UNAVAILABLE", "the event bus is unreachable; nothing was stored, retry with the same batch id");
     }
     const header = headers();
     header.set(BUS_MESSAGE_TYPE_HEADER, BATCH_TYPE);
-    const payload = CallBatch.encode(batch).finish();
     this.inFlight++;
     try {
-      const ack = await this.js.publish(this.names.callsSubject(batch.sourceId), payload, {
+      const ack = await this.js.publish(this.names.callsSubject(batch.sourceId), batch.payload, {
         msgID: `${batch.sourceId}:${batch.batchId}`,
         headers: header,
         timeout: this.timeoutMs,

@@ -1,7 +1,6 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { IngestServiceService } from "@switchyard/contracts";
 import {
   applyWorkspaceFile,
   busNames,
@@ -15,6 +14,7 @@ import {
 } from "@switchyard/platform";
 import { CallAcceptor } from "./acceptor.js";
 import type { IngestConfig } from "./config.js";
+import { ingestServiceDefinition } from "./grpc-definition.js";
 import { ingestGrpcService } from "./grpc-service.js";
 import { createHttpApi } from "./http-api.js";
 import { BatchPublisher } from "./publisher.js";
@@ -53,7 +53,7 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
     services: [
       {
         name: "switchyard.v1.IngestService",
-        definition: IngestServiceService,
+        definition: ingestServiceDefinition,
         implementation: ingestGrpcService({ workspace, acceptor, logger }),
       },
     ],

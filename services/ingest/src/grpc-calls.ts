@@ -1,0 +1,120 @@
+import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, protoCallToJson, type CallCheck, type Enrichment } from "@switchyard/calls";
+import { Call } from "@switchyard/contracts";
+import { ServiceError } from "@switchyard/platform";
+import type { IncomingCall } from "./incoming-call.js";
+import { JsonCall } from "./json-call.js";
+import { scanCall, type ScannedCall } from "./wire/call-scanner.js";
+import { PassThroughCall } from "./wire/pass-through-call.js";
+import { MalformedWireError } from "./wire/wire-reader.js";
+
+/**
+ * gRPC calls arrive as protobuf bytes. Each is scanned once (wire/call-scanner.ts)
+ * and then takes one of three routes:
+ *
+ * - WireCall, the fast path: checked by the shared rules on a small outline of
+ *   the call and published from the client's own bytes, so the free-form
+ *   Structs are never decoded or re-encoded;
+ * - JsonCall, the exact path: decoded in full and re-encoded, as every call was
+ *   before the fast path; taken when the bytes are irregular (see WalkNotes) or
+ *   the JSON-size bound is over the 32 KB limit, so the exact size decides;
+ * - MalformedCall: bytes that are not a valid Call, refused on their own.
+ */
+
+/** A call taking the fast path. Its JSON-size bound is within the per-call limit. */
+export class WireCall implements IncomingCall {
+  constructor(private readonly scanned: ScannedCall) {}
+
+  get clientMessageId(): string | undefined {
+    return this.scanned.outline.messageId || undefined;
+  }
+
+  get jsonSizeBound(): number {
+    return this.scanned.jsonSizeBound;
+  }
+
+  check(index: number): CallCheck {
+    return checkCall(this.scanned.json, index, this.scanned.jsonSizeBound);
+  }
+
+  encode(_valid: unknown, enrichment: Enrichment): PassThroughCall {
+    return new PassThroughCall(this.scanned, {
+      messageId: enrichment.messageId,
+      timestamp: this.scanned.outline.timestamp ?? enrichment.receivedAt,
+      receivedAt: enrichment.receivedAt,
+    });
+  }
+
+  /** The exact JSON size, for when the sum of the bounds is over the batch limit. */
+  exactJsonSize(): number {
+    return jsonSizeOf(protoCallToJson(Call.decode(this.scanned.bytes)));
+  }
+}
+
+/** Bytes that are not a valid Call: refused with rule "malformed". */
+export class MalformedCall implements IncomingCall {
+  readonly clientMessageId = undefined;
+
+  constructor(private readonly problem: string) {}
+
+  check(index: number): CallCheck {
+    return {
+      ok: false,
+      rejection: { index, messageId: "", field: "", rule: "malformed", message: `call: is not a valid protobuf Call (${this.problem})` },
+    };
+  }
+
+  encode(): never {
+    throw new Error("a malformed call is never accepted");
+  }
+}
+
+export type GrpcCall = WireCall | JsonCall | MalformedCall;
+
+/** Scans one call's bytes and picks its route. */
+export function grpcCall(bytes: Buffer): GrpcCall {
+  let scanned: ScannedCall;
+  try {
+    scanned = scanCall(bytes);
+  } catch (error) {
+    if (error instanceof MalformedWireError) return new MalformedCall(error.message);
+    throw error;
+  }
+  if (!scanned.irregular && scanned.jsonSizeBound <= MAX_CALL_BYTES) return new WireCall(scanned);
+  return decodedCall(bytes);
+}
+
+function decodedCall(bytes: Buffer): JsonCall | MalformedCall {
+  let call: Call;
+  try {
+    call = Call.decode(bytes);
+  } catch (error) {
+    // Not expected after a successful scan, which is stricter than the decoder; refuse the call rather than the request.
+    return new MalformedCall(error instanceof Error ? error.message : "cannot be decoded");
+  }
+  const json = protoCallToJson(call);
+  return new JsonCall(json, jsonSizeOf(json));
+}
+
+/**
+ * The calls of one IngestBatch request. Throws INVALID_ARGUMENT when they are
+ * over 500 KB of JSON in all: the bounds decide when they are under, exact
+ * sizes otherwise. A malformed call has no JSON and counts 0.
+ */
+export function grpcBatchCalls(callBytes: readonly Buffer[]): GrpcCall[] {
+  const calls = callBytes.map(grpcCall);
+  const bounded = calls.reduce((sum, call) => sum + (call instanceof WireCall ? call.jsonSizeBound : exactSizeOf(call)), 0);
+  if (bounded <= MAX_BATCH_BYTES) return calls;
+  const total = calls.reduce((sum, call) => sum + (call instanceof WireCall ? call.exactJsonSize() : exactSizeOf(call)), 0);
+  if (total > MAX_BATCH_BYTES) {
+    throw new ServiceError("INVALID_ARGUMENT", `batch is ${total} bytes of JSON; the limit is ${MAX_BATCH_BYTES} bytes (500 KB): split it`);
+  }
+  return calls;
+}
+
+function exactSizeOf(call: JsonCall | MalformedCall): number {
+  return call instanceof JsonCall ? (call.jsonBytes ?? 0) : 0;
+}
+
+function jsonSizeOf(json: unknown): number {
+  return Buffer.byteLength(JSON.stringify(json), "utf8");
+}

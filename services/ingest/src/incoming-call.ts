@@ -1,0 +1,16 @@
+import type { CallCheck, Enrichment, ValidCall } from "@switchyard/calls";
+import type { EncodedCall } from "./wire/call-batch-encoder.js";
+
+/**
+ * A call as a front door received it: Segment JSON (json-call.ts) or protobuf
+ * bytes (grpc-calls.ts). The acceptor checks every call by the shared rules
+ * and asks each accepted one for its bytes on the bus.
+ */
+export interface IncomingCall {
+  /** The client's own messageId, used to recognise a re-sent batch. */
+  readonly clientMessageId: string | undefined;
+  /** Checks the call by the rules in @switchyard/calls; `index` is its position in the request. */
+  check(index: number): CallCheck;
+  /** The accepted call with what ingest adds, encoded as a switchyard.v1.Call. `valid` is what check() returned. */
+  encode(valid: ValidCall, enrichment: Enrichment): EncodedCall;
+}

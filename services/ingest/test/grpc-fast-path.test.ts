@@ -1,0 +1,197 @@
+import { callSchema, checkCall, MAX_BATCH_BYTES, protoCallToJson, validCallToProto, type Rejection } from "@switchyard/calls";
+import { Call, CallBatch, IngestBatchRequest } from "@switchyard/contracts";
+import { createLogger, isServiceError, type SourceRecord } from "@switchyard/platform";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { CallAcceptor } from "../src/acceptor.js";
+import { derivedMessageId } from "../src/batch-ids.js";
+import { grpcBatchCalls, WireCall } from "../src/grpc-calls.js";
+import type { BatchPublisher, EncodedBatch } from "../src/publisher.js";
+import { call, callBytes, callNearSize, deeplyNestedCall, lengthDelimited } from "./call-arbitraries.js";
+
+/**
+ * The gRPC fast path against the path it replaced: for the same call bytes it
+ * must make the same decisions (accept, or refuse with the same index, field,
+ * rule and message; refuse the batch as a whole over 500 KB) and publish calls
+ * that decode to exactly what the old path published.
+ */
+
+const SOURCE: SourceRecord = { id: "web", writeKeyHashes: [`sha256:${"0".repeat(64)}`] };
+const BATCH_ID = "batch-1";
+const logger = createLogger({ service: "ingest-test", level: "silent" });
+
+class CapturingPublisher {
+  readonly published: EncodedBatch[] = [];
+
+  publish(batch: EncodedBatch): Promise<{ duplicate: boolean; sequence: number }> {
+    this.published.push(batch);
+    return Promise.resolve({ duplicate: false, sequence: this.published.length });
+  }
+}
+
+type Outcome =
+  | { refused: string }
+  | { messageIds: string[]; rejections: Rejection[]; calls: Call[]; receivedAt: Date | undefined }
+  | { malformedAt: number[]; messageIds: string[]; rejections: Rejection[]; calls: Call[] };
+
+/** The fast path as ingest runs it: scan, check, pass through, encode one CallBatch. */
+async function fastPath(bytes: Buffer[]): Promise<Exclude<Outcome, { malformedAt: number[] }>> {
+  const publisher = new CapturingPublisher();
+  const acceptor = new CallAcceptor(publisher as unknown as BatchPublisher, logger);
+  let calls;
+  try {
+    calls = grpcBatchCalls(bytes);
+  } catch (error) {
+    if (isServiceError(error)) return { refused: error.message };
+    throw error;
+  }
+  const result = await acceptor.accept({ source: SOURCE, batchId: BATCH_ID, calls });
+  const published = publisher.published[0];
+  const batch = published ? CallBatch.decode(published.payload) : undefined;
+  if (batch) expect([batch.batchId, batch.sourceId, published?.batchId]).toEqual([BATCH_ID, SOURCE.id, BATCH_ID]);
+  return { messageIds: result.messageIds, rejections: result.rejections, calls: batch?.calls ?? [], receivedAt: batch?.receivedAt };
+}
+
+/** The generated decoder's reading of one call, inside its request as ingest decoded it (nesting levels count); undefined when it throws. */
+function decodeAsBefore(bytes: Buffer): Call | undefined {
+  try {
+    return IngestBatchRequest.decode(lengthDelimited(2, bytes)).calls[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The path every gRPC call took before: decode, Segment JSON, JSON size,
+ * batch limit, checkCall, then validCallToProto for the bus. Calls the
+ * decoder throws on are listed in malformedAt (before, they failed the whole
+ * request with INTERNAL).
+ */
+function slowPath(bytes: Buffer[], receivedAt: Date): Outcome {
+  const decoded = bytes.map(decodeAsBefore);
+  const jsons = decoded.map((value) => value && protoCallToJson(value));
+  const sizes = jsons.map((json) => (json ? Buffer.byteLength(JSON.stringify(json), "utf8") : 0));
+  const total = sizes.reduce((sum, size) => sum + size, 0);
+  if (total > MAX_BATCH_BYTES)
+    return { refused: `batch is ${total} bytes of JSON; the limit is ${MAX_BATCH_BYTES} bytes (500 KB): split it` };
+  const malformedAt: number[] = [];
+  const rejections: Rejection[] = [];
+  const messageIds: string[] = [];
+  const calls: Call[] = [];
+  jsons.forEach((json, index) => {
+    if (!json) return malformedAt.push(index);
+    const check = checkCall(json, index, sizes[index]);
+    if (!check.ok) return rejections.push(check.rejection);
+    const messageId = check.call.messageId ?? derivedMessageId(SOURCE.id, BATCH_ID, index);
+    messageIds.push(messageId);
+    // Through the wire and back, as delivery reads it.
+    calls.push(Call.decode(Call.encode(validCallToProto(check.call, { messageId, receivedAt })).finish()));
+  });
+  return { malformedAt, messageIds, rejections, calls };
+}
+
+/** Same decisions and same published calls; a call the decoder could not read must be refused as malformed. */
+async function expectSameOutcome(bytes: Buffer[]): Promise<void> {
+  const fast = await fastPath(bytes);
+  const slow = slowPath(bytes, "receivedAt" in fast && fast.receivedAt ? fast.receivedAt : new Date());
+  if ("refused" in slow || "refused" in fast) {
+    expect(fast).toEqual(slow);
+    return;
+  }
+  const malformedAt = "malformedAt" in slow ? slow.malformedAt : [];
+  const fastMalformed = fast.rejections.filter((rejection) => rejection.rule === "malformed");
+  expect(fastMalformed.map((rejection) => rejection.index)).toEqual(malformedAt);
+  expect(fast.rejections.filter((rejection) => rejection.rule !== "malformed")).toEqual(slow.rejections);
+  expect(fast.messageIds).toEqual(slow.messageIds);
+  expect(fast.calls).toEqual(slow.calls);
+}
+
+function acceptedIndices(count: number, rejections: Rejection[], alsoRefused: number[] = []): number[] {
+  const refused = new Set([...rejections.map((rejection) => rejection.index), ...alsoRefused]);
+  return Array.from({ length: count }, (_, index) => index).filter((index) => !refused.has(index));
+}
+
+const batchOf = (calls: fc.Arbitrary<Buffer>, maxLength = 5) => fc.array(calls, { minLength: 1, maxLength });
+
+describe("gRPC fast path", () => {
+  it("decides and publishes like the decode-and-re-encode path, for any call", async () => {
+    await fc.assert(fc.asyncProperty(batchOf(callBytes), expectSameOutcome), { numRuns: 1000 });
+  });
+
+  it("decides like the old path for calls around the 32 KB limit and batches around 500 KB", async () => {
+    await fc.assert(fc.asyncProperty(batchOf(callNearSize(), 3), expectSameOutcome), { numRuns: 150 });
+    // 16 calls of about 32,000 bytes each are about 512,000 bytes: the batch limit.
+    await fc.assert(fc.asyncProperty(fc.array(callNearSize(32_000), { minLength: 16, maxLength: 16 }), expectSameOutcome), { numRuns: 40 });
+  });
+
+  it("decides like the old path around the decoder's nesting limit", async () => {
+    await fc.assert(fc.asyncProperty(batchOf(deeplyNestedCall, 2), expectSameOutcome), { numRuns: 100 });
+  });
+
+  it("takes the fast path for every call the generated encoder writes", () => {
+    fc.assert(
+      fc.property(call, (value) => {
+        const calls = grpcBatchCalls([Buffer.from(Call.encode(value).finish())]);
+        const json = protoCallToJson(value);
+        // Those over the limit are measured exactly, by the old path.
+        if (Buffer.byteLength(JSON.stringify(json)) < 30_000) expect(calls[0]).toBeInstanceOf(WireCall);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("refuses random bytes as a call without ever crashing, and never accepts what the decoder could not read", async () => {
+    const garbage = fc.oneof(
+      fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
+      // Valid calls with a few bytes changed, truncated or extended.
+      fc
+        .tuple(
+          callBytes,
+          fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 3 }),
+          fc.nat(),
+          fc.uint8Array({ maxLength: 4 }),
+        )
+        .map(([bytes, flips, cut, tail]) => {
+          const changed = Buffer.from(bytes);
+          for (const [position, byte] of flips) if (changed.length > 0) changed[position % changed.length] = byte;
+          return Buffer.concat([changed.subarray(0, changed.length - (cut % 3)), tail]);
+        }),
+    );
+    await fc.assert(
+      fc.asyncProperty(batchOf(garbage, 3), async (bytes) => {
+        const fast = await fastPath(bytes);
+        if ("refused" in fast) return;
+        const slow = slowPath(bytes, fast.receivedAt ?? new Date());
+        if ("refused" in slow) return;
+        const malformed = new Set(
+          fast.rejections.filter((rejection) => rejection.rule === "malformed").map((rejection) => rejection.index),
+        );
+        // What the decoder could not read is refused; the fast path may refuse more (a zero tag, a stray end-group
+        // tag: bytes the decoder half-reads instead of refusing).
+        for (const index of "malformedAt" in slow ? slow.malformedAt : []) expect(malformed.has(index)).toBe(true);
+        // Whatever was accepted was accepted by the old path too, and published the same.
+        const fastAccepted = acceptedIndices(bytes.length, fast.rejections);
+        const slowAccepted = acceptedIndices(bytes.length, slow.rejections, "malformedAt" in slow ? slow.malformedAt : []);
+        fastAccepted.forEach((index, position) => {
+          const before = slowAccepted.indexOf(index);
+          expect(before).toBeGreaterThanOrEqual(0);
+          expect([fast.messageIds[position], fast.calls[position]]).toEqual([slow.messageIds[before], slow.calls[before]]);
+        });
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("checks calls with zod's compiled fast path exactly as with its ordinary parser", () => {
+    fc.assert(
+      fc.property(call, (value) => {
+        const json = protoCallToJson(value);
+        const check = checkCall(json, 0, 0);
+        const runtime = callSchema.safeParse(json);
+        expect(check.ok).toBe(runtime.success);
+        if (!check.ok) expect(check.rejection.field).toBe(runtime.error?.issues[0]?.path.join("."));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
