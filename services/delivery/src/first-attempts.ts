@@ -66,6 +66,7 @@ export class FirstAttempts {
       windowStart: call.receivedAt ?? batch.receivedAt ?? new Date(),
       attemptsBefore: 0,
       notBefore: undefined,
+      lastFailure: undefined,
     };
     const release = await this.deps.gates.for(destination.id).acquire();
     if (!release) {

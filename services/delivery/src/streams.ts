@@ -13,8 +13,12 @@ import { upsertStream, type BusNames } from "@switchyard/platform";
 export const CALLS_CONSUMER = "delivery";
 export const RETRY_CONSUMER = "delivery-retry";
 
-/** Longer than the slowest round of requests (5 URLs × 5 s); handlers also send heartbeats. */
-const ACK_WAIT_MS = 60_000;
+/**
+ * Longer than the slowest round of requests (5 URLs × 5 s), and short enough
+ * that a crashed replica's messages come back soon; handlers send heartbeats
+ * (working()) while they run, so long work never times out.
+ */
+const ACK_WAIT_MS = 30_000;
 
 /** The delivery service's own streams: retries (work queue), dead letters and the delivery log. */
 export async function ensureDeliveryStreams(

@@ -50,7 +50,14 @@ export interface DeliveryTask {
   /** Attempts already made before this task was published (the first, inline attempt counts). */
   attemptsBefore: number;
   /** Earliest time for the next attempt (honours Retry-After and backoff). */
-  notBefore: Date | undefined;
+  notBefore:
+    | Date
+    | undefined;
+  /**
+   * The latest failed request, so a dead letter made without a new attempt
+   * (window over while the destination was failing) still says why.
+   */
+  lastFailure: DeliveryAttempt | undefined;
 }
 
 /**
@@ -165,6 +172,7 @@ function createBaseDeliveryTask(): DeliveryTask {
     windowStart: undefined,
     attemptsBefore: 0,
     notBefore: undefined,
+    lastFailure: undefined,
   };
 }
 
@@ -194,6 +202,9 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
     }
     if (message.notBefore !== undefined) {
       Timestamp.encode(toTimestamp(message.notBefore), writer.uint32(58).fork()).join();
+    }
+    if (message.lastFailure !== undefined) {
+      DeliveryAttempt.encode(message.lastFailure, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -277,6 +288,14 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
             message.notBefore = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.lastFailure = DeliveryAttempt.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -322,6 +341,11 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
         : isSet(object.not_before)
         ? fromJsonTimestamp(object.not_before)
         : undefined,
+      lastFailure: isSet(object.lastFailure)
+        ? DeliveryAttempt.fromJSON(object.lastFailure)
+        : isSet(object.last_failure)
+        ? DeliveryAttempt.fromJSON(object.last_failure)
+        : undefined,
     };
   },
 
@@ -348,6 +372,9 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
     if (message.notBefore !== undefined) {
       obj.notBefore = message.notBefore.toISOString();
     }
+    if (message.lastFailure !== undefined) {
+      obj.lastFailure = DeliveryAttempt.toJSON(message.lastFailure);
+    }
     return obj;
   },
 
@@ -363,6 +390,9 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
     message.windowStart = object.windowStart ?? undefined;
     message.attemptsBefore = object.attemptsBefore ?? 0;
     message.notBefore = object.notBefore ?? undefined;
+    message.lastFailure = (object.lastFailure !== undefined && object.lastFailure !== null)
+      ? DeliveryAttempt.fromPartial(object.lastFailure)
+      : undefined;
     return message;
   },
 };
