@@ -1,5 +1,6 @@
 import type { Call } from "@switchyard/contracts";
 import type { ValidCall } from "./call-schema.js";
+import { isoText } from "./iso-text.js";
 
 /**
  * A gRPC call in Segment JSON shape, so it can be checked by the same rules
@@ -11,7 +12,9 @@ export function protoCallToJson(call: Call): Record<string, unknown> {
   setText(json, "messageId", call.messageId);
   setText(json, "userId", call.userId);
   setText(json, "anonymousId", call.anonymousId);
-  if (call.timestamp) json.timestamp = timestampText(call.timestamp);
+  // A protobuf Timestamp can hold seconds far outside the range of a JS Date (±8.64e15 ms). Such a Date is
+  // invalid, and its text "Invalid Date" is refused by the timestamp rule ("format") like any other non-date.
+  if (call.timestamp) json.timestamp = isoText(call.timestamp);
   if (call.context) json.context = call.context;
   if (call.integrations) json.integrations = call.integrations;
   const payload = call.payload;
@@ -41,16 +44,6 @@ export function protoCallToJson(call: Call): Record<string, unknown> {
       break;
   }
   return json;
-}
-
-/**
- * The ISO 8601 text of a call's timestamp. A protobuf Timestamp can hold
- * seconds far outside the range of a JS Date (±8.64e15 ms); such a Date is
- * invalid and toISOString() would throw. It becomes text that the timestamp
- * rule refuses ("format"), like any other timestamp that is not a date-time.
- */
-function timestampText(date: Date): string {
-  return Number.isNaN(date.getTime()) ? "Invalid Date" : date.toISOString();
 }
 
 function setText(json: Record<string, unknown>, key: string, value: string): void {

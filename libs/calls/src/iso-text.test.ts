@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { isoText } from "./iso-text.js";
+
+/** A small seeded generator, so a failure can be reproduced. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("isoText", () => {
+  it("writes what toISOString writes, across the whole Date range", () => {
+    const random = seeded(7);
+    const spans = [8.64e15, 2.6e14, 6.3e13, 4e12, 1e10]; // all of Date, years 0000-9999, around now, ...
+    for (let i = 0; i < 200_000; i++) {
+      const span = spans[i % spans.length]!;
+      const date = new Date(Math.round((random() * 2 - 1) * span));
+      expect(isoText(date)).toBe(date.toISOString());
+    }
+  });
+
+  it("gets the edges right: leap days, century years, the epoch, year 0000 and 9999, and beyond", () => {
+    const edges = [
+      "1970-01-01T00:00:00.000Z",
+      "1969-12-31T23:59:59.999Z",
+      "2000-02-29T12:00:00.001Z",
+      "1900-02-28T23:59:59.999Z",
+      "1900-03-01T00:00:00.000Z",
+      "2024-02-29T00:00:00.000Z",
+      "2100-03-01T00:00:00.000Z",
+      "0000-01-01T00:00:00.000Z",
+      "0000-02-29T00:00:00.000Z",
+      "9999-12-31T23:59:59.999Z",
+      "+010000-01-01T00:00:00.000Z",
+      "-000001-12-31T23:59:59.999Z",
+    ].map((text) => new Date(text));
+    for (const date of [...edges, new Date(8.64e15), new Date(-8.64e15)]) expect(isoText(date)).toBe(date.toISOString());
+  });
+
+  it("names an invalid Date instead of throwing", () => {
+    expect(isoText(new Date(Number.NaN))).toBe("Invalid Date");
+  });
+});
