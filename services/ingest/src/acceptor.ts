@@ -5,6 +5,7 @@ import { derivedMessageId, resolveBatchId } from "./batch-ids.js";
 import type { IncomingCall } from "./incoming-call.js";
 import type { BatchPublisher } from "./publisher.js";
 import { encodeCallBatch, type EncodedCall } from "./wire/call-batch-encoder.js";
+import { AcceptTime } from "./wire/pass-through-call.js";
 
 export interface AcceptRequest {
   source: SourceRecord;
@@ -37,6 +38,7 @@ export class CallAcceptor {
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
     const receivedAt = new Date();
+    const acceptTime = new AcceptTime(receivedAt);
     const batchId = resolveBatchId(
       request.batchId,
       request.calls.map((call) => call.clientMessageId),
@@ -53,7 +55,7 @@ export class CallAcceptor {
       }
       const messageId = check.call.messageId ?? (request.batchId ? derivedMessageId(request.source.id, batchId, index) : randomUUID());
       messageIds.push(messageId);
-      accepted.push(call.encode(check.call, { messageId, receivedAt }));
+      accepted.push(call.encode(check.call, messageId, acceptTime));
     });
 
     if (rejections.length > 0) {

@@ -1,10 +1,10 @@
-import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, protoCallToJson, type CallCheck, type Enrichment } from "@switchyard/calls";
+import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, protoCallToJson, type CallCheck } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import { ServiceError } from "@switchyard/platform";
 import type { IncomingCall } from "./incoming-call.js";
 import { JsonCall } from "./json-call.js";
 import { scanCall, type ScannedCall } from "./wire/call-scanner.js";
-import { PassThroughCall } from "./wire/pass-through-call.js";
+import { PassThroughCall, type AcceptTime } from "./wire/pass-through-call.js";
 import { MalformedWireError } from "./wire/wire-reader.js";
 
 /**
@@ -36,12 +36,8 @@ export class WireCall implements IncomingCall {
     return checkCall(this.scanned.json, index, this.scanned.jsonSizeBound);
   }
 
-  encode(_valid: unknown, enrichment: Enrichment): PassThroughCall {
-    return new PassThroughCall(this.scanned, {
-      messageId: enrichment.messageId,
-      timestamp: this.scanned.outline.timestamp ?? enrichment.receivedAt,
-      receivedAt: enrichment.receivedAt,
-    });
+  encode(_valid: unknown, messageId: string, acceptTime: AcceptTime): PassThroughCall {
+    return new PassThroughCall(this.scanned, messageId, acceptTime);
   }
 
   /** The exact JSON size, for when the sum of the bounds is over the batch limit. */

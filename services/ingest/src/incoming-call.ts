@@ -1,5 +1,6 @@
-import type { CallCheck, Enrichment, ValidCall } from "@switchyard/calls";
+import type { CallCheck, ValidCall } from "@switchyard/calls";
 import type { EncodedCall } from "./wire/call-batch-encoder.js";
+import type { AcceptTime } from "./wire/pass-through-call.js";
 
 /**
  * A call as a front door received it: Segment JSON (json-call.ts) or protobuf
@@ -11,6 +12,10 @@ export interface IncomingCall {
   readonly clientMessageId: string | undefined;
   /** Checks the call by the rules in @switchyard/calls; `index` is its position in the request. */
   check(index: number): CallCheck;
-  /** The accepted call with what ingest adds, encoded as a switchyard.v1.Call. `valid` is what check() returned. */
-  encode(valid: ValidCall, enrichment: Enrichment): EncodedCall;
+  /**
+   * The accepted call with what ingest adds (its messageId, the accept time
+   * as received_at and, when the client gave none, as timestamp), encoded as
+   * a switchyard.v1.Call. `valid` is what check() returned.
+   */
+  encode(valid: ValidCall, messageId: string, acceptTime: AcceptTime): EncodedCall;
 }

@@ -1,7 +1,8 @@
-import { checkCall, validCallToProto, type CallCheck, type Enrichment, type ValidCall } from "@switchyard/calls";
+import { checkCall, validCallToProto, type CallCheck, type ValidCall } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import type { IncomingCall } from "./incoming-call.js";
 import { EncodedCallBytes, type EncodedCall } from "./wire/call-batch-encoder.js";
+import type { AcceptTime } from "./wire/pass-through-call.js";
 
 /**
  * A call in Segment JSON shape: an HTTP call as parsed, or a gRPC call decoded
@@ -28,7 +29,7 @@ export class JsonCall implements IncomingCall {
     return checkCall(this.json, index, this.jsonBytes);
   }
 
-  encode(valid: ValidCall, enrichment: Enrichment): EncodedCall {
-    return new EncodedCallBytes(Call.encode(validCallToProto(valid, enrichment)).finish());
+  encode(valid: ValidCall, messageId: string, acceptTime: AcceptTime): EncodedCall {
+    return new EncodedCallBytes(Call.encode(validCallToProto(valid, { messageId, receivedAt: acceptTime.date })).finish());
   }
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { anyText, call } from "../../test/call-arbitraries.js";
 import { EncodedCallBytes, encodeCallBatch } from "./call-batch-encoder.js";
 import { scanCall } from "./call-scanner.js";
-import { PassThroughCall } from "./pass-through-call.js";
+import { AcceptTime, PassThroughCall } from "./pass-through-call.js";
 import { WireReader } from "./wire-reader.js";
 
 function topLevelTags(bytes: Buffer): number[] {
@@ -47,12 +47,19 @@ describe("CallBatch encoder", () => {
 
   it("passes a call through with the fields ingest sets, as the generated encoder would write them", () => {
     fc.assert(
-      fc.property(call, anyText(40), anyDate, anyDate, (value, messageId, timestamp, receivedAt) => {
-        const client = { ...value, timestamp: undefined, receivedAt: new Date(123) };
+      fc.property(call, anyText(40), fc.option(anyDate, { nil: undefined }), anyDate, (value, messageId, timestamp, receivedAt) => {
+        const client = { ...value, timestamp, receivedAt: new Date(123) };
         const scanned = scanCall(Buffer.from(Call.encode(client).finish()));
-        const passed = new PassThroughCall(scanned, { messageId, timestamp, receivedAt });
+        const passed = new PassThroughCall(scanned, messageId, new AcceptTime(receivedAt));
         const batch = CallBatch.decode(encodeCallBatch({ batchId: "b", sourceId: "s", receivedAt }, [passed]));
-        const expected = Call.decode(Call.encode({ ...client, messageId: client.messageId || messageId, timestamp, receivedAt }).finish());
+        const expected = Call.decode(
+          Call.encode({
+            ...client,
+            messageId: client.messageId || messageId,
+            timestamp: client.timestamp ?? receivedAt,
+            receivedAt,
+          }).finish(),
+        );
         expect(batch.calls).toEqual([expected]);
       }),
       { numRuns: 500 },
@@ -74,7 +81,7 @@ describe("CallBatch encoder", () => {
       }).finish(),
     );
     const receivedAt = new Date(1_700_000_000_000);
-    const passed = new PassThroughCall(scanCall(client), { messageId: "unused", timestamp: receivedAt, receivedAt });
+    const passed = new PassThroughCall(scanCall(client), "unused", new AcceptTime(receivedAt));
     const bytes = Buffer.alloc(passed.byteLength);
     passed.writeTo(bytes, 0);
     expect(topLevelTags(bytes).filter((tag) => tag >>> 3 === 7)).toHaveLength(1);

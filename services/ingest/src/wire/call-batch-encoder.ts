@@ -1,11 +1,4 @@
-import {
-  lengthDelimitedSize,
-  textFieldSize,
-  timestampFieldSize,
-  writeLengthDelimitedHeader,
-  writeTextField,
-  writeTimestampField,
-} from "./wire-writer.js";
+import { lengthDelimitedSize, textFieldSize, TimestampField, writeLengthDelimitedHeader, writeTextField } from "./wire-writer.js";
 
 /**
  * Writes the switchyard.v1.CallBatch that ingest publishes, from calls that
@@ -51,14 +44,15 @@ export function encodeCallBatch(header: CallBatchHeader, calls: readonly Encoded
   let size = 0;
   if (header.batchId !== "") size += textFieldSize(BATCH_ID, header.batchId);
   if (header.sourceId !== "") size += textFieldSize(SOURCE_ID, header.sourceId);
-  size += timestampFieldSize(RECEIVED_AT, header.receivedAt);
+  const receivedAt = new TimestampField(RECEIVED_AT, header.receivedAt);
+  size += receivedAt.byteLength;
   for (const call of calls) size += lengthDelimitedSize(CALLS, call.byteLength);
 
   const target = Buffer.allocUnsafe(size);
   let offset = 0;
   if (header.batchId !== "") offset = writeTextField(target, offset, BATCH_ID, header.batchId);
   if (header.sourceId !== "") offset = writeTextField(target, offset, SOURCE_ID, header.sourceId);
-  offset = writeTimestampField(target, offset, RECEIVED_AT, header.receivedAt);
+  offset = receivedAt.writeTo(target, offset);
   for (const call of calls) {
     const bodyStart = writeLengthDelimitedHeader(target, offset, CALLS, call.byteLength);
     offset = call.writeTo(target, bodyStart);

@@ -1,18 +1,23 @@
 import type { EncodedCall } from "./call-batch-encoder.js";
 import type { ScannedCall } from "./call-scanner.js";
-import { textFieldSize, timestampFieldSize, writeTextField, writeTimestampField } from "./wire-writer.js";
+import { textFieldSize, TimestampField, writeTextField } from "./wire-writer.js";
 
 // Field numbers of Call that ingest writes.
 const MESSAGE_ID = 1;
 const TIMESTAMP = 4;
 const RECEIVED_AT = 7;
 
-export interface CallStamp {
-  /** Written only when the client sent no messageId of its own. */
-  messageId: string;
-  /** The client's timestamp, or the accept time. */
-  timestamp: Date;
-  receivedAt: Date;
+/** When a batch was accepted, with the Timestamp fields every call of it gets encoded once. */
+export class AcceptTime {
+  /** Call.received_at. */
+  readonly receivedAtField: TimestampField;
+  /** Call.timestamp of the calls that came without one. */
+  readonly timestampField: TimestampField;
+
+  constructor(readonly date: Date) {
+    this.receivedAtField = new TimestampField(RECEIVED_AT, date);
+    this.timestampField = new TimestampField(TIMESTAMP, date);
+  }
 }
 
 /**
@@ -28,19 +33,22 @@ export interface CallStamp {
 export class PassThroughCall implements EncodedCall {
   readonly byteLength: number;
   private readonly addedMessageId: string | undefined;
+  private readonly timestampField: TimestampField;
 
+  /** `messageId` is written only when the client sent none (or an empty one). */
   constructor(
     private readonly call: ScannedCall,
-    private readonly stamp: CallStamp,
+    messageId: string,
+    private readonly acceptTime: AcceptTime,
   ) {
-    // A client's empty messageId counts as none; ours, written last, then wins.
-    this.addedMessageId = call.outline.messageId === "" ? stamp.messageId : undefined;
-    let size = 0;
+    // A client's empty messageId counts as none; ours, written after it, wins.
+    this.addedMessageId = call.outline.messageId === "" ? messageId : undefined;
+    const clientTimestamp = call.outline.timestamp;
+    this.timestampField = clientTimestamp ? new TimestampField(TIMESTAMP, clientTimestamp) : acceptTime.timestampField;
+    let size = this.timestampField.byteLength + acceptTime.receivedAtField.byteLength;
     const ranges = call.keptRanges;
     for (let index = 0; index < ranges.length; index += 2) size += ranges[index + 1]! - ranges[index]!;
     if (this.addedMessageId !== undefined) size += textFieldSize(MESSAGE_ID, this.addedMessageId);
-    size += timestampFieldSize(TIMESTAMP, stamp.timestamp);
-    size += timestampFieldSize(RECEIVED_AT, stamp.receivedAt);
     this.byteLength = size;
   }
 
@@ -51,7 +59,7 @@ export class PassThroughCall implements EncodedCall {
       at += bytes.copy(target, at, keptRanges[index]!, keptRanges[index + 1]!);
     }
     if (this.addedMessageId !== undefined) at = writeTextField(target, at, MESSAGE_ID, this.addedMessageId);
-    at = writeTimestampField(target, at, TIMESTAMP, this.stamp.timestamp);
-    return writeTimestampField(target, at, RECEIVED_AT, this.stamp.receivedAt);
+    at = this.timestampField.writeTo(target, at);
+    return this.acceptTime.receivedAtField.writeTo(target, at);
   }
 }

@@ -10,6 +10,7 @@ import { WireType } from "./wire-reader.js";
 /** Bytes of a varint. Negative numbers (int32 and int64 fields) take ten: they are sign-extended to 64 bits. */
 export function varintSize(value: number): number {
   if (value < 0) return 10;
+  if (value < 0x80) return 1;
   let size = 1;
   for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) size++;
   return size;
@@ -19,9 +20,14 @@ export function varintSize(value: number): number {
 export function writeVarint(target: Buffer, offset: number, value: number): number {
   if (value < 0) return writeNegativeVarint(target, offset, value);
   let rest = value;
-  while (rest >= 0x80) {
+  // Above 32 bits (seconds after 2106, lengths never), shifts would wrap: divide instead.
+  while (rest > 0xffff_ffff) {
     target[offset++] = (rest % 0x80) | 0x80;
     rest = Math.floor(rest / 0x80);
+  }
+  while (rest >= 0x80) {
+    target[offset++] = (rest & 0x7f) | 0x80;
+    rest >>>= 7;
   }
   target[offset++] = rest;
   return offset;
@@ -62,28 +68,33 @@ export function writeTextField(target: Buffer, offset: number, fieldNumber: numb
 }
 
 /**
- * The seconds and nanos the generated code stores for a Date: whole
- * milliseconds, both rounded toward zero, so a time before 1970 has negative
- * nanos (proto3 omits zeros).
+ * A google.protobuf.Timestamp field, measured once and written as often as
+ * needed (the accept time goes into every call of a batch). Stores what the
+ * generated code stores for a Date: whole milliseconds, seconds and nanos
+ * both rounded toward zero, so a time before 1970 has negative nanos, and
+ * proto3 leaves zeros out.
  */
-function timestampParts(date: Date): { seconds: number; nanos: number } {
-  const millis = date.getTime();
-  return { seconds: Math.trunc(millis / 1_000), nanos: (millis % 1_000) * 1_000_000 };
-}
+export class TimestampField {
+  readonly byteLength: number;
+  private readonly seconds: number;
+  private readonly nanos: number;
+  private readonly bodySize: number;
 
-function timestampBodySize(seconds: number, nanos: number): number {
-  return (seconds !== 0 ? 1 + varintSize(seconds) : 0) + (nanos !== 0 ? 1 + varintSize(nanos) : 0);
-}
+  constructor(
+    private readonly fieldNumber: number,
+    date: Date,
+  ) {
+    const millis = date.getTime();
+    this.seconds = Math.trunc(millis / 1_000);
+    this.nanos = (millis % 1_000) * 1_000_000;
+    this.bodySize = (this.seconds !== 0 ? 1 + varintSize(this.seconds) : 0) + (this.nanos !== 0 ? 1 + varintSize(this.nanos) : 0);
+    this.byteLength = lengthDelimitedSize(fieldNumber, this.bodySize);
+  }
 
-export function timestampFieldSize(fieldNumber: number, date: Date): number {
-  const { seconds, nanos } = timestampParts(date);
-  return lengthDelimitedSize(fieldNumber, timestampBodySize(seconds, nanos));
-}
-
-export function writeTimestampField(target: Buffer, offset: number, fieldNumber: number, date: Date): number {
-  const { seconds, nanos } = timestampParts(date);
-  let at = writeLengthDelimitedHeader(target, offset, fieldNumber, timestampBodySize(seconds, nanos));
-  if (seconds !== 0) at = writeVarint(target, writeVarint(target, at, tag(1, WireType.VARINT)), seconds);
-  if (nanos !== 0) at = writeVarint(target, writeVarint(target, at, tag(2, WireType.VARINT)), nanos);
-  return at;
+  writeTo(target: Buffer, offset: number): number {
+    let at = writeLengthDelimitedHeader(target, offset, this.fieldNumber, this.bodySize);
+    if (this.seconds !== 0) at = writeVarint(target, writeVarint(target, at, tag(1, WireType.VARINT)), this.seconds);
+    if (this.nanos !== 0) at = writeVarint(target, writeVarint(target, at, tag(2, WireType.VARINT)), this.nanos);
+    return at;
+  }
 }
