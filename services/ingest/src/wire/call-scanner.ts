@@ -53,44 +53,26 @@ function lengthTag(fieldNumber: number): number {
   return (fieldNumber << 3) | WireType.LEN;
 }
 
-function payloadShape(type: PayloadCase, texts: [number, string][], struct?: [number, string]): PayloadShape {
+/** `texts` and `struct` map field numbers to property names. */
+function payloadShape(type: PayloadCase, texts: Record<number, string>, struct?: Record<number, string>): PayloadShape {
+  const [structField, structKey] = Object.entries(struct ?? {})[0] ?? ["-1", ""];
   return {
     type,
-    texts: texts.map(([field, key]) => ({ tag: lengthTag(field), key })),
-    structTag: struct ? lengthTag(struct[0]) : -1,
-    structKey: struct?.[1] ?? "",
+    texts: Object.entries(texts).map(([field, key]) => ({ tag: lengthTag(Number(field)), key })),
+    structTag: structKey ? lengthTag(Number(structField)) : -1,
+    structKey,
   };
 }
 
 /** The payload oneof of Call (fields 10-16), by tag. */
 const PAYLOADS = new Map<number, PayloadShape>([
-  [lengthTag(10), payloadShape("identify", [], [1, "traits"])],
-  [lengthTag(11), payloadShape("track", [[1, "event"]], [2, "properties"])],
-  [
-    lengthTag(12),
-    payloadShape(
-      "page",
-      [
-        [1, "name"],
-        [2, "category"],
-      ],
-      [3, "properties"],
-    ),
-  ],
-  [
-    lengthTag(13),
-    payloadShape(
-      "screen",
-      [
-        [1, "name"],
-        [2, "category"],
-      ],
-      [3, "properties"],
-    ),
-  ],
-  [lengthTag(14), payloadShape("group", [[1, "groupId"]], [2, "traits"])],
-  [lengthTag(15), payloadShape("alias", [[1, "previousId"]])],
-  [lengthTag(16), payloadShape("delete", [])],
+  [lengthTag(10), payloadShape("identify", {}, { 1: "traits" })],
+  [lengthTag(11), payloadShape("track", { 1: "event" }, { 2: "properties" })],
+  [lengthTag(12), payloadShape("page", { 1: "name", 2: "category" }, { 3: "properties" })],
+  [lengthTag(13), payloadShape("screen", { 1: "name", 2: "category" }, { 3: "properties" })],
+  [lengthTag(14), payloadShape("group", { 1: "groupId" }, { 2: "traits" })],
+  [lengthTag(15), payloadShape("alias", { 1: "previousId" })],
+  [lengthTag(16), payloadShape("delete", {})],
 ]);
 
 const MESSAGE_ID = lengthTag(1);

@@ -1,0 +1,103 @@
+import { credentials, Metadata, status, type ServiceError as GrpcError } from "@grpc/grpc-js";
+import { Call, IngestBatchResponse, IngestServiceClient, IngestServiceService } from "@switchyard/contracts";
+import { basicAuthorization } from "@switchyard/platform";
+import { readCallBatches } from "@switchyard/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { lengthDelimited, varint } from "./call-arbitraries.js";
+import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+
+// What only a client writing its own protobuf bytes can send: malformed calls and requests, and
+// fields a generated client never writes.
+let fixture: IngestFixture;
+let client: IngestServiceClient;
+beforeEach(async () => {
+  fixture = await startIngestFixture();
+  client = new IngestServiceClient(`127.0.0.1:${fixture.ingest.grpcPort}`, credentials.createInsecure());
+});
+afterEach(async () => {
+  client.close();
+  await fixture.dispose();
+});
+
+function sendRaw(path: string, request: Buffer): Promise<Buffer> {
+  const metadata = new Metadata();
+  metadata.set("authorization", basicAuthorization(WRITE_KEY));
+  return new Promise((resolve, reject) =>
+    client.makeUnaryRequest(
+      path,
+      (bytes: Buffer) => bytes,
+      (bytes: Buffer) => bytes,
+      request,
+      metadata,
+      { deadline: Date.now() + 10_000 },
+      (error, response) => (error || !response ? reject(error ?? new Error("no response")) : resolve(response)),
+    ),
+  );
+}
+
+async function grpcErrorOf(promise: Promise<unknown>): Promise<GrpcError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e as GrpcError,
+  );
+  if (!error) throw new Error("expected a gRPC error");
+  return error;
+}
+
+const trackCall = (overrides: Partial<Call> = {}): Buffer =>
+  Buffer.from(
+    Call.encode({
+      messageId: "",
+      userId: "u1",
+      anonymousId: "",
+      timestamp: undefined,
+      context: { ip: "203.0.113.7" },
+      integrations: undefined,
+      receivedAt: undefined,
+      payload: { $case: "track", value: { event: "Signed In", properties: { plan: "pro" } } },
+      ...overrides,
+    }).finish(),
+  );
+
+describe("gRPC ingest from raw protobuf bytes", () => {
+  it("refuses a malformed call on its own, keeps the others, and stores its own received_at, not the client's", async () => {
+    const clientReceivedAt = Buffer.from(Call.encode({ ...Call.fromPartial({}), receivedAt: new Date(5_000) }).finish());
+    const unknownField = Buffer.concat([varint((99 << 3) | 0), varint(42)]);
+    const withExtras = Buffer.concat([trackCall({ messageId: "m-extras" }), unknownField, clientReceivedAt]);
+    const truncated = trackCall({ messageId: "m-truncated" }).subarray(0, 20);
+    const request = Buffer.concat([
+      lengthDelimited(1, Buffer.from("raw-1")),
+      ...[withExtras, truncated, trackCall({ messageId: "m-ok" })].map((c) => lengthDelimited(2, c)),
+    ]);
+
+    const response = IngestBatchResponse.decode(await sendRaw(IngestServiceService.ingestBatch.path, request));
+    expect(response.messageIds).toEqual(["m-extras", "m-ok"]);
+    expect(response.rejections).toEqual([
+      { index: 1, messageId: "", field: "", rule: "malformed", message: expect.stringMatching(/^call: is not a valid protobuf Call/) },
+    ]);
+
+    const [stored] = await readCallBatches(fixture.nc, fixture.names);
+    const published = stored?.batch.calls ?? [];
+    expect(published.map((call) => call.messageId)).toEqual(["m-extras", "m-ok"]);
+    expect(published[0]?.receivedAt?.getTime()).not.toBe(5_000);
+    expect(published[0]?.receivedAt).toEqual(stored?.batch.receivedAt);
+    expect(published[0]?.context).toEqual({ ip: "203.0.113.7" });
+  });
+
+  it("refuses a request that is not a valid IngestBatchRequest with INVALID_ARGUMENT", async () => {
+    const error = await grpcErrorOf(sendRaw(IngestServiceService.ingestBatch.path, Buffer.from([0x12, 0x7f, 0x01])));
+    expect(status[error.code]).toBe("INVALID_ARGUMENT");
+    expect(error.details).toMatch(/not a valid IngestBatchRequest/);
+  });
+
+  it("refuses a timestamp no date can hold by the timestamp rule, not with INTERNAL", async () => {
+    const farFuture = lengthDelimited(4, Buffer.concat([varint(1 << 3), varint(10n ** 15n)]));
+    const call = Buffer.concat([trackCall({ messageId: "m-far" }), farFuture]);
+    const batch = IngestBatchResponse.decode(await sendRaw(IngestServiceService.ingestBatch.path, lengthDelimited(2, call)));
+    expect(batch.rejections.map((r) => [r.index, r.field, r.rule])).toEqual([[0, "timestamp", "format"]]);
+
+    const error = await grpcErrorOf(sendRaw(IngestServiceService.ingestCall.path, lengthDelimited(1, call)));
+    expect(status[error.code]).toBe("INVALID_ARGUMENT");
+    expect(error.details).toMatch(/^timestamp: .*\(rule: format\)$/);
+  });
+});
