@@ -7,6 +7,13 @@ export interface GateOptions {
   failureThreshold: number;
   /** How long a failing destination gets no first attempts before one retry probes it again. */
   cooldownMs: number;
+  /**
+   * First attempts wait for a slot only while the destination makes progress:
+   * once every slot has been taken for this long without one being freed, the
+   * waiting first attempts (and new ones) go to the retry path instead, without
+   * counting as failures. Unset: they wait as long as it takes.
+   */
+  stallMs?: number;
 }
 
 /** Frees the slot and reports how the delivery went. */
@@ -16,13 +23,20 @@ export type Release = (outcome: AttemptOutcome) => void;
  * Isolation for one destination: bounded concurrency plus a circuit breaker.
  * While a destination is failing, first attempts skip it (its calls go to the
  * retry path at once) so healthy destinations never wait on its timeouts;
- * after the cool-down, a single retry probes it.
+ * after the cool-down, a single retry probes it. A destination that stops
+ * answering takes a whole request timeout to count as failing; until then,
+ * once it has freed no slot for `stallMs`, it is treated as stalled: its first
+ * attempts go to the retry path rather than holding their batches (and with
+ * them every other destination of those batches) until the timeouts.
  */
 export class DestinationGate {
   private inFlight = 0;
   private consecutiveFailures = 0;
   private openUntil = 0;
   private probing = false;
+  /** When a slot was last taken or freed. */
+  private lastActivityAt = 0;
+  private stallTimer: NodeJS.Timeout | undefined;
   private readonly waiters: ((release: Release | undefined) => void)[] = [];
 
   constructor(
@@ -41,7 +55,15 @@ export class DestinationGate {
   acquire(): Promise<Release | undefined> {
     if (this.failing) return Promise.resolve(undefined);
     if (this.inFlight < this.options.concurrency) return Promise.resolve(this.take(false));
+    if (this.stalled) return Promise.resolve(undefined);
+    this.watchForStall();
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Every slot taken, and none freed for `stallMs`. */
+  get stalled(): boolean {
+    const { stallMs } = this.options;
+    return stallMs !== undefined && this.inFlight >= this.options.concurrency && this.now() - this.lastActivityAt >= stallMs;
   }
 
   /** For retries: a slot now, a probe slot once a failing destination's cool-down is over, or undefined (try later). */
@@ -54,18 +76,28 @@ export class DestinationGate {
     return this.inFlight < this.options.concurrency ? this.take(false) : undefined;
   }
 
-  /** How long a retry that found no slot should wait before asking again. */
+  /**
+   * How long a retry that found no slot should wait before asking again. While
+   * a probe is in flight nobody gets in until it is answered (or times out), so
+   * the others wait a cool-down rather than asking every 100 ms: with thousands
+   * of retries parked on a failing destination, that polling alone would eat the
+   * CPU that healthy destinations need.
+   */
   retryLaterMs(): number {
-    return this.failing ? Math.max(this.openUntil - this.now(), 100) : 100;
+    if (!this.failing) return this.stalled ? this.options.cooldownMs : 100;
+    if (this.probing) return this.options.cooldownMs;
+    return Math.max(this.openUntil - this.now(), 100);
   }
 
   private take(probe: boolean): Release {
     this.inFlight++;
+    this.lastActivityAt = this.now();
     let released = false;
     return (outcome) => {
       if (released) return;
       released = true;
       this.inFlight--;
+      this.lastActivityAt = this.now();
       if (probe) this.probing = false;
       this.record(outcome);
       this.wakeNext();
@@ -85,7 +117,24 @@ export class DestinationGate {
   private open(): void {
     this.openUntil = this.now() + this.options.cooldownMs;
     // Everyone waiting for a first attempt goes to the retry path instead.
+    this.releaseWaiters();
+  }
+
+  private releaseWaiters(): void {
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
+  }
+
+  /** While first attempts wait, checks whether the destination stalled; if so, sends them to the retry path. */
+  private watchForStall(): void {
+    if (this.options.stallMs === undefined || this.stallTimer) return;
+    const delay = Math.max(10, this.lastActivityAt + this.options.stallMs - this.now());
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = undefined;
+      if (this.waiters.length === 0) return;
+      if (this.stalled) this.releaseWaiters();
+      else this.watchForStall();
+    }, delay);
+    this.stallTimer.unref();
   }
 
   private wakeNext(): void {

@@ -48,7 +48,7 @@ export async function fanOut(
       "content-type": "application/json",
       ...(signature ? { "x-signature": signature } : {}),
     };
-    const result = await sender.send(entry.url, headers, body);
+    const result = await sender.send(entry.url, headers, body, destination.id);
     attempts.push({ ...result, urlIndex, url: entry.url });
     if (result.outcome === "delivered") {
       delivered = true;

@@ -62,7 +62,9 @@ export class Retries {
         return;
       }
       const wait = destination.enabled ? this.deps.gates.for(destination.id).retryLaterMs() : DISABLED_RECHECK_MS;
-      message.nak(Math.min(wait + Math.random() * 100, windowEnd - now));
+      // Whole milliseconds: nats-server ignores a nak delay that is not a whole number of nanoseconds
+      // and redelivers at once, which would turn every parked retry into a busy loop.
+      message.nak(Math.round(Math.min(wait + Math.random() * 100, windowEnd - now)));
       return;
     }
 

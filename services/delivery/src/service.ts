@@ -28,6 +28,9 @@ import { Settler } from "./settle.js";
 import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, RETRY_CONSUMER } from "./streams.js";
 import { WebhookSender } from "./webhook-sender.js";
 
+/** See GateOptions.stallMs. */
+const STALL_MS = 1_000;
+
 export interface DeliveryHandle {
   readonly grpcPort: number;
   /** Stops taking messages, finishes the deliveries in flight, drains NATS. */
@@ -71,6 +74,8 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
     concurrency: config.DELIVERY_DESTINATION_CONCURRENCY,
     failureThreshold: config.DELIVERY_FAILURE_THRESHOLD,
     cooldownMs: config.DELIVERY_FAILING_COOLDOWN_MS,
+    // A receiver that has answered nothing for a second while every slot is busy is stuck, not slow.
+    stallMs: Math.min(STALL_MS, config.DELIVERY_REQUEST_TIMEOUT_MS),
   });
   const retryQueue = new RetryQueue(js, names);
   const deadLetters = new DeadLetters(js, jsm, names);

@@ -7,6 +7,8 @@ import type { FanOutResult, UrlAttempt } from "./fan-out.js";
 import { nextStep, type RetrySchedule } from "./retry-policy.js";
 import type { RetryQueue } from "./retry-queue.js";
 
+const SETTLED = Promise.resolve();
+
 export type DeadLetterReason = "window_exhausted" | "permanent_failure" | "destination_removed";
 
 /**
@@ -28,7 +30,16 @@ export class Settler {
   ) {}
 
   /** `task` describes the round just made: its attemptsBefore excludes that round. */
-  async settle(task: DeliveryTask, result: FanOutResult): Promise<void> {
+  settle(task: DeliveryTask, result: FanOutResult): Promise<void> {
+    // The common case, every request answered 2xx: only a count, nothing to store or wait for.
+    if (result.delivered && result.attempts.every((a) => a.outcome === "delivered")) {
+      this.deps.stats.add(task.destinationId, { delivered: 1 });
+      return SETTLED;
+    }
+    return this.settleFailures(task, result);
+  }
+
+  private async settleFailures(task: DeliveryTask, result: FanOutResult): Promise<void> {
     const attempt = task.attemptsBefore + 1;
     const failed = result.attempts.filter((a) => a.outcome !== "delivered");
     await Promise.all(failed.map((a) => this.deps.log.record(attemptRecord(task, a, attempt))));

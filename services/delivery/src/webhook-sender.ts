@@ -1,5 +1,5 @@
 import { rootCertificates } from "node:tls";
-import { Agent, request } from "undici";
+import { Agent, type Dispatcher } from "undici";
 import { isCertificateError, outcomeOfStatus, parseRetryAfter, type AttemptOutcome } from "./retry-policy.js";
 
 /** What one POST to one URL came to. */
@@ -28,61 +28,164 @@ export interface SenderOptions {
  * Posts webhook bodies with undici: certificates fully verified (a
  * self-signed receiver gets no request), redirects never followed, every
  * request bounded by the timeout.
+ *
+ * Each destination (`poolKey`) gets its own connection pool, so destinations
+ * that share a receiver origin never wait for each other's connections: a
+ * destination that stops answering cannot stall a healthy one on the same host.
+ * Requests go through undici's dispatcher API with a small handler: no
+ * response stream and no AbortSignal per request, which is most of what a
+ * POST costs at thousands per second.
  */
 export class WebhookSender {
-  private readonly agent: Agent;
+  private readonly agents = new Map<string, Agent>();
+  private readonly targets = new Map<string, { origin: string; path: string }>();
 
-  constructor(private readonly options: SenderOptions) {
-    this.agent = new Agent({
-      connections: options.connectionsPerOrigin,
-      keepAliveTimeout: 10_000,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      connect: {
-        timeout: options.timeoutMs,
-        rejectUnauthorized: true,
-        // Node's `ca` replaces the well-known roots instead of adding to them; keep them, so that
-        // trusting a private CA does not turn every public HTTPS receiver into a certificate error.
-        ...(options.extraCaCertificates ? { ca: [...rootCertificates, ...options.extraCaCertificates] } : {}),
-      },
+  constructor(private readonly options: SenderOptions) {}
+
+  send(url: string, headers: Record<string, string>, body: Buffer, poolKey = ""): Promise<SendResult> {
+    let target: { origin: string; path: string };
+    try {
+      target = this.target(url);
+    } catch (error) {
+      return Promise.resolve({ status: 0, ...describeFailure(error, this.options.timeoutMs), latencyMs: 0 });
+    }
+    return new Promise<SendResult>((resolve) => {
+      const handler = new PostHandler(resolve, this.options.timeoutMs, this.options.maxResponseBytes);
+      this.agentFor(poolKey).dispatch({ origin: target.origin, path: target.path, method: "POST", headers, body }, handler);
     });
   }
 
-  async send(url: string, headers: Record<string, string>, body: Buffer): Promise<SendResult> {
-    const started = performance.now();
-    const latency = () => Math.round(performance.now() - started);
-    try {
-      const response = await request(url, {
-        method: "POST",
-        headers,
-        body,
-        dispatcher: this.agent,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
-      // Drain (capped) so the connection can be reused; the content itself is not used.
-      await response.body.dump({ limit: this.options.maxResponseBytes }).catch(() => undefined);
-      const outcome = outcomeOfStatus(response.statusCode);
-      const retryAfter =
-        response.statusCode === 429 || response.statusCode === 503 ? headerValue(response.headers["retry-after"]) : undefined;
-      return {
-        status: response.statusCode,
-        error: "",
-        latencyMs: latency(),
-        outcome,
-        ...(retryAfter === undefined ? {} : { retryAfterMs: parseRetryAfter(retryAfter, Date.now()) }),
-      };
-    } catch (error) {
-      return { status: 0, ...describeFailure(error, this.options.timeoutMs), latencyMs: latency() };
-    }
+  async close(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((agent) => agent.close()));
+    this.agents.clear();
   }
 
-  async close(): Promise<void> {
-    await this.agent.close();
+  private agentFor(poolKey: string): Agent {
+    let agent = this.agents.get(poolKey);
+    if (!agent) {
+      const { options } = this;
+      agent = new Agent({
+        connections: options.connectionsPerOrigin,
+        keepAliveTimeout: 10_000,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        connect: {
+          timeout: options.timeoutMs,
+          rejectUnauthorized: true,
+          // Node's `ca` replaces the well-known roots instead of adding to them; keep them, so that
+          // trusting a private CA does not turn every public HTTPS receiver into a certificate error.
+          ...(options.extraCaCertificates ? { ca: [...rootCertificates, ...options.extraCaCertificates] } : {}),
+        },
+      });
+      this.agents.set(poolKey, agent);
+    }
+    return agent;
+  }
+
+  /** Origin and path of a URL, parsed once per URL. */
+  private target(url: string): { origin: string; path: string } {
+    let target = this.targets.get(url);
+    if (!target) {
+      const parsed = new URL(url);
+      target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      if (this.targets.size >= 10_000) this.targets.clear();
+      this.targets.set(url, target);
+    }
+    return target;
   }
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
+/**
+ * One POST's undici handler: records the status (and Retry-After), drains and
+ * discards the body up to the limit, and bounds the whole exchange by the
+ * timeout. A class rather than closures: it is made for every request.
+ */
+class PostHandler implements Dispatcher.DispatchHandler {
+  private readonly started = performance.now();
+  private readonly timer: NodeJS.Timeout;
+  private status = 0;
+  private retryAfter: string | undefined;
+  private received = 0;
+  private done = false;
+  private timedOut = false;
+  private abortRequest: ((reason?: Error) => void) | undefined;
+
+  constructor(
+    private readonly resolve: (result: SendResult) => void,
+    private readonly timeoutMs: number,
+    private readonly maxResponseBytes: number,
+  ) {
+    this.timer = setTimeout(() => this.onTimeout(), timeoutMs);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.timedOut) abort(timeoutError(this.timeoutMs));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true; // 1xx: the real answer follows
+    this.status = statusCode;
+    if (statusCode === 429 || statusCode === 503) this.retryAfter = rawHeaderValue(rawHeaders, "retry-after");
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    // Drained (capped) so the connection can be reused; the content itself is not used.
+    this.received += chunk.length;
+    if (this.received > this.maxResponseBytes) this.abortRequest?.(new Error("response body over the limit"));
+    return true;
+  }
+
+  onComplete(): void {
+    this.finish(undefined);
+  }
+
+  onError(error: Error): void {
+    this.finish(error);
+  }
+
+  private onTimeout(): void {
+    this.timedOut = true;
+    const error = timeoutError(this.timeoutMs);
+    this.abortRequest?.(error);
+    this.finish(error);
+  }
+
+  private finish(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.timer);
+    const latencyMs = Math.round(performance.now() - this.started);
+    const { status, retryAfter } = this;
+    // With a status, the response counts even if reading its (discarded) body failed.
+    if (status >= 200) {
+      this.resolve({
+        status,
+        error: "",
+        latencyMs,
+        outcome: outcomeOfStatus(status),
+        ...(retryAfter === undefined ? {} : { retryAfterMs: parseRetryAfter(retryAfter, Date.now()) }),
+      });
+    } else {
+      this.resolve({ status: 0, ...describeFailure(error, this.timeoutMs), latencyMs });
+    }
+  }
+}
+
+function timeoutError(timeoutMs: number): Error {
+  const error = new Error(`no response within ${timeoutMs} ms`);
+  error.name = "TimeoutError";
+  return error;
+}
+
+/** A header's first value from undici's raw [name, value, name, value, …] list. */
+function rawHeaderValue(rawHeaders: Buffer[] | null, name: string): string | undefined {
+  if (!rawHeaders) return undefined;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toString().toLowerCase() === name) return rawHeaders[i + 1]!.toString();
+  }
+  return undefined;
 }
 
 /** A readable reason and whether trying again could help. */

@@ -1,0 +1,149 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { JsMsg } from "@nats-io/jetstream";
+import { DeliveryTask } from "@switchyard/contracts";
+import { createLogger, type Destination, type WorkspaceView } from "@switchyard/platform";
+import { afterEach, describe, expect, it } from "vitest";
+import { DestinationGate, DestinationGates, type GateOptions } from "./destination-gate.js";
+import { Retries } from "./retries.js";
+import type { Settler } from "./settle.js";
+import { WebhookSender } from "./webhook-sender.js";
+
+/**
+ * What keeps one bad destination from slowing the others: stall detection in
+ * the gate, a connection pool per destination, and parked retries that really
+ * stay parked.
+ */
+
+const OPTIONS: GateOptions = { concurrency: 2, failureThreshold: 3, cooldownMs: 5_000, stallMs: 50 };
+
+function manualClock(start = 1_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => void (now += ms) };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("DestinationGate: a stalled destination", () => {
+  it("sends waiting first attempts to the retry path once no slot was freed for stallMs, without opening the breaker", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate(OPTIONS, clock.now);
+    await gate.acquire();
+    await gate.acquire();
+    const waiter = gate.acquire();
+    expect(gate.stalled).toBe(false);
+
+    clock.advance(50);
+    expect(gate.stalled).toBe(true);
+    await sleep(80); // the gate's own check runs on a real timer
+    expect(await waiter).toBeUndefined();
+    // New first attempts skip it at once; it is not failing, and retries come back after a cool-down.
+    expect(await gate.acquire()).toBeUndefined();
+    expect(gate.failing).toBe(false);
+    expect(gate.retryLaterMs()).toBe(5_000);
+  });
+
+  it("is not stalled while slots are being freed", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate(OPTIONS, clock.now);
+    const first = (await gate.acquire())!;
+    await gate.acquire();
+    const waiter = gate.acquire();
+    clock.advance(40);
+    first("delivered"); // progress: the waiter gets this slot
+    clock.advance(40);
+    expect(gate.stalled).toBe(false);
+    expect(await waiter).toBeTypeOf("function");
+    expect(gate.retryLaterMs()).toBe(100);
+  });
+
+  it("waits as long as it takes when stallMs is not set", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate({ ...OPTIONS, stallMs: undefined }, clock.now);
+    await gate.acquire();
+    await gate.acquire();
+    clock.advance(60_000);
+    expect(gate.stalled).toBe(false);
+  });
+
+  it("asks retries to wait a cool-down, not 100 ms, while the probe is in flight", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate(OPTIONS, clock.now);
+    for (let i = 0; i < OPTIONS.failureThreshold; i++) (await gate.acquire())!("retryable");
+    clock.advance(OPTIONS.cooldownMs);
+    const probe = gate.tryAcquire();
+    expect(probe).toBeTypeOf("function");
+    expect(gate.tryAcquire()).toBeUndefined();
+    expect(gate.retryLaterMs()).toBe(OPTIONS.cooldownMs);
+  });
+});
+
+describe("WebhookSender: one connection pool per destination", () => {
+  let server: Server | undefined;
+  let sender: WebhookSender | undefined;
+
+  afterEach(async () => {
+    await sender?.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it("does not make a destination wait for the connections of another one on the same host", async () => {
+    server = createServer((request, response) => {
+      if (request.url === "/hang") return; // never answers
+      response.writeHead(200).end();
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    sender = new WebhookSender({ timeoutMs: 2_000, maxResponseBytes: 1024, connectionsPerOrigin: 1 });
+    const body = Buffer.from("{}");
+
+    const hanging = sender.send(`${origin}/hang`, {}, body, "stuck");
+    const started = performance.now();
+    const healthy = await sender.send(`${origin}/ok`, {}, body, "healthy");
+    expect(healthy).toMatchObject({ status: 200, outcome: "delivered" });
+    // With one shared connection it would have queued behind the hanging request until its 2 s timeout.
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(await hanging).toMatchObject({ status: 0, outcome: "retryable", error: "timeout: no response within 2000 ms" });
+  });
+});
+
+describe("Retries: a parked retry", () => {
+  it("is naked with a whole number of milliseconds (nats-server ignores a fractional delay and redelivers at once)", async () => {
+    const destination: Destination = {
+      id: "hook",
+      type: "webhooks",
+      enabled: true,
+      settings: { webhooks: [{ url: "http://127.0.0.1:9/hook", headers: {} }] },
+    };
+    const gates = new DestinationGates(OPTIONS);
+    for (let i = 0; i < OPTIONS.failureThreshold; i++) (await gates.for("hook").acquire())!("retryable");
+    const retries = new Retries({
+      workspace: { destination: () => destination } as unknown as WorkspaceView,
+      sender: new WebhookSender({ timeoutMs: 1_000, maxResponseBytes: 1024, connectionsPerOrigin: 1 }),
+      gates,
+      settler: {} as Settler,
+      windowMs: 3600_000,
+      logger: createLogger({ service: "test", level: "silent" }),
+    });
+    const naks: number[] = [];
+    const data = DeliveryTask.encode({
+      call: undefined,
+      sourceId: "web",
+      destinationId: "hook",
+      urlIndexes: [0],
+      windowStart: new Date(),
+      attemptsBefore: 1,
+      notBefore: undefined,
+      lastFailure: undefined,
+    }).finish();
+    const message = { data, seq: 1, subject: "x.retry.hook", nak: (delay?: number) => naks.push(delay ?? 0) } as unknown as JsMsg;
+    for (let i = 0; i < 20; i++) await retries.handle(message);
+
+    expect(naks).toHaveLength(20);
+    for (const delay of naks) {
+      expect(Number.isInteger(delay)).toBe(true);
+      expect(delay).toBeGreaterThanOrEqual(4_000); // parked until the cool-down ends, give or take the jitter
+    }
+  });
+});
