@@ -1,0 +1,778 @@
+/**
+ * Delivery benchmark: `npm run bench:delivery [-- options]`.
+ *
+ * Measures, in one run, against its own nats-server (or NATS_URL with a
+ * unique namespace, deleted afterwards), the delivery service in its own
+ * process (a fresh one per phase) and webhook receivers in another
+ * (bench/lib/webhook-sink.ts, answering 200):
+ *
+ *  1. throughput: webhooks delivered per second to one destination with one
+ *     URL, from a backlog of CallBatch messages of 100 realistic calls on the
+ *     calls stream (as ingest publishes them). Compared with the raw undici
+ *     POST rate to the same receiver from this process: an Agent with as many
+ *     connections as the service's per-destination concurrency, that many
+ *     requests in flight, bodies of the same size. Target: ≥ 0.7 × raw.
+ *  2. isolation: one source, five destinations. Run once with all five
+ *     healthy and once with one whose receiver holds every request for 6 s
+ *     (past the 5 s timeout). The other four's aggregate rate, from the first
+ *     request of the run to the last of theirs, in both runs. Each run is
+ *     long enough (16,000 calls) to span the failing destination's whole
+ *     onset: stall, breaker trip at the 5 s timeout, cool-down and a probe.
+ *     Target: ≥ 0.9.
+ *  3. latency: calls sent through the ingest service (own process, gRPC
+ *     IngestBatch) at a steady rate in small batches; latency is the
+ *     receiver's arrival time minus the call's `timestamp`, which ingest sets
+ *     to its accept time when the client sends none (every process reads the
+ *     same clock; both ends have 1 ms resolution). p50 and p99 over the
+ *     measured seconds after a warm-up. Targets: p50 ≤ 10 ms, p99 ≤ 50 ms.
+ *
+ * Rates are taken from the receiver's arrival times, for the service and the
+ * raw baseline alike: (requests − 1) / (last − first arrival) over the
+ * measured requests; warm-up requests come first and are not counted. The
+ * throughput phase also reports CPU time per request of the sender and the
+ * receiver (from /proc), which a busy machine disturbs less than rates; the
+ * load average at start and end is recorded for the same reason.
+ *
+ * Writes bench/results/delivery-<time>.json and delivery-latest.json. Exits
+ * non-zero only when the benchmark itself failed, not when a target is
+ * missed. Options: `--cpu-prof-dir DIR` profiles each delivery process (into
+ * DIR/delivery-<phase>/; the largest file is the main thread's);
+ * `--delivery-env KEY=VALUE` (repeatable) sets service settings;
+ * `--phases throughput,isolation,latency` runs a subset; `--calls`,
+ * `--isolation-calls`, `--latency-seconds` and others size the phases.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { credentials, Metadata } from "@grpc/grpc-js";
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { headers as natsHeaders, type NatsConnection } from "@nats-io/nats-core";
+import { connect } from "@nats-io/transport-node";
+import {
+  BUS_MESSAGE_TYPE_HEADER,
+  CallBatch,
+  IngestBatchRequest,
+  IngestServiceClient,
+  IngestServiceService,
+  type Call,
+  type IngestBatchResponse,
+} from "@switchyard/contracts";
+import { loadDeliveryConfig, webhookBody, webhookSignature } from "@switchyard/delivery";
+import { basicAuthorization, busNames, ensureCallsStream, type BusNames } from "@switchyard/platform";
+import { freePort, NatsServer, uniqueNamespace } from "@switchyard/testkit";
+import { Agent, request } from "undici";
+import { DeliveryChild } from "./lib/delivery-child.js";
+import { IngestChild } from "./lib/ingest-child.js";
+import { Cleanup, machineFacts, percentile, processCpuMs, runLanes, writeResults } from "./lib/run-support.js";
+import { sampleCall, seededRandom } from "./lib/sample-calls.js";
+import { WebhookSinkChild } from "./lib/webhook-sink-child.js";
+
+const TARGETS = { throughputRatio: 0.7, isolationRatio: 0.9, latencyP50Ms: 10, latencyP99Ms: 50 };
+const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
+const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
+const BATCH_SIZE = 100;
+const SHARED_SECRET = "bench-shared-secret-0123456789";
+/** How long the failing receiver holds each request: past the service's 5 s timeout. */
+const HOLD_MS = 6_000;
+const PHASES = ["throughput", "isolation", "latency"] as const;
+type Phase = (typeof PHASES)[number];
+
+const PATHS = {
+  throughput: "/tp",
+  raw: "/raw",
+  warm: "/warm",
+  latency: "/lat",
+  healthy: (i: number) => `/iso-h/${i}`,
+  withSlow: (i: number) => `/iso-s/${i}`,
+  slow: "/iso-s/slow",
+};
+
+interface Parameters {
+  phases: Phase[];
+  calls: number;
+  warmupCalls: number;
+  isolationCalls: number;
+  latencyRate: number;
+  latencyBatchSize: number;
+  latencySeconds: number;
+  latencyWarmupSeconds: number;
+  phaseTimeoutMs: number;
+  deliveryEnv: Record<string, string>;
+  cpuProfDir: string | undefined;
+}
+
+interface Rate {
+  count: number;
+  seconds: number;
+  perSecond: number;
+}
+
+// ---------------------------------------------------------------- options
+
+function parseParameters(argv: string[]): Parameters {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      phases: { type: "string", default: PHASES.join(",") },
+      calls: { type: "string", default: "40000" },
+      "warmup-calls": { type: "string", default: "5000" },
+      "isolation-calls": { type: "string", default: "16000" },
+      "latency-rate": { type: "string", default: "1000" },
+      "latency-batch-size": { type: "string", default: "10" },
+      "latency-seconds": { type: "string", default: "20" },
+      "latency-warmup-seconds": { type: "string", default: "5" },
+      "phase-timeout-s": { type: "string", default: "60" },
+      "delivery-env": { type: "string", multiple: true, default: [] },
+      "cpu-prof-dir": { type: "string" },
+    },
+  });
+  const phases = values.phases.split(",").map((phase) => phase.trim());
+  for (const phase of phases) {
+    if (!(PHASES as readonly string[]).includes(phase)) throw new Error(`--phases: unknown phase "${phase}" (${PHASES.join(", ")})`);
+  }
+  const deliveryEnv: Record<string, string> = {};
+  for (const entry of values["delivery-env"]) {
+    const match = /^([A-Z0-9_]+)=(.*)$/.exec(entry);
+    if (!match) throw new Error(`--delivery-env: expected KEY=VALUE, got ${entry}`);
+    deliveryEnv[match[1]!] = match[2]!;
+  }
+  return {
+    phases: phases as Phase[],
+    calls: positiveInt("--calls", values.calls),
+    warmupCalls: positiveInt("--warmup-calls", values["warmup-calls"]),
+    isolationCalls: positiveInt("--isolation-calls", values["isolation-calls"]),
+    latencyRate: positiveInt("--latency-rate", values["latency-rate"]),
+    latencyBatchSize: positiveInt("--latency-batch-size", values["latency-batch-size"]),
+    latencySeconds: positiveInt("--latency-seconds", values["latency-seconds"]),
+    latencyWarmupSeconds: positiveInt("--latency-warmup-seconds", values["latency-warmup-seconds"]),
+    phaseTimeoutMs: positiveInt("--phase-timeout-s", values["phase-timeout-s"]) * 1000,
+    deliveryEnv,
+    cpuProfDir: values["cpu-prof-dir"],
+  };
+}
+
+function positiveInt(name: string, text: string | undefined): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name}: must be a positive integer, got ${text}`);
+  return value;
+}
+
+// ---------------------------------------------------------------- setup
+
+interface Context {
+  params: Parameters;
+  natsUrl: string;
+  namespace: string;
+  names: BusNames;
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  sink: WebhookSinkChild;
+  workspaceFile: string;
+  cleanup: Cleanup;
+  /** The service's per-destination concurrency (and connections per origin). */
+  destinationConcurrency: number;
+}
+
+const writeKey = (sourceId: string) => `wk_bench_${sourceId}_0123456789`;
+
+/** Every source, destination and connection of every phase; each phase has its own source. */
+function workspace(sink: WebhookSinkChild) {
+  const destination = (id: string, path: string) => ({
+    id,
+    settings: { webhooks: [{ url: sink.url(path) }], sharedSecret: SHARED_SECRET },
+  });
+  const healthy = [0, 1, 2, 3, 4].map((i) => destination(`iso-h-${i}`, PATHS.healthy(i)));
+  const withSlow = [0, 1, 2, 3].map((i) => destination(`iso-s-${i}`, PATHS.withSlow(i)));
+  const slow = destination("iso-s-slow", PATHS.slow);
+  const connections = (sourceId: string, destinations: { id: string }[]) => destinations.map((d) => ({ sourceId, destinationId: d.id }));
+  const single = { tp: destination("tp", PATHS.throughput), warm: destination("warm", PATHS.warm), lat: destination("lat", PATHS.latency) };
+  return {
+    sources: ["tp", "warm", "lat", "iso-h", "iso-s"].map((id) => ({ id, writeKeys: [writeKey(id)] })),
+    destinations: [single.tp, single.warm, single.lat, ...healthy, ...withSlow, slow],
+    connections: [
+      ...connections("tp", [single.tp]),
+      ...connections("warm", [single.warm]),
+      ...connections("lat", [single.lat]),
+      ...connections("iso-h", healthy),
+      ...connections("iso-s", [...withSlow, slow]),
+    ],
+  };
+}
+
+async function startNats(cleanup: Cleanup): Promise<{ url: string; external: boolean }> {
+  const external = process.env.NATS_URL;
+  if (external) return { url: external, external: true };
+  const server = await NatsServer.start();
+  cleanup.add("stop nats-server", () => server.dispose());
+  return { url: server.url, external: false };
+}
+
+/** On a shared server, removes everything this run created under its namespace. */
+async function deleteNamespace(jsm: JetStreamManager, names: BusNames): Promise<void> {
+  const streams = [
+    names.callsStream,
+    names.retryStream,
+    names.deadStream,
+    names.deliveryLogStream,
+    `KV_${names.configBucket}`,
+    `KV_${names.deliveryStatsBucket}`,
+  ];
+  for (const stream of streams) await jsm.streams.delete(stream).catch(() => false);
+}
+
+async function startDelivery(ctx: Context, phase: string): Promise<DeliveryChild> {
+  const { params } = ctx;
+  const delivery = DeliveryChild.start({
+    cwd: REPO_ROOT,
+    natsUrl: ctx.natsUrl,
+    namespace: ctx.namespace,
+    workspaceFile: ctx.workspaceFile,
+    grpcPort: await freePort(),
+    env: params.deliveryEnv,
+    nodeFlags: params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${join(params.cpuProfDir, `delivery-${phase}`)}`] : [],
+  });
+  ctx.cleanup.add(`stop delivery (${phase})`, () => delivery.stop());
+  await delivery.waitUntilReady();
+  return delivery;
+}
+
+// ---------------------------------------------------------------- bus
+
+/**
+ * Publishes `count` realistic calls for a source as ingest would: CallBatch
+ * messages of up to 100 calls, with a message id and the type header. All
+ * batches are encoded before the first is published.
+ */
+async function publishCalls(ctx: Context, sourceId: string, count: number, random: () => number): Promise<void> {
+  const now = new Date();
+  const encoded: { batchId: string; data: Uint8Array }[] = [];
+  for (let first = 0; first < count; first += BATCH_SIZE) {
+    const calls = Array.from({ length: Math.min(BATCH_SIZE, count - first) }, (): Call => ({ ...sampleCall(random), receivedAt: now }));
+    const batchId = randomUUID();
+    encoded.push({ batchId, data: CallBatch.encode({ batchId, sourceId, receivedAt: now, calls }).finish() });
+  }
+  await runLanes(16, encoded.length, async (index) => {
+    const batch = encoded[index]!;
+    // Headers per message: publish adds the message id to them.
+    const header = natsHeaders();
+    header.set(BUS_MESSAGE_TYPE_HEADER, "switchyard.v1.CallBatch");
+    await ctx.js.publish(ctx.names.callsSubject(sourceId), batch.data, { headers: header, msgID: `${sourceId}:${batch.batchId}` });
+  });
+}
+
+/** Waits until each path has at least its expected count; false when the phase's time ran out first. */
+async function waitForCounts(ctx: Context, expected: Record<string, number>, delivery?: DeliveryChild): Promise<boolean> {
+  const deadline = Date.now() + ctx.params.phaseTimeoutMs;
+  for (;;) {
+    const { paths } = await ctx.sink.stats();
+    if (Object.entries(expected).every(([path, count]) => (paths[path]?.count ?? 0) >= count)) return true;
+    if (delivery?.exited) throw new Error(`delivery exited:\n${delivery.recentOutput}`);
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Rate over the arrivals from index `from` to `to` (inclusive), sorted. */
+function arrivalRate(sorted: number[], from: number, to: number): Rate {
+  const last = Math.min(to, sorted.length - 1);
+  const count = last - from;
+  const seconds = (sorted[last]! - sorted[from]!) / 1000;
+  return { count, seconds, perSecond: count > 0 && seconds > 0 ? count / seconds : 0 };
+}
+
+async function busState(ctx: Context) {
+  const consumer = await ctx.jsm.consumers.info(ctx.names.callsStream, "delivery");
+  const retry = await ctx.jsm.streams.info(ctx.names.retryStream);
+  const retryConsumer = await ctx.jsm.consumers.info(ctx.names.retryStream, "delivery-retry");
+  const dead = await ctx.jsm.streams.info(ctx.names.deadStream);
+  return {
+    callsPending: consumer.num_pending,
+    callsAckPending: consumer.num_ack_pending,
+    callsRedelivered: consumer.num_redelivered,
+    retryTasks: retry.state.messages,
+    /** Every task ever put on the retry stream, and how often the retry consumer was handed one (each nak → another). */
+    retryTasksPublished: retry.state.last_seq,
+    retryDeliveries: retryConsumer.delivered.consumer_seq,
+    deadLetters: dead.state.messages,
+  };
+}
+
+// ---------------------------------------------------------------- 1. throughput
+
+/** CPU time per request (µs) of the sending process and of the receiver, where /proc tells. */
+interface CpuCost {
+  senderMicrosPerRequest: number | undefined;
+  receiverMicrosPerRequest: number | undefined;
+}
+
+function perRequest(fromMs: number | undefined, toMs: number | undefined, requests: number): number | undefined {
+  return fromMs === undefined || toMs === undefined ? undefined : Math.round(((toMs - fromMs) * 1000) / requests);
+}
+
+interface ThroughputResult {
+  delivered: Rate;
+  deliveryCpu: CpuCost;
+  raw: Rate;
+  rawCpu: CpuCost;
+  rawClientSide: Rate;
+  ratio: number;
+  complete: boolean;
+  requestsReceived: number;
+  meanBodyBytes: number;
+  bus: Awaited<ReturnType<typeof busState>>;
+}
+
+async function throughputPhase(ctx: Context): Promise<ThroughputResult> {
+  const { params, sink } = ctx;
+  const total = params.warmupCalls + params.calls;
+  console.log(`throughput: publishing ${total} calls in batches of ${BATCH_SIZE} …`);
+  await publishCalls(ctx, "tp", total, seededRandom(11));
+  console.log(`throughput: delivering (${params.warmupCalls} warm-up, ${params.calls} measured) …`);
+  const delivery = await startDelivery(ctx, "throughput");
+  // CPU use of the service and the receiver from the end of the warm-up to the end (sampled within ~0.1 s).
+  const cpuMark = async () => ({
+    service: await processCpuMs(delivery.pid),
+    sink: await processCpuMs(sink.pid),
+    count: await sink.count(PATHS.throughput),
+  });
+  await waitForCounts(ctx, { [PATHS.throughput]: params.warmupCalls }, delivery);
+  const before = await cpuMark();
+  const complete = await waitForCounts(ctx, { [PATHS.throughput]: total }, delivery);
+  const after = await cpuMark();
+  await delivery.stop();
+  const bus = await busState(ctx);
+  const arrivals = (await sink.arrivals([PATHS.throughput]))[PATHS.throughput]!.sort((a, b) => a - b);
+  const delivered = arrivalRate(arrivals, params.warmupCalls - 1, total - 1);
+
+  const raw = await rawBaseline(ctx, total);
+  return {
+    delivered,
+    deliveryCpu: {
+      senderMicrosPerRequest: perRequest(before.service, after.service, after.count - before.count),
+      receiverMicrosPerRequest: perRequest(before.sink, after.sink, after.count - before.count),
+    },
+    raw: raw.rate,
+    rawCpu: raw.cpu,
+    rawClientSide: raw.clientSide,
+    ratio: delivered.perSecond / raw.rate.perSecond,
+    complete,
+    requestsReceived: arrivals.length,
+    meanBodyBytes: raw.meanBodyBytes,
+    bus,
+  };
+}
+
+/** Webhook bodies as the service sends them, and the headers it adds, for the same kind of calls. */
+function sampleRequests(count: number): { bodies: Buffer[]; headers: Record<string, string>[]; meanBodyBytes: number } {
+  const random = seededRandom(12);
+  const now = new Date();
+  const bodies = Array.from({ length: count }, () => Buffer.from(JSON.stringify(webhookBody({ ...sampleCall(random), receivedAt: now }))));
+  const headers = bodies.map((body) => ({
+    "user-agent": "Switchyard/1.0",
+    "content-type": "application/json",
+    "x-signature": webhookSignature(body, SHARED_SECRET),
+  }));
+  return { bodies, headers, meanBodyBytes: bodies.reduce((sum, body) => sum + body.length, 0) / count };
+}
+
+/** The same number of POSTs with plain undici from this process, as many in flight as the service allows one destination. */
+async function rawBaseline(ctx: Context, total: number): Promise<{ rate: Rate; clientSide: Rate; cpu: CpuCost; meanBodyBytes: number }> {
+  const { params, sink, destinationConcurrency } = ctx;
+  const { bodies, headers, meanBodyBytes } = sampleRequests(1000);
+  const agent = new Agent({ connections: destinationConcurrency, keepAliveTimeout: 10_000 });
+  const url = sink.url(PATHS.raw);
+  const post = async (index: number) => {
+    const response = await request(url, {
+      method: "POST",
+      headers: headers[index % headers.length]!,
+      body: bodies[index % bodies.length]!,
+      dispatcher: agent,
+    });
+    await response.body.dump();
+    if (response.statusCode !== 200) throw new Error(`raw POST answered ${response.statusCode}`);
+  };
+  try {
+    console.log(`raw: ${total} undici POSTs (${params.warmupCalls} warm-up), ${destinationConcurrency} connections and in flight …`);
+    await runLanes(destinationConcurrency, params.warmupCalls, post);
+    const sinkCpuBefore = await processCpuMs(sink.pid);
+    const ownCpuBefore = process.cpuUsage();
+    const started = performance.now();
+    await runLanes(destinationConcurrency, params.calls, post);
+    const seconds = (performance.now() - started) / 1000;
+    const ownCpu = process.cpuUsage(ownCpuBefore);
+    const sinkCpuAfter = await processCpuMs(sink.pid);
+    const arrivals = (await sink.arrivals([PATHS.raw]))[PATHS.raw]!.sort((a, b) => a - b);
+    return {
+      rate: arrivalRate(arrivals, params.warmupCalls - 1, total - 1),
+      clientSide: { count: params.calls, seconds, perSecond: params.calls / seconds },
+      cpu: {
+        senderMicrosPerRequest: Math.round((ownCpu.user + ownCpu.system) / params.calls),
+        receiverMicrosPerRequest: perRequest(sinkCpuBefore, sinkCpuAfter, params.calls),
+      },
+      meanBodyBytes,
+    };
+  } finally {
+    await agent.close();
+  }
+}
+
+// ---------------------------------------------------------------- 2. isolation
+
+interface IsolationRun {
+  /** The four destinations that stay healthy in both runs: their aggregate. */
+  fourHealthy: Rate;
+  fourHealthyPerSecondTimeline: number[];
+  complete: boolean;
+  fifthDestinationRequests: number;
+  bus: Awaited<ReturnType<typeof busState>>;
+}
+
+async function isolationRun(ctx: Context, label: "healthy" | "withSlow"): Promise<IsolationRun> {
+  const { params, sink } = ctx;
+  const sourceId = label === "healthy" ? "iso-h" : "iso-s";
+  const four = [0, 1, 2, 3].map(label === "healthy" ? PATHS.healthy : PATHS.withSlow);
+  const fifth = label === "healthy" ? PATHS.healthy(4) : PATHS.slow;
+  await sink.reset();
+  console.log(
+    `isolation (${label}): publishing ${params.warmupCalls} warm-up calls and ${params.isolationCalls} calls for 5 destinations …`,
+  );
+  await publishCalls(ctx, "warm", params.warmupCalls, seededRandom(21));
+  await publishCalls(ctx, sourceId, params.isolationCalls, seededRandom(22));
+  const delivery = await startDelivery(ctx, `isolation-${label}`);
+  const expected = Object.fromEntries(four.map((path) => [path, params.isolationCalls]));
+  const complete = await waitForCounts(ctx, expected, delivery);
+  const stats = await sink.stats();
+  await delivery.stop();
+  const bus = await busState(ctx);
+
+  const arrivals = await sink.arrivals([...four, fifth]);
+  const start = Math.min(...Object.values(arrivals).map((times) => times[0] ?? Infinity));
+  const merged = four.flatMap((path) => arrivals[path]!).sort((a, b) => a - b);
+  const last = Math.min(merged.length, four.length * params.isolationCalls) - 1;
+  const seconds = (merged[last]! - start) / 1000;
+  // Requests per second of the four, from the run's first request: shows a stall, if any.
+  const timeline: number[] = [];
+  for (const time of merged.slice(0, last + 1)) {
+    const second = Math.floor((time - start) / 1000);
+    while (timeline.length <= second) timeline.push(0);
+    timeline[second]!++;
+  }
+  return {
+    fourHealthy: { count: last + 1, seconds, perSecond: (last + 1) / seconds },
+    fourHealthyPerSecondTimeline: timeline,
+    complete,
+    fifthDestinationRequests: stats.paths[fifth]?.count ?? 0,
+    bus,
+  };
+}
+
+async function isolationPhase(ctx: Context) {
+  await ctx.sink.hold(PATHS.slow, HOLD_MS);
+  const healthy = await isolationRun(ctx, "healthy");
+  const withSlow = await isolationRun(ctx, "withSlow");
+  return { healthy, withSlow, ratio: withSlow.fourHealthy.perSecond / healthy.fourHealthy.perSecond };
+}
+
+// ---------------------------------------------------------------- 3. latency
+
+async function latencyPhase(ctx: Context) {
+  const { params, sink } = ctx;
+  const ingest = IngestChild.start({
+    cwd: REPO_ROOT,
+    natsUrl: ctx.natsUrl,
+    namespace: ctx.namespace,
+    workspaceFile: ctx.workspaceFile,
+    grpcPort: await freePort(),
+    httpPort: await freePort(),
+  });
+  ctx.cleanup.add("stop ingest", () => ingest.stop());
+  await ingest.waitUntilReady();
+  const delivery = await startDelivery(ctx, "latency");
+  await sink.recordLatency(PATHS.latency);
+
+  const intervalMs = (1000 * params.latencyBatchSize) / params.latencyRate;
+  const warmupBatches = Math.round((params.latencyWarmupSeconds * 1000) / intervalMs);
+  const totalBatches = warmupBatches + Math.round((params.latencySeconds * 1000) / intervalMs);
+  const random = seededRandom(31);
+  // No timestamp: ingest sets it to its accept time, which is what latency is measured from.
+  const requests = Array.from({ length: totalBatches }, () =>
+    Buffer.from(
+      IngestBatchRequest.encode({
+        batchId: randomUUID(),
+        calls: Array.from({ length: params.latencyBatchSize }, () => ({ ...sampleCall(random), timestamp: undefined })),
+      }).finish(),
+    ),
+  );
+
+  const metadata = new Metadata();
+  metadata.set("authorization", basicAuthorization(writeKey("lat")));
+  const client = new IngestServiceClient(`127.0.0.1:${ingest.grpcPort}`, credentials.createInsecure());
+  ctx.cleanup.add("close the gRPC client", async () => client.close());
+  await new Promise<void>((resolve, reject) => client.waitForReady(Date.now() + 10_000, (error) => (error ? reject(error) : resolve())));
+  const answerMs: number[] = [];
+  let failures = 0;
+  let firstFailure: unknown;
+  const inFlight = new Set<Promise<void>>();
+  const send = (index: number) => {
+    const sentAt = performance.now();
+    const done = new Promise<IngestBatchResponse>((resolve, reject) =>
+      client.makeUnaryRequest(
+        IngestServiceService.ingestBatch.path,
+        (encoded: Buffer) => encoded,
+        IngestServiceService.ingestBatch.responseDeserialize,
+        requests[index]!,
+        metadata.clone(),
+        { deadline: Date.now() + 10_000 },
+        (error, response) => (error || !response ? reject(error ?? new Error("no response")) : resolve(response)),
+      ),
+    ).then(
+      (response) => {
+        if (response.accepted !== params.latencyBatchSize) throw new Error(`accepted ${response.accepted} of ${params.latencyBatchSize}`);
+        if (index >= warmupBatches) answerMs.push(performance.now() - sentAt);
+      },
+      (error: unknown) => {
+        failures++;
+        firstFailure ??= error;
+      },
+    );
+    const task = done.finally(() => inFlight.delete(task));
+    inFlight.add(task);
+  };
+
+  console.log(
+    `latency: ${params.latencyRate} calls/s through ingest (${params.latencyBatchSize} per batch every ${intervalMs} ms), ` +
+      `${params.latencyWarmupSeconds} s warm-up + ${params.latencySeconds} s measured …`,
+  );
+  // Paced on a fixed schedule: batch k is due at start + k × interval, so timer lateness never accumulates.
+  let measureFrom = Infinity;
+  let maxLateMs = 0;
+  const started = performance.now();
+  await new Promise<void>((resolve) => {
+    let next = 0;
+    const tick = () => {
+      const now = performance.now();
+      while (next < totalBatches && started + next * intervalMs <= now) {
+        maxLateMs = Math.max(maxLateMs, now - (started + next * intervalMs));
+        if (next === warmupBatches) measureFrom = Date.now();
+        send(next++);
+      }
+      if (next >= totalBatches) resolve();
+      else setTimeout(tick, Math.max(0, started + next * intervalMs - performance.now()));
+    };
+    tick();
+  });
+  const sendSeconds = (performance.now() - started) / 1000;
+  await Promise.all(inFlight);
+  const expectedCalls = (totalBatches - failures) * params.latencyBatchSize;
+  const complete = await waitForCounts(ctx, { [PATHS.latency]: expectedCalls }, delivery);
+  const { samples, before } = await sink.latencies(PATHS.latency, measureFrom, Infinity);
+  const { badBodies } = await sink.stats();
+  await delivery.stop();
+  await ingest.stop();
+  if (failures > 0) console.error(`latency: ${failures} batches failed; first:`, firstFailure);
+
+  const sorted = samples.sort((a, b) => a - b);
+  const answers = answerMs.sort((a, b) => a - b);
+  return {
+    samples: sorted.length,
+    warmupSamples: before,
+    p50Ms: percentile(sorted, 50),
+    p90Ms: percentile(sorted, 90),
+    p99Ms: percentile(sorted, 99),
+    maxMs: sorted.at(-1) ?? Number.NaN,
+    meanMs: sorted.reduce((sum, value) => sum + value, 0) / Math.max(1, sorted.length),
+    ingestAnswerP50Ms: round(percentile(answers, 50), 2),
+    ingestAnswerP99Ms: round(percentile(answers, 99), 2),
+    sentCallsPerSecond: round((totalBatches * params.latencyBatchSize) / sendSeconds, 1),
+    maxTimerLateMs: round(maxLateMs, 2),
+    failedBatches: failures,
+    unreadableBodies: badBodies,
+    complete,
+  };
+}
+
+// ---------------------------------------------------------------- report
+
+const round = (value: number, digits = 0) => Number(value.toFixed(digits));
+const format = (n: number) => Math.round(n).toLocaleString("en-US");
+const verdict = (pass: boolean) => (pass ? "PASS" : "MISS");
+const rateJson = (rate: Rate) => ({ count: rate.count, seconds: round(rate.seconds, 3), perSecond: Math.round(rate.perSecond) });
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const params = parseParameters(process.argv.slice(2));
+  const cleanup = new Cleanup();
+  const onSignal = () => void cleanup.run().finally(() => process.exit(130));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const date = new Date();
+    // The machine may be shared: a busy one at the start or end explains odd figures.
+    const loadAverageAtStart = os.loadavg();
+    const nats = await startNats(cleanup);
+    const namespace = uniqueNamespace();
+    const names = busNames(namespace);
+    const nc = await connect({ servers: nats.url });
+    cleanup.add("close the NATS connection", () => nc.close());
+    const jsm = await jetstreamManager(nc);
+    if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespace(jsm, names));
+    // As the services create it (their defaults), so the backlogs can be published before delivery starts.
+    await ensureCallsStream(jsm, names, { duplicateWindowMs: 10 * 60_000, maxAgeMs: 7 * 24 * 3600_000, replicas: 1 });
+
+    const sink = await WebhookSinkChild.start(REPO_ROOT);
+    cleanup.add("stop the webhook sink", () => sink.stop());
+    const dir = await mkdtemp(join(os.tmpdir(), "switchyard-bench-"));
+    cleanup.add("remove the workspace dir", () => rm(dir, { recursive: true, force: true }));
+    const workspaceFile = join(dir, "workspace.json");
+    await writeFile(workspaceFile, JSON.stringify(workspace(sink)));
+    const settings = loadDeliveryConfig({ NATS_URL: nats.url, SWITCHYARD_NAMESPACE: namespace, ...params.deliveryEnv });
+
+    const ctx: Context = {
+      params,
+      natsUrl: nats.url,
+      namespace,
+      names,
+      nc,
+      js: jetstream(nc),
+      jsm,
+      sink,
+      workspaceFile,
+      cleanup,
+      destinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
+    };
+    // Isolation last: its failing destination leaves retries behind.
+    const throughput = params.phases.includes("throughput") ? await throughputPhase(ctx) : undefined;
+    const latency = params.phases.includes("latency") ? await latencyPhase(ctx) : undefined;
+    const isolation = params.phases.includes("isolation") ? await isolationPhase(ctx) : undefined;
+
+    const targets = {
+      ...(throughput
+        ? {
+            throughputRatio: {
+              target: TARGETS.throughputRatio,
+              value: round(throughput.ratio, 3),
+              pass: throughput.ratio >= TARGETS.throughputRatio,
+            },
+          }
+        : {}),
+      ...(isolation
+        ? {
+            isolationRatio: {
+              target: TARGETS.isolationRatio,
+              value: round(isolation.ratio, 3),
+              pass: isolation.ratio >= TARGETS.isolationRatio,
+            },
+          }
+        : {}),
+      ...(latency
+        ? {
+            latencyP50Ms: { target: TARGETS.latencyP50Ms, value: latency.p50Ms, pass: latency.p50Ms <= TARGETS.latencyP50Ms },
+            latencyP99Ms: { target: TARGETS.latencyP99Ms, value: latency.p99Ms, pass: latency.p99Ms <= TARGETS.latencyP99Ms },
+          }
+        : {}),
+    };
+
+    console.log("");
+    if (throughput) {
+      console.log(
+        `1. throughput  delivered ${format(throughput.delivered.perSecond)} webhooks/s (${format(throughput.delivered.count)} in ${throughput.delivered.seconds.toFixed(2)} s)`,
+      );
+      console.log(
+        `               raw undici ${format(throughput.raw.perSecond)} POSTs/s (${format(throughput.raw.count)} in ${throughput.raw.seconds.toFixed(2)} s)`,
+      );
+      console.log(
+        `               ratio ${throughput.ratio.toFixed(2)}× (target ≥ ${TARGETS.throughputRatio}×: ${verdict(targets.throughputRatio!.pass)})`,
+      );
+      const cpu = (cost: CpuCost) => `${cost.senderMicrosPerRequest ?? "?"} µs sender, ${cost.receiverMicrosPerRequest ?? "?"} µs receiver`;
+      console.log(`               CPU per request: delivery ${cpu(throughput.deliveryCpu)}; raw ${cpu(throughput.rawCpu)}`);
+    }
+    if (isolation) {
+      console.log(`2. isolation   four healthy, all healthy: ${format(isolation.healthy.fourHealthy.perSecond)} webhooks/s`);
+      console.log(`               four healthy, one failing: ${format(isolation.withSlow.fourHealthy.perSecond)} webhooks/s`);
+      console.log(
+        `               ratio ${isolation.ratio.toFixed(2)} (target ≥ ${TARGETS.isolationRatio}: ${verdict(targets.isolationRatio!.pass)})`,
+      );
+    }
+    if (latency) {
+      console.log(
+        `3. latency     p50 ${latency.p50Ms} ms (target ≤ ${TARGETS.latencyP50Ms}: ${verdict(targets.latencyP50Ms!.pass)}), p99 ${latency.p99Ms} ms (target ≤ ${TARGETS.latencyP99Ms}: ${verdict(targets.latencyP99Ms!.pass)}), max ${latency.maxMs} ms, ${format(latency.samples)} calls`,
+      );
+    }
+
+    const file = await writeResults(
+      RESULTS_DIR,
+      "delivery",
+      {
+        benchmark: "delivery",
+        date: date.toISOString(),
+        parameters: {
+          phases: params.phases,
+          batchSize: BATCH_SIZE,
+          throughputCalls: params.calls,
+          warmupCalls: params.warmupCalls,
+          isolationCallsPerDestination: params.isolationCalls,
+          isolationFailingHoldMs: HOLD_MS,
+          latencyCallsPerSecond: params.latencyRate,
+          latencyBatchSize: params.latencyBatchSize,
+          latencySeconds: params.latencySeconds,
+          latencyWarmupSeconds: params.latencyWarmupSeconds,
+          phaseTimeoutSeconds: params.phaseTimeoutMs / 1000,
+          deliveryEnv: params.deliveryEnv,
+          deliveryDestinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
+          deliveryBatchConcurrency: settings.DELIVERY_BATCH_CONCURRENCY,
+          deliveryRequestTimeoutMs: settings.DELIVERY_REQUEST_TIMEOUT_MS,
+          rawConnections: ctx.destinationConcurrency,
+          signedWebhooks: true,
+          natsServer: nats.external ? "NATS_URL" : "own nats-server",
+          cpuProfiled: params.cpuProfDir !== undefined,
+        },
+        ...(throughput
+          ? {
+              throughput: {
+                delivered: rateJson(throughput.delivered),
+                deliveryCpu: throughput.deliveryCpu,
+                raw: rateJson(throughput.raw),
+                rawCpu: throughput.rawCpu,
+                rawClientSide: rateJson(throughput.rawClientSide),
+                ratio: round(throughput.ratio, 3),
+                complete: throughput.complete,
+                requestsReceived: throughput.requestsReceived,
+                meanBodyBytes: Math.round(throughput.meanBodyBytes),
+                bus: throughput.bus,
+              },
+            }
+          : {}),
+        ...(isolation
+          ? {
+              isolation: {
+                healthy: { ...isolation.healthy, fourHealthy: rateJson(isolation.healthy.fourHealthy) },
+                withFailingDestination: { ...isolation.withSlow, fourHealthy: rateJson(isolation.withSlow.fourHealthy) },
+                ratio: round(isolation.ratio, 3),
+              },
+            }
+          : {}),
+        ...(latency ? { latency } : {}),
+        targets,
+        pass: Object.values(targets).every((target) => target.pass),
+        machine: { ...(await machineFacts(REPO_ROOT, nc)), loadAverageAtStart, loadAverageAtEnd: os.loadavg() },
+      },
+      date,
+    );
+    console.log(`results: ${file}`);
+  } finally {
+    await cleanup.run();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error("benchmark failed:", error);
+    process.exit(1);
+  },
+);

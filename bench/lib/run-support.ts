@@ -1,0 +1,108 @@
+import { execFile } from "node:child_process";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import os from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { NatsConnection } from "@nats-io/nats-core";
+
+const run = promisify(execFile);
+
+/** Undo steps, run last-registered first, once, even after a failure or Ctrl-C. */
+export class Cleanup {
+  private readonly steps: { what: string; undo: () => Promise<unknown> }[] = [];
+  private done: Promise<void> | undefined;
+
+  add(what: string, undo: () => Promise<unknown>): void {
+    this.steps.push({ what, undo });
+  }
+
+  run(): Promise<void> {
+    this.done ??= (async () => {
+      for (const step of this.steps.reverse()) {
+        await step.undo().catch((error: unknown) => console.error(`cleanup: ${step.what} failed:`, error));
+      }
+    })();
+    return this.done;
+  }
+}
+
+async function commandOutput(cwd: string, command: string, args: string[]): Promise<string | undefined> {
+  try {
+    const { stdout } = await run(command, args, { cwd });
+    return stdout.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The facts a result needs to be compared with another: machine, versions, commit. */
+export async function machineFacts(repoRoot: string, nc: NatsConnection) {
+  const cpus = os.cpus();
+  const commit = await commandOutput(repoRoot, "git", ["rev-parse", "--short", "HEAD"]);
+  const status = commit === undefined ? undefined : await commandOutput(repoRoot, "git", ["status", "--porcelain"]);
+  return {
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    cpuModel: cpus[0]?.model ?? "unknown",
+    cpuCount: cpus.length,
+    totalMemoryBytes: os.totalmem(),
+    nodeVersion: process.version,
+    natsServerVersion: (await commandOutput(repoRoot, "nats-server", ["--version"])) ?? null,
+    natsServerVersionConnected: nc.info?.version ?? null,
+    gitCommit: commit ?? null,
+    gitDirty: status === undefined ? null : status.length > 0,
+  };
+}
+
+/** Writes `<name>-<time>.json` and replaces `<name>-latest.json` atomically; returns the first path. */
+export async function writeResults(resultsDir: string, name: string, results: object, date: Date): Promise<string> {
+  await mkdir(resultsDir, { recursive: true });
+  const text = `${JSON.stringify(results, null, 2)}\n`;
+  const stamp = date
+    .toISOString()
+    .replace(/\.\d+Z$/, "Z")
+    .replaceAll(":", "");
+  const file = join(resultsDir, `${name}-${stamp}.json`);
+  await writeFile(file, text);
+  const latest = join(resultsDir, `${name}-latest.json`);
+  await writeFile(`${latest}.tmp`, text);
+  await rename(`${latest}.tmp`, latest);
+  return file;
+}
+
+/**
+ * Runs task(0 … total-1) on `lanes` concurrent lanes: each lane starts its next
+ * task as soon as its last one finished, so at most `lanes` are in flight.
+ */
+export async function runLanes(lanes: number, total: number, task: (index: number, lane: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const runLane = async (lane: number) => {
+    while (next < total) await task(next++, lane);
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, total) }, (_, lane) => runLane(lane)));
+}
+
+/** Nearest-rank percentile of sorted values. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+}
+
+/**
+ * CPU time (user + system, ms) a process has used so far, from /proc (Linux);
+ * undefined elsewhere or when it is gone. Resolution: one clock tick (10 ms).
+ */
+export async function processCpuMs(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
