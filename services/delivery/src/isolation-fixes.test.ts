@@ -5,7 +5,7 @@ import { DeliveryTask } from "@switchyard/contracts";
 import { createLogger, type Destination, type WorkspaceView } from "@switchyard/platform";
 import { afterEach, describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions } from "./destination-gate.js";
-import { Retries } from "./retries.js";
+import { nakDelay, Retries } from "./retries.js";
 import type { Settler } from "./settle.js";
 import { WebhookSender } from "./webhook-sender.js";
 
@@ -105,6 +105,26 @@ describe("WebhookSender: one connection pool per destination", () => {
     // With one shared connection it would have queued behind the hanging request until its 2 s timeout.
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(await hanging).toMatchObject({ status: 0, outcome: "retryable", error: "timeout: no response within 2000 ms" });
+  });
+});
+
+describe("nakDelay", () => {
+  const now = 1_700_000_000_250;
+
+  it("is a whole number of milliseconds, never earlier than asked", () => {
+    expect(nakDelay(now, 100.7, now + 60_000)).toBe(101);
+    expect(nakDelay(now, 0.2, now + 60_000)).toBe(1);
+  });
+
+  it("puts deadlines a second or more away on whole seconds, so nats-server can share its scans", () => {
+    const delay = nakDelay(now, 5_043.27, now + 60_000);
+    expect((now + delay) % 1_000).toBe(0);
+    expect(delay).toBeGreaterThanOrEqual(5_043.27);
+    expect(delay).toBeLessThan(5_043.27 + 1_000);
+  });
+
+  it("never goes past the window's end", () => {
+    expect(nakDelay(now, 5_000, now + 3_000)).toBe(3_000);
   });
 });
 

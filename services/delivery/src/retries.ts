@@ -11,6 +11,22 @@ import type { WebhookSender } from "./webhook-sender.js";
 const DISABLED_RECHECK_MS = 30_000;
 /** Redelivery that comes this early is treated as due (timer granularity). */
 const EARLY_TOLERANCE_MS = 5;
+/** Nak deadlines this far away or more are rounded up to a multiple of it (see nakDelay). */
+const NAK_GRID_MS = 1_000;
+
+/**
+ * The delay to nak a task with so that it comes back at `now + delayMs` or a
+ * little later, never after the window's end. Whole milliseconds: nats-server
+ * ignores a delay that is not a whole number of nanoseconds and redelivers at
+ * once. Deadlines a second or more away fall on whole seconds: nats-server
+ * walks every pending message of the consumer each time one of their deadlines
+ * passes, so thousands of waiting tasks with scattered deadlines would keep it
+ * scanning without pause; on a grid they share the scans.
+ */
+export function nakDelay(now: number, delayMs: number, windowEnd: number): number {
+  const deadline = delayMs >= NAK_GRID_MS ? Math.ceil((now + delayMs) / NAK_GRID_MS) * NAK_GRID_MS : now + delayMs;
+  return Math.max(1, Math.round(Math.min(deadline, windowEnd) - now));
+}
 
 /**
  * Handles the retry stream. A task that is not due yet goes back with
@@ -43,7 +59,7 @@ export class Retries {
     const windowEnd = (task.windowStart?.getTime() ?? now) + this.deps.windowMs;
     const notBefore = task.notBefore?.getTime() ?? now;
     if (notBefore > now + EARLY_TOLERANCE_MS) {
-      message.nak(notBefore - now);
+      message.nak(nakDelay(now, notBefore - now, windowEnd));
       return;
     }
 
@@ -62,9 +78,7 @@ export class Retries {
         return;
       }
       const wait = destination.enabled ? this.deps.gates.for(destination.id).retryLaterMs() : DISABLED_RECHECK_MS;
-      // Whole milliseconds: nats-server ignores a nak delay that is not a whole number of nanoseconds
-      // and redelivers at once, which would turn every parked retry into a busy loop.
-      message.nak(Math.round(Math.min(wait + Math.random() * 100, windowEnd - now)));
+      message.nak(nakDelay(now, wait + Math.random() * 100, windowEnd));
       return;
     }
 
