@@ -90,7 +90,7 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
   const firstAttempts = new FirstAttempts({ workspace, sender, gates, settler, retryQueue, logger });
   const retries = new Retries({ workspace, sender, gates, settler, windowMs: schedule.windowMs, logger });
 
-  const consumerOptions = { heartbeatMs: 15_000, failureDelayMs: 1_000 };
+  const consumerOptions = { heartbeatMs: 10_000, failureDelayMs: 1_000 };
   const callsConsumer = new ConcurrentConsumer(
     await (await js.consumers.get(names.callsStream, CALLS_CONSUMER)).consume({ max_messages: config.DELIVERY_BATCH_CONCURRENCY * 2 }),
     (message) => firstAttempts.handle(message),

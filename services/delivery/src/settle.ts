@@ -68,11 +68,13 @@ export class Settler {
       urlIndexes: result.retryableUrlIndexes,
       attemptsBefore: attempt,
       notBefore: new Date(now + step.delayMs),
+      lastFailure: lastFailure ? attemptRecord(task, lastFailure, attempt) : task.lastFailure,
     });
   }
 
   async deadLetter(task: DeliveryTask, reason: DeadLetterReason, attempts: number, lastFailure?: UrlAttempt): Promise<void> {
-    const lastAttempt = lastFailure ? attemptRecord(task, lastFailure, attempts) : undefined;
+    // Without a request in this round (window over while the destination was failing), the task remembers the last one.
+    const lastAttempt = lastFailure ? attemptRecord(task, lastFailure, attempts) : task.lastFailure;
     await this.deps.deadLetters.add({ task, reason, lastAttempt, deadAt: new Date(), attempts });
     await this.deps.log.record({
       ...(lastAttempt ?? attemptRecord(task, undefined, attempts)),
