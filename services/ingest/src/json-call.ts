@@ -1,4 +1,4 @@
-import { checkCall, validCallToProto, type CallCheck, type ValidCall } from "@switchyard/calls";
+import { checkCall, tooDeeplyNestedField, validCallToProto, type CallCheck, type ValidCall } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import type { IncomingCall } from "./incoming-call.js";
 import { EncodedCallBytes, type EncodedCall } from "./wire/call-batch-encoder.js";
@@ -26,7 +26,16 @@ export class JsonCall implements IncomingCall {
   }
 
   check(index: number): CallCheck {
-    return checkCall(this.json, index, this.jsonBytes);
+    const check = checkCall(this.json, index, this.jsonBytes);
+    if (!check.ok) return check;
+    // The fast gRPC path checks this while walking the bytes; JSON calls are checked here.
+    const field = tooDeeplyNestedField(check.call);
+    if (field === undefined) return check;
+    const messageId = this.clientMessageId ?? "";
+    return {
+      ok: false,
+      rejection: { index, messageId, field, rule: "max_depth", message: `${field}: objects and lists are nested too deeply to store` },
+    };
   }
 
   encode(valid: ValidCall, messageId: string, acceptTime: AcceptTime): EncodedCall {

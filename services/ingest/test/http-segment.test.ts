@@ -119,6 +119,12 @@ describe("Segment-compatible HTTP API", () => {
       ["a batch that is not an array", "/v1/batch", { batch: {} }, /batch: must be a non-empty array/],
       ["an empty batch", "/v1/batch", { batch: [] }, /batch: must be a non-empty array/],
       ["a body that is not an object", "/v1/track", [1, 2], /body: must be a JSON object/],
+      [
+        "properties nested deeper than the bus can decode",
+        "/v1/track",
+        { userId: "u", event: "E", properties: JSON.parse(`${'{"a":'.repeat(60)}{}${"}".repeat(60)}`) },
+        /properties: objects and lists are nested too deeply/,
+      ],
     ];
     it.each(cases)("%s", async (_name, path, body, message) => {
       const response = await post(path, body);

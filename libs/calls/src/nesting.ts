@@ -1,0 +1,43 @@
+import type { ValidCall } from "./call-schema.js";
+
+/**
+ * The deepest protobuf messages may nest: the generated decoders refuse
+ * anything deeper, so a call nested deeper could be stored but never read back.
+ */
+export const MAX_MESSAGE_LEVEL = 100;
+
+/**
+ * The free-form field of a call whose google.protobuf.Struct encoding would
+ * nest messages deeper than the decoders accept, or undefined. Levels count
+ * as the decoders do for a call inside a CallBatch: the batch is level 1, the
+ * call 2, `context`/`integrations` 3, a payload's `properties`/`traits` 4, and
+ * each object member two more (entry, value), each list item two more (list, value).
+ */
+export function tooDeeplyNestedField(call: ValidCall): string | undefined {
+  const roots: [string, unknown, number][] = [
+    ["context", call.context, 3],
+    ["integrations", call.integrations, 3],
+    ["properties", "properties" in call ? call.properties : undefined, 4],
+    ["traits", "traits" in call ? call.traits : undefined, 4],
+  ];
+  for (const [field, value, level] of roots) {
+    if (value !== undefined && !structFits(value as Record<string, unknown>, level)) return field;
+  }
+  return undefined;
+}
+
+function structFits(struct: Record<string, unknown>, level: number): boolean {
+  if (level > MAX_MESSAGE_LEVEL) return false;
+  for (const value of Object.values(struct)) if (!valueFits(value, level + 2)) return false;
+  return true;
+}
+
+function valueFits(value: unknown, level: number): boolean {
+  if (level > MAX_MESSAGE_LEVEL) return false;
+  if (Array.isArray(value)) {
+    if (level + 1 > MAX_MESSAGE_LEVEL) return false;
+    return value.every((item) => valueFits(item, level + 2));
+  }
+  if (value !== null && typeof value === "object") return structFits(value as Record<string, unknown>, level + 1);
+  return true;
+}
