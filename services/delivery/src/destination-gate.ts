@@ -16,6 +16,9 @@ export interface GateOptions {
   stallMs?: number;
 }
 
+/** A stall check whose timer fires this much later than asked does not trust its own observation. */
+const LATE_TIMER_MS = 200;
+
 /** Frees the slot and reports how the delivery went. */
 export type Release = (outcome: AttemptOutcome) => void;
 
@@ -36,6 +39,8 @@ export class DestinationGate {
   private probing = false;
   /** When a slot was last taken or freed. */
   private lastActivityAt = 0;
+  /** Set when a stall was found (see watchForStall); any slot taken or freed clears it. */
+  private stalledFlag = false;
   private stallTimer: NodeJS.Timeout | undefined;
   private readonly waiters: ((release: Release | undefined) => void)[] = [];
 
@@ -60,10 +65,13 @@ export class DestinationGate {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Every slot taken, and none freed for `stallMs`. */
+  /** Every slot taken, and none freed for `stallMs` (as last checked). */
   get stalled(): boolean {
-    const { stallMs } = this.options;
-    return stallMs !== undefined && this.inFlight >= this.options.concurrency && this.now() - this.lastActivityAt >= stallMs;
+    return this.stalledFlag;
+  }
+
+  private noProgressFor(ms: number): boolean {
+    return this.inFlight >= this.options.concurrency && this.now() - this.lastActivityAt >= ms;
   }
 
   /** For retries: a slot now, a probe slot once a failing destination's cool-down is over, or undefined (try later). */
@@ -92,12 +100,14 @@ export class DestinationGate {
   private take(probe: boolean): Release {
     this.inFlight++;
     this.lastActivityAt = this.now();
+    this.stalledFlag = false;
     let released = false;
     return (outcome) => {
       if (released) return;
       released = true;
       this.inFlight--;
       this.lastActivityAt = this.now();
+      this.stalledFlag = false;
       if (probe) this.probing = false;
       this.record(outcome);
       this.wakeNext();
@@ -124,15 +134,31 @@ export class DestinationGate {
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
   }
 
-  /** While first attempts wait, checks whether the destination stalled; if so, sends them to the retry path. */
-  private watchForStall(): void {
-    if (this.options.stallMs === undefined || this.stallTimer) return;
-    const delay = Math.max(10, this.lastActivityAt + this.options.stallMs - this.now());
+  /**
+   * While first attempts wait, checks whether the destination stalled; if so,
+   * sends them to the retry path. Only this check declares a stall, and only
+   * when it can trust what it sees: it decides after the event loop's I/O of
+   * the turn (answers that came in while the timer was due count as progress),
+   * and a timer that fired late means this process, not the receiver, was
+   * held up (a long pause, a starved CPU), so it looks again a little later.
+   */
+  private watchForStall(minDelayMs = 10): void {
+    const { stallMs } = this.options;
+    if (stallMs === undefined || this.stallTimer) return;
+    const delay = Math.max(minDelayMs, this.lastActivityAt + stallMs - this.now());
+    const due = performance.now() + delay;
     this.stallTimer = setTimeout(() => {
-      this.stallTimer = undefined;
-      if (this.waiters.length === 0) return;
-      if (this.stalled) this.releaseWaiters();
-      else this.watchForStall();
+      const late = performance.now() - due > LATE_TIMER_MS;
+      setImmediate(() => {
+        this.stallTimer = undefined;
+        if (this.waiters.length === 0) return;
+        if (!this.noProgressFor(stallMs)) this.watchForStall();
+        else if (late) this.watchForStall(stallMs / 4);
+        else {
+          this.stalledFlag = true;
+          this.releaseWaiters();
+        }
+      });
     }, delay);
     this.stallTimer.unref();
   }

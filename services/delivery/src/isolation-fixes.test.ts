@@ -24,6 +24,13 @@ function manualClock(start = 1_000_000) {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Follows a promise so a test can ask whether it has resolved. */
+function track<T>(promise: Promise<T>): { settled: boolean } {
+  const state = { settled: false };
+  void promise.then(() => (state.settled = true));
+  return state;
+}
+
 describe("DestinationGate: a stalled destination", () => {
   it("sends waiting first attempts to the retry path once no slot was freed for stallMs, without opening the breaker", async () => {
     const clock = manualClock();
@@ -34,13 +41,31 @@ describe("DestinationGate: a stalled destination", () => {
     expect(gate.stalled).toBe(false);
 
     clock.advance(50);
+    await sleep(150); // the gate's own check runs on a real timer
     expect(gate.stalled).toBe(true);
-    await sleep(80); // the gate's own check runs on a real timer
     expect(await waiter).toBeUndefined();
     // New first attempts skip it at once; it is not failing, and retries come back after a cool-down.
     expect(await gate.acquire()).toBeUndefined();
     expect(gate.failing).toBe(false);
     expect(gate.retryLaterMs()).toBe(5_000);
+  });
+
+  it("does not call a stall when its own check ran late: this process was held up, not the receiver", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate({ ...OPTIONS, stallMs: 200 }, clock.now);
+    await gate.acquire();
+    await gate.acquire();
+    const waiter = track(gate.acquire());
+    clock.advance(200);
+    const blockedUntil = performance.now() + 500;
+    while (performance.now() < blockedUntil); // the event loop is blocked well past the check's time
+    await sleep(10);
+    expect(waiter.settled).toBe(false);
+    expect(gate.stalled).toBe(false);
+    // Looked at again a quarter of stallMs later, once caught up, it is still stuck: now it counts.
+    await sleep(150);
+    expect(gate.stalled).toBe(true);
+    expect(waiter.settled).toBe(true);
   });
 
   it("is not stalled while slots are being freed", async () => {
