@@ -11,14 +11,17 @@
  *     calls stream (as ingest publishes them). Compared with the raw undici
  *     POST rate to the same receiver from this process: an Agent with as many
  *     connections as the service's per-destination concurrency, that many
- *     requests in flight, bodies of the same size. Target: ≥ 0.7 × raw.
+ *     requests in flight, bodies of the same size. The two take turns in
+ *     rounds (3 by default), so both see about the same machine. Target:
+ *     ≥ 0.7 × raw.
  *  2. isolation: one source, five destinations. Run once with all five
  *     healthy and once with one whose receiver holds every request for 6 s
  *     (past the 5 s timeout). The other four's aggregate rate, from the first
  *     request of the run to the last of theirs, in both runs. Each run is
- *     long enough (16,000 calls) to span the failing destination's whole
+ *     long enough (12,000 calls, ~10 s) to span the failing destination's
  *     onset: stall, breaker trip at the 5 s timeout, cool-down and a probe.
- *     Target: ≥ 0.9.
+ *     Healthy and failing runs alternate (two of each by default), each with
+ *     a fresh service process. Target: ≥ 0.9.
  *  3. latency: calls sent through the ingest service (own process, gRPC
  *     IngestBatch) at a steady rate in small batches; latency is the
  *     receiver's arrival time minus the call's `timestamp`, which ingest sets
@@ -39,7 +42,8 @@
  * DIR/delivery-<phase>/; the largest file is the main thread's);
  * `--delivery-env KEY=VALUE` (repeatable) sets service settings;
  * `--phases throughput,isolation,latency` runs a subset; `--calls`,
- * `--isolation-calls`, `--latency-seconds` and others size the phases.
+ * `--rounds`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`
+ * and others size the phases.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -93,8 +97,10 @@ const PATHS = {
 interface Parameters {
   phases: Phase[];
   calls: number;
+  rounds: number;
   warmupCalls: number;
   isolationCalls: number;
+  isolationRounds: number;
   latencyRate: number;
   latencyBatchSize: number;
   latencySeconds: number;
@@ -117,9 +123,11 @@ function parseParameters(argv: string[]): Parameters {
     args: argv,
     options: {
       phases: { type: "string", default: PHASES.join(",") },
-      calls: { type: "string", default: "40000" },
+      calls: { type: "string", default: "45000" },
+      rounds: { type: "string", default: "3" },
       "warmup-calls": { type: "string", default: "5000" },
-      "isolation-calls": { type: "string", default: "16000" },
+      "isolation-calls": { type: "string", default: "12000" },
+      "isolation-rounds": { type: "string", default: "2" },
       "latency-rate": { type: "string", default: "1000" },
       "latency-batch-size": { type: "string", default: "10" },
       "latency-seconds": { type: "string", default: "20" },
@@ -142,8 +150,10 @@ function parseParameters(argv: string[]): Parameters {
   return {
     phases: phases as Phase[],
     calls: positiveInt("--calls", values.calls),
+    rounds: positiveInt("--rounds", values.rounds),
     warmupCalls: positiveInt("--warmup-calls", values["warmup-calls"]),
     isolationCalls: positiveInt("--isolation-calls", values["isolation-calls"]),
+    isolationRounds: positiveInt("--isolation-rounds", values["isolation-rounds"]),
     latencyRate: positiveInt("--latency-rate", values["latency-rate"]),
     latencyBatchSize: positiveInt("--latency-batch-size", values["latency-batch-size"]),
     latencySeconds: positiveInt("--latency-seconds", values["latency-seconds"]),
@@ -284,19 +294,30 @@ function arrivalRate(sorted: number[], from: number, to: number): Rate {
   return { count, seconds, perSecond: count > 0 && seconds > 0 ? count / seconds : 0 };
 }
 
-async function busState(ctx: Context) {
+/** Retry-stream counters that only grow: tasks ever stored, and tasks ever handed to the retry consumer (each nak → one more). */
+async function retryCounters(ctx: Context): Promise<{ published: number; deliveries: number }> {
+  try {
+    const retry = await ctx.jsm.streams.info(ctx.names.retryStream);
+    const consumer = await ctx.jsm.consumers.info(ctx.names.retryStream, "delivery-retry");
+    return { published: retry.state.last_seq, deliveries: consumer.delivered.consumer_seq };
+  } catch {
+    return { published: 0, deliveries: 0 }; // not created yet: the service makes them on its first start
+  }
+}
+
+/** What the bus holds after a run; the retry counters count since `since` (taken before the run). */
+async function busState(ctx: Context, since: { published: number; deliveries: number }) {
   const consumer = await ctx.jsm.consumers.info(ctx.names.callsStream, "delivery");
   const retry = await ctx.jsm.streams.info(ctx.names.retryStream);
-  const retryConsumer = await ctx.jsm.consumers.info(ctx.names.retryStream, "delivery-retry");
   const dead = await ctx.jsm.streams.info(ctx.names.deadStream);
+  const counters = await retryCounters(ctx);
   return {
     callsPending: consumer.num_pending,
     callsAckPending: consumer.num_ack_pending,
     callsRedelivered: consumer.num_redelivered,
     retryTasks: retry.state.messages,
-    /** Every task ever put on the retry stream, and how often the retry consumer was handed one (each nak → another). */
-    retryTasksPublished: retry.state.last_seq,
-    retryDeliveries: retryConsumer.delivered.consumer_seq,
+    retryTasksPublished: counters.published - since.published,
+    retryDeliveries: counters.deliveries - since.deliveries,
     deadLetters: dead.state.messages,
   };
 }
@@ -313,57 +334,92 @@ function perRequest(fromMs: number | undefined, toMs: number | undefined, reques
   return fromMs === undefined || toMs === undefined ? undefined : Math.round(((toMs - fromMs) * 1000) / requests);
 }
 
-interface ThroughputResult {
+interface ThroughputRound {
   delivered: Rate;
   deliveryCpu: CpuCost;
   raw: Rate;
   rawCpu: CpuCost;
-  rawClientSide: Rate;
   ratio: number;
+}
+
+interface ThroughputResult {
+  /** All rounds together: their requests over the sum of their windows. */
+  delivered: Rate;
+  raw: Rate;
+  ratio: number;
+  rounds: ThroughputRound[];
   complete: boolean;
-  requestsReceived: number;
   meanBodyBytes: number;
   bus: Awaited<ReturnType<typeof busState>>;
 }
 
+/** Requests over seconds, summed over rounds. */
+function combined(rates: Rate[]): Rate {
+  const count = rates.reduce((sum, rate) => sum + rate.count, 0);
+  const seconds = rates.reduce((sum, rate) => sum + rate.seconds, 0);
+  return { count, seconds, perSecond: seconds > 0 ? count / seconds : 0 };
+}
+
+/**
+ * The service and the raw client take turns, round by round, so both see
+ * about the same machine: on a shared one, load from elsewhere comes and goes.
+ * Each service round is a backlog published while the service is idle (it
+ * starts on it as the first batch lands); each raw round the same number of
+ * POSTs. Warm-ups (JIT, connections) come first and are not measured.
+ */
 async function throughputPhase(ctx: Context): Promise<ThroughputResult> {
   const { params, sink } = ctx;
-  const total = params.warmupCalls + params.calls;
-  console.log(`throughput: publishing ${total} calls in batches of ${BATCH_SIZE} …`);
-  await publishCalls(ctx, "tp", total, seededRandom(11));
-  console.log(`throughput: delivering (${params.warmupCalls} warm-up, ${params.calls} measured) …`);
+  const perRound = Math.ceil(params.calls / params.rounds);
+  const random = seededRandom(11);
+  console.log(
+    `throughput: ${params.warmupCalls} warm-up calls, then ${params.rounds} rounds of ${perRound} webhooks and ${perRound} raw POSTs …`,
+  );
+  const since = await retryCounters(ctx);
+  await publishCalls(ctx, "tp", params.warmupCalls, random);
   const delivery = await startDelivery(ctx, "throughput");
-  // CPU use of the service and the receiver from the end of the warm-up to the end (sampled within ~0.1 s).
-  const cpuMark = async () => ({
-    service: await processCpuMs(delivery.pid),
-    sink: await processCpuMs(sink.pid),
-    count: await sink.count(PATHS.throughput),
-  });
-  await waitForCounts(ctx, { [PATHS.throughput]: params.warmupCalls }, delivery);
-  const before = await cpuMark();
-  const complete = await waitForCounts(ctx, { [PATHS.throughput]: total }, delivery);
-  const after = await cpuMark();
-  await delivery.stop();
-  const bus = await busState(ctx);
-  const arrivals = (await sink.arrivals([PATHS.throughput]))[PATHS.throughput]!.sort((a, b) => a - b);
-  const delivered = arrivalRate(arrivals, params.warmupCalls - 1, total - 1);
+  let complete = await waitForCounts(ctx, { [PATHS.throughput]: params.warmupCalls }, delivery);
+  const raw = rawClient(ctx);
+  try {
+    await raw.send(params.warmupCalls);
+    const rounds: ThroughputRound[] = [];
+    for (let round = 0; round < params.rounds && complete; round++) {
+      const first = params.warmupCalls + round * perRound;
+      const serviceBefore = await processCpuMs(delivery.pid);
+      const sinkBefore = await processCpuMs(sink.pid);
+      await publishCalls(ctx, "tp", perRound, random);
+      complete = await waitForCounts(ctx, { [PATHS.throughput]: first + perRound }, delivery);
+      const serviceAfter = await processCpuMs(delivery.pid);
+      const sinkAfter = await processCpuMs(sink.pid);
+      const arrivals = (await sink.arrivals([PATHS.throughput]))[PATHS.throughput]!.sort((a, b) => a - b);
+      const delivered = arrivalRate(arrivals, first, first + perRound - 1);
 
-  const raw = await rawBaseline(ctx, total);
-  return {
-    delivered,
-    deliveryCpu: {
-      senderMicrosPerRequest: perRequest(before.service, after.service, after.count - before.count),
-      receiverMicrosPerRequest: perRequest(before.sink, after.sink, after.count - before.count),
-    },
-    raw: raw.rate,
-    rawCpu: raw.cpu,
-    rawClientSide: raw.clientSide,
-    ratio: delivered.perSecond / raw.rate.perSecond,
-    complete,
-    requestsReceived: arrivals.length,
-    meanBodyBytes: raw.meanBodyBytes,
-    bus,
-  };
+      const rawRound = await raw.measure(perRound, first);
+      rounds.push({
+        delivered,
+        deliveryCpu: {
+          senderMicrosPerRequest: perRequest(serviceBefore, serviceAfter, perRound),
+          receiverMicrosPerRequest: perRequest(sinkBefore, sinkAfter, perRound),
+        },
+        raw: rawRound.rate,
+        rawCpu: rawRound.cpu,
+        ratio: delivered.perSecond / rawRound.rate.perSecond,
+      });
+    }
+    await delivery.stop();
+    const delivered = combined(rounds.map((round) => round.delivered));
+    const rawRate = combined(rounds.map((round) => round.raw));
+    return {
+      delivered,
+      raw: rawRate,
+      ratio: rawRate.perSecond > 0 ? delivered.perSecond / rawRate.perSecond : 0,
+      rounds,
+      complete,
+      meanBodyBytes: raw.meanBodyBytes,
+      bus: await busState(ctx, since),
+    };
+  } finally {
+    await raw.close();
+  }
 }
 
 /** Webhook bodies as the service sends them, and the headers it adds, for the same kind of calls. */
@@ -379,13 +435,19 @@ function sampleRequests(count: number): { bodies: Buffer[]; headers: Record<stri
   return { bodies, headers, meanBodyBytes: bodies.reduce((sum, body) => sum + body.length, 0) / count };
 }
 
-/** The same number of POSTs with plain undici from this process, as many in flight as the service allows one destination. */
-async function rawBaseline(ctx: Context, total: number): Promise<{ rate: Rate; clientSide: Rate; cpu: CpuCost; meanBodyBytes: number }> {
-  const { params, sink, destinationConcurrency } = ctx;
+/**
+ * The raw baseline: plain undici request() POSTs from this process, with an
+ * Agent of as many connections as the service uses per destination, as many
+ * in flight, and bodies like the service's.
+ */
+function rawClient(ctx: Context) {
+  const { sink, destinationConcurrency } = ctx;
   const { bodies, headers, meanBodyBytes } = sampleRequests(1000);
   const agent = new Agent({ connections: destinationConcurrency, keepAliveTimeout: 10_000 });
   const url = sink.url(PATHS.raw);
-  const post = async (index: number) => {
+  let sent = 0;
+  const post = async () => {
+    const index = sent++;
     const response = await request(url, {
       method: "POST",
       headers: headers[index % headers.length]!,
@@ -395,29 +457,28 @@ async function rawBaseline(ctx: Context, total: number): Promise<{ rate: Rate; c
     await response.body.dump();
     if (response.statusCode !== 200) throw new Error(`raw POST answered ${response.statusCode}`);
   };
-  try {
-    console.log(`raw: ${total} undici POSTs (${params.warmupCalls} warm-up), ${destinationConcurrency} connections and in flight …`);
-    await runLanes(destinationConcurrency, params.warmupCalls, post);
-    const sinkCpuBefore = await processCpuMs(sink.pid);
-    const ownCpuBefore = process.cpuUsage();
-    const started = performance.now();
-    await runLanes(destinationConcurrency, params.calls, post);
-    const seconds = (performance.now() - started) / 1000;
-    const ownCpu = process.cpuUsage(ownCpuBefore);
-    const sinkCpuAfter = await processCpuMs(sink.pid);
-    const arrivals = (await sink.arrivals([PATHS.raw]))[PATHS.raw]!.sort((a, b) => a - b);
-    return {
-      rate: arrivalRate(arrivals, params.warmupCalls - 1, total - 1),
-      clientSide: { count: params.calls, seconds, perSecond: params.calls / seconds },
-      cpu: {
-        senderMicrosPerRequest: Math.round((ownCpu.user + ownCpu.system) / params.calls),
-        receiverMicrosPerRequest: perRequest(sinkCpuBefore, sinkCpuAfter, params.calls),
-      },
-      meanBodyBytes,
-    };
-  } finally {
-    await agent.close();
-  }
+  const send = (count: number) => runLanes(destinationConcurrency, count, post);
+  return {
+    meanBodyBytes,
+    send,
+    /** Sends `count` POSTs; `first` is how many the receiver had on the raw path before. */
+    measure: async (count: number, first: number): Promise<{ rate: Rate; cpu: CpuCost }> => {
+      const sinkBefore = await processCpuMs(sink.pid);
+      const ownBefore = process.cpuUsage();
+      await send(count);
+      const own = process.cpuUsage(ownBefore);
+      const sinkAfter = await processCpuMs(sink.pid);
+      const arrivals = (await sink.arrivals([PATHS.raw]))[PATHS.raw]!.sort((a, b) => a - b);
+      return {
+        rate: arrivalRate(arrivals, first, first + count - 1),
+        cpu: {
+          senderMicrosPerRequest: Math.round((own.user + own.system) / count),
+          receiverMicrosPerRequest: perRequest(sinkBefore, sinkAfter, count),
+        },
+      };
+    },
+    close: () => agent.close(),
+  };
 }
 
 // ---------------------------------------------------------------- 2. isolation
@@ -442,12 +503,13 @@ async function isolationRun(ctx: Context, label: "healthy" | "withSlow"): Promis
   );
   await publishCalls(ctx, "warm", params.warmupCalls, seededRandom(21));
   await publishCalls(ctx, sourceId, params.isolationCalls, seededRandom(22));
+  const since = await retryCounters(ctx);
   const delivery = await startDelivery(ctx, `isolation-${label}`);
   const expected = Object.fromEntries(four.map((path) => [path, params.isolationCalls]));
   const complete = await waitForCounts(ctx, expected, delivery);
   const stats = await sink.stats();
   await delivery.stop();
-  const bus = await busState(ctx);
+  const bus = await busState(ctx, since);
 
   const arrivals = await sink.arrivals([...four, fifth]);
   const start = Math.min(...Object.values(arrivals).map((times) => times[0] ?? Infinity));
@@ -470,11 +532,28 @@ async function isolationRun(ctx: Context, label: "healthy" | "withSlow"): Promis
   };
 }
 
+/**
+ * Healthy and failing runs take turns (healthy, failing, healthy, …) so both
+ * see about the same machine; each run has a fresh service process. After a
+ * failing run its leftover retries are purged, so no run inherits another's.
+ */
 async function isolationPhase(ctx: Context) {
   await ctx.sink.hold(PATHS.slow, HOLD_MS);
-  const healthy = await isolationRun(ctx, "healthy");
-  const withSlow = await isolationRun(ctx, "withSlow");
-  return { healthy, withSlow, ratio: withSlow.fourHealthy.perSecond / healthy.fourHealthy.perSecond };
+  const healthy: IsolationRun[] = [];
+  const withSlow: IsolationRun[] = [];
+  for (let round = 0; round < ctx.params.isolationRounds; round++) {
+    healthy.push(await isolationRun(ctx, "healthy"));
+    withSlow.push(await isolationRun(ctx, "withSlow"));
+    await ctx.jsm.streams.purge(ctx.names.retryStream);
+  }
+  const healthyRate = combined(healthy.map((run) => run.fourHealthy));
+  const withSlowRate = combined(withSlow.map((run) => run.fourHealthy));
+  return {
+    healthy: healthyRate,
+    withSlow: withSlowRate,
+    ratio: healthyRate.perSecond > 0 ? withSlowRate.perSecond / healthyRate.perSecond : 0,
+    runs: { healthy, withSlow },
+  };
 }
 
 // ---------------------------------------------------------------- 3. latency
@@ -688,12 +767,20 @@ async function main(): Promise<void> {
       console.log(
         `               ratio ${throughput.ratio.toFixed(2)}× (target ≥ ${TARGETS.throughputRatio}×: ${verdict(targets.throughputRatio!.pass)})`,
       );
-      const cpu = (cost: CpuCost) => `${cost.senderMicrosPerRequest ?? "?"} µs sender, ${cost.receiverMicrosPerRequest ?? "?"} µs receiver`;
-      console.log(`               CPU per request: delivery ${cpu(throughput.deliveryCpu)}; raw ${cpu(throughput.rawCpu)}`);
+      const perRound = throughput.rounds.map((r) => `${r.ratio.toFixed(2)}×`).join(", ");
+      const cpu = (costs: CpuCost[]) => costs.map((cost) => cost.senderMicrosPerRequest ?? "?").join("/");
+      console.log(
+        `               per round ${perRound}; CPU µs per request, service ${cpu(throughput.rounds.map((r) => r.deliveryCpu))} vs raw client ${cpu(throughput.rounds.map((r) => r.rawCpu))}`,
+      );
     }
     if (isolation) {
-      console.log(`2. isolation   four healthy, all healthy: ${format(isolation.healthy.fourHealthy.perSecond)} webhooks/s`);
-      console.log(`               four healthy, one failing: ${format(isolation.withSlow.fourHealthy.perSecond)} webhooks/s`);
+      const runs = (list: IsolationRun[]) => list.map((run) => format(run.fourHealthy.perSecond)).join(", ");
+      console.log(
+        `2. isolation   four healthy, all healthy: ${format(isolation.healthy.perSecond)} webhooks/s (runs: ${runs(isolation.runs.healthy)})`,
+      );
+      console.log(
+        `               four healthy, one failing: ${format(isolation.withSlow.perSecond)} webhooks/s (runs: ${runs(isolation.runs.withSlow)})`,
+      );
       console.log(
         `               ratio ${isolation.ratio.toFixed(2)} (target ≥ ${TARGETS.isolationRatio}: ${verdict(targets.isolationRatio!.pass)})`,
       );
@@ -714,8 +801,10 @@ async function main(): Promise<void> {
           phases: params.phases,
           batchSize: BATCH_SIZE,
           throughputCalls: params.calls,
+          throughputRounds: params.rounds,
           warmupCalls: params.warmupCalls,
           isolationCallsPerDestination: params.isolationCalls,
+          isolationRounds: params.isolationRounds,
           isolationFailingHoldMs: HOLD_MS,
           latencyCallsPerSecond: params.latencyRate,
           latencyBatchSize: params.latencyBatchSize,
@@ -735,13 +824,15 @@ async function main(): Promise<void> {
           ? {
               throughput: {
                 delivered: rateJson(throughput.delivered),
-                deliveryCpu: throughput.deliveryCpu,
                 raw: rateJson(throughput.raw),
-                rawCpu: throughput.rawCpu,
-                rawClientSide: rateJson(throughput.rawClientSide),
                 ratio: round(throughput.ratio, 3),
+                rounds: throughput.rounds.map((r) => ({
+                  delivered: rateJson(r.delivered),
+                  raw: rateJson(r.raw),
+                  ratio: round(r.ratio, 3),
+                  cpuMicrosPerRequest: { service: r.deliveryCpu, rawClient: r.rawCpu },
+                })),
                 complete: throughput.complete,
-                requestsReceived: throughput.requestsReceived,
                 meanBodyBytes: Math.round(throughput.meanBodyBytes),
                 bus: throughput.bus,
               },
@@ -750,9 +841,13 @@ async function main(): Promise<void> {
         ...(isolation
           ? {
               isolation: {
-                healthy: { ...isolation.healthy, fourHealthy: rateJson(isolation.healthy.fourHealthy) },
-                withFailingDestination: { ...isolation.withSlow, fourHealthy: rateJson(isolation.withSlow.fourHealthy) },
+                fourHealthyAllHealthy: rateJson(isolation.healthy),
+                fourHealthyOneFailing: rateJson(isolation.withSlow),
                 ratio: round(isolation.ratio, 3),
+                runs: {
+                  allHealthy: isolation.runs.healthy.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
+                  oneFailing: isolation.runs.withSlow.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
+                },
               },
             }
           : {}),
