@@ -86,7 +86,9 @@ export class Retries {
     const urlIndexes = known.length > 0 ? known : allUrlIndexes(destination);
     let result: FanOutResult | undefined;
     try {
-      result = await fanOut(this.deps.sender, destination, task.call!, urlIndexes, "until_success");
+      // A call handed over before its first attempt still gets the first attempt's rule: every URL.
+      const mode = task.attemptsBefore === 0 ? "all" : "until_success";
+      result = await fanOut(this.deps.sender, destination, task.call!, urlIndexes, mode);
     } finally {
       release(roundOutcome(result));
     }
