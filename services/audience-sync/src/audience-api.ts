@@ -1,20 +1,30 @@
-import type { Metadata, sendUnaryData, ServerReadableStream } from "@grpc/grpc-js";
+import type { handleClientStreamingCall, Metadata, sendUnaryData, ServerReadableStream, UntypedServiceImplementation } from "@grpc/grpc-js";
 import type {
   AudienceServiceServer,
-  SyncAudienceSnapshotRequest,
+  SyncAudienceSnapshotResponse,
   SyncHeader,
   SyncTraitSnapshotRequest,
   TraitValue,
 } from "@switchyard/contracts";
 import { requireAdmin, ServiceError, toGrpcError, unaryHandler, type Logger } from "@switchyard/platform";
 import type { SyncEngine, SyncSummary, SyncTarget } from "./sync-engine.js";
+import { chunkUserId, type AudienceSnapshotChunk } from "./snapshot-chunk.js";
 import { DuplicateUserError, SnapshotCollector } from "./trait-state.js";
-import type { SyncKind } from "./state-store.js";
+import type { LoadedState, SyncKind } from "./state-store.js";
 
 const MAX_USER_ID_LENGTH = 256;
 
-/** switchyard.v1.AudienceService: audience and computed-trait syncs, as snapshots (streamed) or increments. */
-export function audienceApi(deps: { adminToken: string | undefined; engine: SyncEngine; logger: Logger }): AudienceServiceServer {
+/** AudienceService as served: SyncAudienceSnapshot messages come decoded by decodeAudienceSnapshotChunk. */
+export type AudienceServiceImplementation = UntypedServiceImplementation &
+  Pick<AudienceServiceServer, "syncAudienceIncrement" | "syncTraitSnapshot" | "syncTraitIncrement"> & {
+    syncAudienceSnapshot: handleClientStreamingCall<AudienceSnapshotChunk, SyncAudienceSnapshotResponse>;
+  };
+
+/**
+ * switchyard.v1.AudienceService: audience and computed-trait syncs, as
+ * snapshots (streamed) or increments. Serve it with audienceServiceDefinition.
+ */
+export function audienceApi(deps: { adminToken: string | undefined; engine: SyncEngine; logger: Logger }): AudienceServiceImplementation {
   const { engine, logger } = deps;
 
   const snapshot =
@@ -24,7 +34,7 @@ export function audienceApi(deps: { adminToken: string | undefined; engine: Sync
         .then((snapshot) => {
           // A cut-off stream is dropped whole; answering still ends the call on our side.
           if (!snapshot) throw new ServiceError("CANCELLED", "the snapshot stream ended early; nothing was applied");
-          return engine.apply(snapshot.target, { mode: "snapshot", collector: snapshot.collector });
+          return engine.apply(snapshot.target, { mode: "snapshot", collector: snapshot.collector }, snapshot.prefetched);
         })
         .then(
           (summary) => callback(null, { summary }),
@@ -33,8 +43,15 @@ export function audienceApi(deps: { adminToken: string | undefined; engine: Sync
     };
 
   return {
-    syncAudienceSnapshot: snapshot<SyncAudienceSnapshotRequest>("audience", (collector, request) => {
-      request.userIds.forEach((userId, i) => collector.add(checkUserId(userId, `user_ids[${i}]`)));
+    syncAudienceSnapshot: snapshot<AudienceSnapshotChunk>("audience", (collector, chunk) => {
+      for (let i = 0; i < chunk.idStarts.length; i++) {
+        const start = chunk.idStarts[i]!;
+        const length = chunk.idLengths[i]!;
+        // An ASCII id (nearly every one) has as many characters as bytes and goes in as bytes;
+        // any other id, and any id of a bad length (for checkUserId's error), goes in as a string.
+        if (length > 0 && length <= MAX_USER_ID_LENGTH && collector.addAscii(chunk.bytes, start, length)) continue;
+        collector.add(checkUserId(chunkUserId(chunk, i), `user_ids[${i}]`));
+      }
     }),
     syncTraitSnapshot: snapshot<SyncTraitSnapshotRequest>("trait", (collector, request) => {
       request.values.forEach((value, i) => collector.add(checkUserId(value.userId, `values[${i}].user_id`), valueJson(value)));
@@ -61,8 +78,9 @@ export function audienceApi(deps: { adminToken: string | undefined; engine: Sync
 }
 
 /**
- * Reads a snapshot stream to its end. Resolves undefined when the client
- * cancelled or the stream broke: then nothing of it is applied.
+ * Reads a snapshot stream to its end, loading the state it will be diffed
+ * against meanwhile. Resolves undefined when the client cancelled or the
+ * stream broke: then nothing of it is applied.
  */
 function readSnapshot<Request extends { header: SyncHeader | undefined }>(
   call: ServerReadableStream<Request, unknown>,
@@ -70,9 +88,9 @@ function readSnapshot<Request extends { header: SyncHeader | undefined }>(
   syncKind: SyncKind,
   engine: SyncEngine,
   add: (collector: SnapshotCollector, request: Request) => void,
-): Promise<{ target: SyncTarget; collector: SnapshotCollector } | undefined> {
+): Promise<{ target: SyncTarget; collector: SnapshotCollector; prefetched: Promise<LoadedState> } | undefined> {
   return new Promise((resolve, reject) => {
-    let target: SyncTarget | undefined;
+    let started: { target: SyncTarget; prefetched: Promise<LoadedState> } | undefined;
     let expected = 0;
     const collector = new SnapshotCollector(syncKind === "audience" ? "true" : undefined);
     let failed = false;
@@ -86,9 +104,10 @@ function readSnapshot<Request extends { header: SyncHeader | undefined }>(
     call.on("data", (request: Request) => {
       if (failed) return;
       try {
-        if (!target) {
-          target = targetOf(syncKind, request.header, call.metadata, adminToken);
+        if (!started) {
+          const target = targetOf(syncKind, request.header, call.metadata, adminToken);
           engine.checkTarget(target);
+          started = { target, prefetched: engine.prefetch(target) };
           expected = request.header?.expectedCount ?? 0;
         }
         add(collector, request);
@@ -98,7 +117,7 @@ function readSnapshot<Request extends { header: SyncHeader | undefined }>(
     });
     call.on("end", () => {
       if (failed) return;
-      if (!target) return fail(new ServiceError("INVALID_ARGUMENT", "header: the first message must carry the sync header"));
+      if (!started) return fail(new ServiceError("INVALID_ARGUMENT", "header: the first message must carry the sync header"));
       if (expected > 0 && collector.size !== expected)
         return fail(
           new ServiceError(
@@ -106,7 +125,7 @@ function readSnapshot<Request extends { header: SyncHeader | undefined }>(
             `header.expected_count: the stream carried ${collector.size} entries, not ${expected}; nothing was applied`,
           ),
         );
-      resolve({ target, collector });
+      resolve({ ...started, collector });
     });
     call.on("cancelled", () => {
       failed = true;

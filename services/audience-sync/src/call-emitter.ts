@@ -46,14 +46,19 @@ export class CallEmitter {
     return emitted;
   }
 
-  private async publish(sourceId: string, batchId: string, calls: Call[]): Promise<void> {
+  /**
+   * Encodes the batch at once and resolves on JetStream's acknowledgement.
+   * Deliberately not an async function: one would keep `calls` (its
+   * parameter) alive until the acknowledgement, so every call of every batch
+   * in flight would outlive a few young-generation GCs, be promoted, and
+   * pile up as garbage in the old generation (tens of MB per million calls).
+   */
+  private publish(sourceId: string, batchId: string, calls: Call[]): Promise<unknown> {
     const receivedAt = calls[0]?.receivedAt ?? new Date();
     const header = headers();
     header.set(BUS_MESSAGE_TYPE_HEADER, "switchyard.v1.CallBatch");
-    await this.js.publish(this.names.callsSubject(sourceId), CallBatch.encode({ batchId, sourceId, receivedAt, calls }).finish(), {
-      msgID: `${sourceId}:${batchId}`,
-      headers: header,
-    });
+    const data = CallBatch.encode({ batchId, sourceId, receivedAt, calls }).finish();
+    return this.js.publish(this.names.callsSubject(sourceId), data, { msgID: `${sourceId}:${batchId}`, headers: header });
   }
 }
 

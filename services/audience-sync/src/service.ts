@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { Objm } from "@nats-io/obj";
-import { AudienceServiceService, DeletionServiceService } from "@switchyard/contracts";
+import { Objm, setSha256Backend } from "@nats-io/obj";
+import { DeletionServiceService } from "@switchyard/contracts";
 import {
   applyWorkspaceFile,
   busNames,
@@ -17,6 +17,7 @@ import { audienceApi } from "./audience-api.js";
 import { CallEmitter } from "./call-emitter.js";
 import type { AudienceSyncConfig } from "./config.js";
 import { deletionApi } from "./deletion-api.js";
+import { audienceServiceDefinition } from "./snapshot-chunk.js";
 import { StateStore } from "./state-store.js";
 import { SyncEngine } from "./sync-engine.js";
 
@@ -44,10 +45,14 @@ export async function startAudienceSync(config: AudienceSyncConfig, logger: Logg
   }
   const workspace = await WorkspaceView.open(configKv, logger);
   const metaKv = await new Kvm(js).create(names.audienceStateBucket, { history: 1, replicas });
+  // The object store digests every state object it writes and reads; node:crypto
+  // does so many times faster than the default pure-JS SHA-256.
+  setSha256Backend("native");
   const objects = await new Objm(js).create(names.audienceStateObjects, { replicas });
 
   const emitter = new CallEmitter(js, names);
-  const engine = new SyncEngine({ workspace, store: new StateStore(metaKv, objects), emitter, logger });
+  const store = new StateStore(metaKv, objects);
+  const engine = new SyncEngine({ workspace, store, emitter, logger });
   const adminToken = config.SWITCHYARD_ADMIN_TOKEN;
   const grpc = await startGrpcServer({
     host: config.HOST,
@@ -56,7 +61,7 @@ export async function startAudienceSync(config: AudienceSyncConfig, logger: Logg
     services: [
       {
         name: "switchyard.v1.AudienceService",
-        definition: AudienceServiceService,
+        definition: audienceServiceDefinition,
         implementation: audienceApi({ adminToken, engine, logger }),
       },
       {
@@ -72,6 +77,7 @@ export async function startAudienceSync(config: AudienceSyncConfig, logger: Logg
     grpcPort: grpc.port,
     stop: async () => {
       await grpc.shutdown(config.SHUTDOWN_GRACE_MS);
+      await store.settled();
       workspace.close();
       await bus.drain();
     },

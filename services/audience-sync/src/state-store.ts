@@ -18,10 +18,16 @@ export interface StateMeta {
 export interface LoadedState {
   meta: StateMeta | undefined;
   revision: number;
-  blob: Uint8Array | undefined;
+  blob: Buffer | undefined;
 }
 
 const RECENT_SYNC_IDS = 100;
+/**
+ * State objects are stored in chunks of up to 1 MiB (NATS's default maximum
+ * payload; the object store lowers it to the server's): each chunk is one
+ * acknowledged publish, and the default 128 KiB takes eight times as many.
+ */
+const OBJECT_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Audience and trait state in JetStream: the member blob in an object store
@@ -30,33 +36,45 @@ const RECENT_SYNC_IDS = 100;
  * of the same audience at the same time cannot both win.
  */
 export class StateStore {
+  private readonly background = new Set<Promise<void>>();
+
   constructor(
     private readonly metaKv: KV,
     private readonly objects: ObjectStore,
   ) {}
 
-  async load(kind: SyncKind, sourceId: string, trait: string): Promise<LoadedState> {
+  /**
+   * The current state. `prefetched` (loaded earlier, say while a snapshot
+   * streamed in) is taken as it is when the record has not changed since.
+   */
+  async load(kind: SyncKind, sourceId: string, trait: string, prefetched?: LoadedState): Promise<LoadedState> {
     const entry = await this.metaKv.get(metaKey(kind, sourceId, trait));
     if (!entry || entry.operation !== "PUT") return { meta: undefined, revision: 0, blob: undefined };
+    if (prefetched && prefetched.revision === entry.revision) return prefetched;
     const meta = entry.json<StateMeta>();
-    const blob = meta.object ? ((await this.objects.getBlob(meta.object)) ?? undefined) : undefined;
+    const blob = meta.object ? await this.read(meta.object) : undefined;
     if (meta.object && !blob) throw new Error(`audience state object ${meta.object} is missing`);
     return { meta, revision: entry.revision, blob };
   }
 
-  /** Stores the new state and makes it current, unless another sync changed it since `previous` was loaded. */
-  async save(
+  /** Writes a new state as an object of its own, not yet current; returns the object's name for commit() or discard(). */
+  async stage(kind: SyncKind, sourceId: string, trait: string, syncId: string, blob: Buffer): Promise<string> {
+    const object = `${metaKey(kind, sourceId, trait)}.${digest(syncId)}`;
+    await this.objects.putBlob({ name: object, options: { max_chunk_size: OBJECT_CHUNK_BYTES } }, blob);
+    return object;
+  }
+
+  /** Makes a staged state current, unless another sync changed the state since `previous` was loaded. */
+  async commit(
     kind: SyncKind,
     sourceId: string,
     trait: string,
     previous: LoadedState,
     syncId: string,
-    blob: Buffer,
+    object: string,
     total: number,
   ): Promise<void> {
     const key = metaKey(kind, sourceId, trait);
-    const object = `${key}.${digest(syncId)}`;
-    await this.objects.putBlob({ name: object }, blob);
     const meta: StateMeta = {
       object,
       total,
@@ -67,10 +85,53 @@ export class StateStore {
       if (previous.revision === 0) await this.metaKv.create(key, JSON.stringify(meta));
       else await this.metaKv.update(key, JSON.stringify(meta), previous.revision);
     } catch (error) {
-      await this.objects.delete(object).catch(() => undefined);
+      await this.discard(object);
       throw new ServiceError("FAILED_PRECONDITION", "another sync of this audience finished first; retry this sync", { cause: error });
     }
-    if (previous.meta?.object && previous.meta.object !== object) await this.objects.delete(previous.meta.object).catch(() => undefined);
+    // The replaced object is removed in the background: the sync is complete without waiting for it.
+    if (previous.meta?.object && previous.meta.object !== object) this.inBackground(this.discard(previous.meta.object));
+  }
+
+  /** Resolves once the removals still running in the background are done (call before closing the connection). */
+  async settled(): Promise<void> {
+    await Promise.all(this.background);
+  }
+
+  private inBackground(work: Promise<void>): void {
+    this.background.add(work);
+    void work.finally(() => this.background.delete(work));
+  }
+
+  /** Removes an object that is not (or no longer) current. Failures are ignored: at worst an unused object stays behind. */
+  async discard(object: string): Promise<void> {
+    await this.objects.delete(object).catch(() => undefined);
+  }
+
+  /**
+   * Reads an object whole into one buffer of its recorded size, chunk by
+   * chunk (getBlob would gather the chunks and then copy them into a second
+   * buffer of the same size). Its digest is checked as it is read.
+   */
+  private async read(name: string): Promise<Buffer | undefined> {
+    const object = await this.objects.get(name);
+    if (!object) return undefined;
+    const blob = Buffer.allocUnsafe(object.info.size);
+    const fill = async () => {
+      const reader = object.data.getReader();
+      let filled = 0;
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        if (filled + read.value.length > blob.length) {
+          await reader.cancel();
+          throw new Error(`audience state object ${name} is longer than its recorded size`);
+        }
+        blob.set(read.value, filled);
+        filled += read.value.length;
+      }
+      if (filled !== blob.length) throw new Error(`audience state object ${name} is shorter than its recorded size`);
+    };
+    const [error] = await Promise.all([object.error, fill()]);
+    if (error) throw error;
+    return blob;
   }
 }
 

@@ -2,9 +2,9 @@ import type { Call } from "@switchyard/contracts";
 import { ServiceError, type Logger, type WorkspaceView } from "@switchyard/platform";
 import { deterministicId, type CallEmitter } from "./call-emitter.js";
 import { snakeCase } from "./snake-case.js";
-import { applyIncrement, diffStates, tee, type Change } from "./state-diff.js";
-import type { StateStore, SyncKind } from "./state-store.js";
-import { readState, StateWriter, type SnapshotCollector, type StateEntry } from "./trait-state.js";
+import { applyIncrement, diffStates, type Change } from "./state-diff.js";
+import type { LoadedState, StateStore, SyncKind } from "./state-store.js";
+import { stateBlob, stateCount, stateRecords, type SnapshotCollector } from "./trait-state.js";
 
 export interface SyncTarget {
   kind: SyncKind;
@@ -50,29 +50,53 @@ export class SyncEngine {
     return trait;
   }
 
-  async apply(target: SyncTarget, input: SyncInput): Promise<SyncSummary> {
+  /**
+   * Starts loading the state a sync will be diffed against, for apply(): a
+   * snapshot's old state loads while the snapshot streams in.
+   */
+  prefetch(target: SyncTarget): Promise<LoadedState> {
+    const loading = this.deps.store.load(target.kind, target.sourceId, this.checkTarget(target));
+    void loading.catch(() => undefined); // apply() loads again if this failed
+    return loading;
+  }
+
+  async apply(target: SyncTarget, input: SyncInput, prefetched?: Promise<LoadedState>): Promise<SyncSummary> {
     const trait = this.checkTarget(target);
     const { kind, sourceId, syncId } = target;
-    const previous = await this.deps.store.load(kind, sourceId, trait);
+    const { store, emitter } = this.deps;
+    const previous = await store.load(kind, sourceId, trait, await prefetched?.catch(() => undefined));
     if (previous.meta?.recentSyncIds.includes(syncId)) {
       return { trait, total: previous.meta.total, emitted: 0, alreadyApplied: true };
     }
 
     // Checked in full (duplicates) before anything is emitted.
-    if (input.mode === "snapshot") input.collector.finish();
-    else input.set.finish();
-    const oldEntries = () => readState(previous.blob);
-    const newEntries: Iterable<StateEntry> =
-      input.mode === "snapshot" ? input.collector.entries() : applyIncrement(oldEntries(), input.set.entries(), input.removed);
+    let blob: Buffer;
+    if (input.mode === "snapshot") {
+      blob = input.collector.finish();
+    } else {
+      const set = input.set.finish();
+      blob = stateBlob(() => applyIncrement(stateRecords(previous.blob), stateRecords(set), input.removed), input.set.sharedValue);
+    }
 
-    const writer = new StateWriter();
-    const changes = diffStates(oldEntries(), tee(newEntries, writer), ABSENT_VALUE[kind]);
-    const now = new Date();
-    const calls = mapIterable(changes, (change) => this.identifyCall(target, trait, change, now));
-    const emitted = await this.deps.emitter.emit(sourceId, `${kind}:${deterministicId(trait)}:${syncId}`, calls);
-    const blob = writer.finish();
-    const total = blob.readUInt32BE(4);
-    await this.deps.store.save(kind, sourceId, trait, previous, syncId, blob, total);
+    // The new state is written while the calls go out, and made current only
+    // once every call is out; if emitting fails, it is removed again.
+    const staged = store.stage(kind, sourceId, trait, syncId, blob);
+    void staged.catch(() => undefined); // awaited below; this keeps an early failure from counting as unhandled
+    let emitted: number;
+    try {
+      const changes = diffStates(previous.blob, blob, ABSENT_VALUE[kind]);
+      const now = new Date();
+      const calls = mapIterable(changes, (change) => this.identifyCall(target, trait, change, now));
+      emitted = await emitter.emit(sourceId, `${kind}:${deterministicId(trait)}:${syncId}`, calls);
+    } catch (error) {
+      await staged.then(
+        (object) => store.discard(object),
+        () => undefined,
+      );
+      throw error;
+    }
+    const total = stateCount(blob);
+    await store.commit(kind, sourceId, trait, previous, syncId, await staged, total);
     this.deps.logger.info({ kind, sourceId, trait, syncId, total, emitted }, "sync applied");
     return { trait, total, emitted, alreadyApplied: false };
   }

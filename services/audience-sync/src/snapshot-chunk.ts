@@ -1,0 +1,69 @@
+import { AudienceServiceService, SyncAudienceSnapshotRequest, type SyncHeader } from "@switchyard/contracts";
+
+/**
+ * A SyncAudienceSnapshot message with its user ids left as UTF-8 bytes in the
+ * message: user id i is bytes[idStarts[i], idStarts[i] + idLengths[i]).
+ * Decoding a snapshot of a million members into strings would allocate a
+ * million strings (and the decoder an array per string) only for the
+ * collector to turn them back into bytes.
+ */
+export interface AudienceSnapshotChunk {
+  header: SyncHeader | undefined;
+  bytes: Buffer;
+  idStarts: number[];
+  idLengths: number[];
+}
+
+/** The tag of user_ids (field 2, length-delimited). */
+const USER_IDS_TAG = (2 << 3) | 2;
+
+/** Protobuf's string decoding: invalid UTF-8 becomes U+FFFD, a leading U+FEFF is kept. */
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * Decodes a message as SyncAudienceSnapshotRequest.decode would, but keeps
+ * the user ids as bytes. Messages of user ids only, as clients write all but
+ * the first, are read directly; any other (the first, with the header; ones
+ * with unknown fields, unusual encodings or damage) goes through the
+ * generated decoder, so it is read, or refused, exactly as before.
+ */
+export function decodeAudienceSnapshotChunk(bytes: Buffer): AudienceSnapshotChunk {
+  const chunk = readUserIds(bytes);
+  if (chunk) return chunk;
+  const request = SyncAudienceSnapshotRequest.decode(bytes);
+  const userIds = Buffer.from(SyncAudienceSnapshotRequest.encode({ header: undefined, userIds: request.userIds }).finish());
+  return { ...readUserIds(userIds)!, header: request.header };
+}
+
+/** The user id at `index`, as a string the way protobuf decodes it. */
+export function chunkUserId(chunk: AudienceSnapshotChunk, index: number): string {
+  const start = chunk.idStarts[index]!;
+  return utf8.decode(chunk.bytes.subarray(start, start + chunk.idLengths[index]!));
+}
+
+/** AudienceService with SyncAudienceSnapshot messages decoded by decodeAudienceSnapshotChunk. */
+export const audienceServiceDefinition = {
+  ...AudienceServiceService,
+  syncAudienceSnapshot: { ...AudienceServiceService.syncAudienceSnapshot, requestDeserialize: decodeAudienceSnapshotChunk },
+};
+
+/** The user ids of a message made only of well-formed single-byte-tagged user ids; undefined for any other. */
+function readUserIds(bytes: Buffer): AudienceSnapshotChunk | undefined {
+  const chunk: AudienceSnapshotChunk = { header: undefined, bytes, idStarts: [], idLengths: [] };
+  let position = 0;
+  while (position < bytes.length) {
+    if (bytes[position++] !== USER_IDS_TAG) return undefined;
+    let length = 0;
+    for (let scale = 1; ; scale *= 128) {
+      if (position >= bytes.length || scale > 2 ** 28) return undefined;
+      const byte = bytes[position++]!;
+      length += (byte & 0x7f) * scale;
+      if (byte < 0x80) break;
+    }
+    if (position + length > bytes.length) return undefined;
+    chunk.idStarts.push(position);
+    chunk.idLengths.push(length);
+    position += length;
+  }
+  return chunk;
+}
