@@ -17,6 +17,7 @@ export { DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from ".
 export type { CallsStreamOptions } from "./streams.js";
 export { applyWorkspaceFile, readWorkspaceFile, workspaceRecords } from "./workspace/apply-file.js";
 export { openConfigBucket } from "./workspace/bucket.js";
+export { openWorkspace } from "./workspace/open.js";
 export { kvKeys, parseKvKey } from "./workspace/kv-keys.js";
 export {
   ID_PATTERN,

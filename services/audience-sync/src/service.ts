@@ -2,17 +2,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm, setSha256Backend } from "@nats-io/obj";
 import { DeletionServiceService } from "@switchyard/contracts";
-import {
-  applyWorkspaceFile,
-  busNames,
-  connectBus,
-  ensureCallsStream,
-  openConfigBucket,
-  readWorkspaceFile,
-  startGrpcServer,
-  WorkspaceView,
-  type Logger,
-} from "@switchyard/platform";
+import { busNames, connectBus, openWorkspace, ensureCallsStream, startGrpcServer, type Logger } from "@switchyard/platform";
 import { audienceApi } from "./audience-api.js";
 import { CallEmitter } from "./call-emitter.js";
 import type { AudienceSyncConfig } from "./config.js";
@@ -38,12 +28,13 @@ export async function startAudienceSync(config: AudienceSyncConfig, logger: Logg
     maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
     replicas,
   });
-  const configKv = await openConfigBucket(js, names, replicas);
-  if (config.SWITCHYARD_WORKSPACE_FILE) {
-    const applied = await applyWorkspaceFile(configKv, await readWorkspaceFile(config.SWITCHYARD_WORKSPACE_FILE));
-    logger.info({ written: applied.written.length, unchanged: applied.unchanged.length }, "workspace file applied");
-  }
-  const workspace = await WorkspaceView.open(configKv, logger);
+  const { workspace } = await openWorkspace({
+    js,
+    names,
+    replicas: replicas,
+    workspaceFile: config.SWITCHYARD_WORKSPACE_FILE,
+    logger,
+  });
   const metaKv = await new Kvm(js).create(names.audienceStateBucket, { history: 1, replicas });
   // The object store digests every state object it writes and reads; node:crypto
   // does so many times faster than the default pure-JS SHA-256.

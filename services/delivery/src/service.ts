@@ -2,17 +2,7 @@ import { readFile } from "node:fs/promises";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { DeliveryServiceService, configApi } from "@switchyard/contracts";
-import {
-  applyWorkspaceFile,
-  busNames,
-  connectBus,
-  ensureCallsStream,
-  openConfigBucket,
-  readWorkspaceFile,
-  startGrpcServer,
-  WorkspaceView,
-  type Logger,
-} from "@switchyard/platform";
+import { busNames, connectBus, openWorkspace, ensureCallsStream, startGrpcServer, type Logger } from "@switchyard/platform";
 import { ConcurrentConsumer } from "./concurrent-consumer.js";
 import { configService } from "./config-api.js";
 import type { DeliveryConfig } from "./config.js";
@@ -56,12 +46,13 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
   });
   await ensureDeliveryConsumers(jsm, names);
 
-  const configKv = await openConfigBucket(js, names, replicas);
-  if (config.SWITCHYARD_WORKSPACE_FILE) {
-    const applied = await applyWorkspaceFile(configKv, await readWorkspaceFile(config.SWITCHYARD_WORKSPACE_FILE));
-    logger.info({ written: applied.written.length, unchanged: applied.unchanged.length }, "workspace file applied");
-  }
-  const workspace = await WorkspaceView.open(configKv, logger);
+  const { kv: configKv, workspace } = await openWorkspace({
+    js,
+    names,
+    replicas: replicas,
+    workspaceFile: config.SWITCHYARD_WORKSPACE_FILE,
+    logger,
+  });
   const statsKv = await new Kvm(js).create(names.deliveryStatsBucket, { history: 1, replicas });
 
   const sender = new WebhookSender({

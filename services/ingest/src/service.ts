@@ -1,17 +1,7 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import {
-  applyWorkspaceFile,
-  busNames,
-  connectBus,
-  ensureCallsStream,
-  openConfigBucket,
-  readWorkspaceFile,
-  startGrpcServer,
-  WorkspaceView,
-  type Logger,
-} from "@switchyard/platform";
+import { busNames, connectBus, openWorkspace, ensureCallsStream, startGrpcServer, type Logger } from "@switchyard/platform";
 import { CallAcceptor } from "./acceptor.js";
 import type { IngestConfig } from "./config.js";
 import { ingestServiceDefinition } from "./grpc-definition.js";
@@ -37,12 +27,13 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
     replicas: config.SWITCHYARD_STREAM_REPLICAS,
   });
   const js = jetstream(bus.nc);
-  const kv = await openConfigBucket(js, names, config.SWITCHYARD_STREAM_REPLICAS);
-  if (config.SWITCHYARD_WORKSPACE_FILE) {
-    const applied = await applyWorkspaceFile(kv, await readWorkspaceFile(config.SWITCHYARD_WORKSPACE_FILE));
-    logger.info({ written: applied.written.length, unchanged: applied.unchanged.length }, "workspace file applied");
-  }
-  const workspace = await WorkspaceView.open(kv, logger);
+  const { workspace } = await openWorkspace({
+    js,
+    names,
+    replicas: config.SWITCHYARD_STREAM_REPLICAS,
+    workspaceFile: config.SWITCHYARD_WORKSPACE_FILE,
+    logger,
+  });
 
   const publisher = new BatchPublisher(bus, js, names, config.INGEST_PUBLISH_TIMEOUT_MS);
   const acceptor = new CallAcceptor(publisher, logger);
