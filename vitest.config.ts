@@ -1,6 +1,9 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // Workspace packages that publish a build (libs/webhook-verify) are read from source in tests.
+  resolve: { conditions: ["switchyard-source", "module", "node", "import", "default"] },
+  ssr: { resolve: { conditions: ["switchyard-source", "node", "import", "default"] } },
   test: {
     include: [
       "libs/*/src/**/*.test.ts",
