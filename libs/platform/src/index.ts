@@ -22,13 +22,24 @@ export { kvKeys, parseKvKey } from "./workspace/kv-keys.js";
 export {
   ID_PATTERN,
   ID_RULE,
+  SIGNING_SECRET_RULE,
+  STANDARD_WEBHOOK_HEADER_NAMES,
   connectionSchema,
   describeIssues,
   destinationSchema,
+  isSigningSecret,
   sourceRecordSchema,
+  standardWebhooksSchema,
   webhookSettingsSchema,
   workspaceFileSchema,
 } from "./workspace/schema.js";
-export type { Connection, Destination, SourceRecord, WebhookSettings, WorkspaceFile } from "./workspace/schema.js";
+export type {
+  Connection,
+  Destination,
+  SourceRecord,
+  StandardWebhooksSettings,
+  WebhookSettings,
+  WorkspaceFile,
+} from "./workspace/schema.js";
 export { WorkspaceView } from "./workspace/view.js";
 export { basicAuthorization, hashWriteKey, writeKeyFromAuthorization, writeKeyHashesEqual } from "./write-keys.js";

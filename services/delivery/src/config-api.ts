@@ -2,20 +2,25 @@ import { randomBytes } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import type { configApi } from "@switchyard/contracts";
 import {
+  applyWorkspaceFile,
   connectionSchema,
   describeIssues,
   destinationSchema,
   hashWriteKey,
   ID_PATTERN,
   ID_RULE,
+  isSigningSecret,
   kvKeys,
   requireAdmin,
   ServiceError,
+  SIGNING_SECRET_RULE,
   sourceRecordSchema,
   unaryHandler,
+  workspaceFileSchema,
   type Destination,
   type Logger,
   type SourceRecord,
+  type StandardWebhooksSettings,
 } from "@switchyard/platform";
 import type { z } from "zod";
 
@@ -87,17 +92,24 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
     putDestination: handler(async (request: configApi.PutDestinationRequest) => {
       const input = request.destination;
       if (!input) throw new ServiceError("INVALID_ARGUMENT", "destination: is required");
+      // Placeholders keep stored secrets; the stored record is read only when one is used.
+      let existing: Destination | undefined;
+      const stored = async () => (existing ??= await readJson(kvKeys.destination(input.id), destinationSchema));
       let sharedSecret: string | undefined = input.sharedSecret === "" ? undefined : input.sharedSecret;
-      if (sharedSecret === SECRET_PLACEHOLDER) {
-        const existing = await readJson(kvKeys.destination(input.id), destinationSchema);
-        sharedSecret = existing?.settings.sharedSecret;
-      }
+      if (sharedSecret === SECRET_PLACEHOLDER) sharedSecret = (await stored())?.settings.sharedSecret;
+      const standardWebhooks = input.standardWebhooks
+        ? await standardWebhooksToStore(input.standardWebhooks.signingSecret, async () => (await stored())?.settings.standardWebhooks)
+        : undefined;
       const parsed = destinationSchema.safeParse({
         id: input.id,
         ...(input.name ? { name: input.name } : {}),
         type: "webhooks",
         enabled: input.enabled,
-        settings: { webhooks: input.webhooks.map((w) => ({ url: w.url, headers: w.headers })), ...(sharedSecret ? { sharedSecret } : {}) },
+        settings: {
+          webhooks: input.webhooks.map((w) => ({ url: w.url, headers: w.headers })),
+          ...(sharedSecret ? { sharedSecret } : {}),
+          ...(standardWebhooks ? { standardWebhooks } : {}),
+        },
       });
       if (!parsed.success) throw new ServiceError("INVALID_ARGUMENT", describeIssues(parsed.error, "destination").join("; "));
       await kv.put(kvKeys.destination(parsed.data.id), JSON.stringify(parsed.data));
@@ -146,7 +158,96 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       const connections = await readAll("connection", connectionSchema);
       return { connections: request.sourceId ? connections.filter((c) => c.sourceId === request.sourceId) : connections };
     }),
+
+    rotateSigningSecret: handler(async (request: configApi.RotateSigningSecretRequest) => {
+      const id = validId("destination_id", request.destinationId);
+      if (request.graceSeconds > MAX_GRACE_SECONDS)
+        throw new ServiceError("INVALID_ARGUMENT", `grace_seconds: must be 0 to ${MAX_GRACE_SECONDS} (30 days)`);
+      const newSecret = request.signingSecret || generateSigningSecret();
+      if (!isSigningSecret(newSecret)) throw new ServiceError("INVALID_ARGUMENT", `signing_secret: ${SIGNING_SECRET_RULE}`);
+      const key = kvKeys.destination(id);
+      const entry = await kv.get(key);
+      if (!entry || entry.operation !== "PUT") throw new ServiceError("NOT_FOUND", `destination_id: no destination "${id}"`);
+      const record = destinationSchema.parse(entry.json());
+      const current = record.settings.standardWebhooks;
+      if (!current)
+        throw new ServiceError(
+          "FAILED_PRECONDITION",
+          `destination_id: Standard Webhooks is off for "${id}"; turn it on with PutDestination (standard_webhooks.signing_secret)`,
+        );
+      const now = Date.now();
+      const previousExpireAt = new Date(now + request.graceSeconds * 1000);
+      const rotated: Destination = {
+        ...record,
+        settings: { ...record.settings, standardWebhooks: rotateSecrets(current, newSecret, previousExpireAt, now) },
+      };
+      try {
+        // Compare-and-set on the revision read: a concurrent change is not silently overwritten.
+        await kv.update(key, JSON.stringify(rotated), entry.revision);
+      } catch (error) {
+        throw new ServiceError("FAILED_PRECONDITION", `destination_id: "${id}" changed during the rotation; try again`, { cause: error });
+      }
+      logger.info({ destinationId: id, graceSeconds: request.graceSeconds }, "signing secret rotated");
+      return { destination: destinationMessage(rotated), signingSecret: newSecret, previousSecretsExpireAt: previousExpireAt };
+    }),
+
+    applyWorkspace: handler(async (request: configApi.ApplyWorkspaceRequest) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(request.workspaceJson);
+      } catch {
+        throw new ServiceError("INVALID_ARGUMENT", "workspace_json: is not valid JSON");
+      }
+      const parsed = workspaceFileSchema.safeParse(json);
+      if (!parsed.success) throw new ServiceError("INVALID_ARGUMENT", describeIssues(parsed.error, "workspace_json").join("; "));
+      const applied = await applyWorkspaceFile(kv, parsed.data);
+      logger.info({ written: applied.written.length, unchanged: applied.unchanged.length }, "workspace applied");
+      return applied;
+    }),
   };
+}
+
+/** Longest grace period of a signing secret rotation (30 days), as for write keys. */
+const MAX_GRACE_SECONDS = 30 * 24 * 3600;
+
+/**
+ * The Standard Webhooks settings a put stores: a new secret replaces every stored one; an empty
+ * secret or the placeholder keeps what is stored (retiring secrets included), and needs something
+ * stored to keep.
+ */
+async function standardWebhooksToStore(
+  signingSecret: string,
+  stored: () => Promise<StandardWebhooksSettings | undefined>,
+): Promise<StandardWebhooksSettings> {
+  if (signingSecret !== "" && signingSecret !== SECRET_PLACEHOLDER) return { signingSecret };
+  const kept = await stored();
+  if (!kept)
+    throw new ServiceError(
+      "INVALID_ARGUMENT",
+      `destination.standard_webhooks.signing_secret: is required to turn Standard Webhooks on (${SIGNING_SECRET_RULE})`,
+    );
+  return withoutExpired(kept, Date.now());
+}
+
+/** The current secret becomes a retiring one until `expiresAt`; secrets already retiring keep the sooner end. */
+function rotateSecrets(current: StandardWebhooksSettings, newSecret: string, expiresAt: Date, now: number): StandardWebhooksSettings {
+  const retiring = [...(current.retiringSigningSecrets ?? []), { secret: current.signingSecret, expiresAt: expiresAt.toISOString() }]
+    .map((old) => ({
+      secret: old.secret,
+      expiresAt: Date.parse(old.expiresAt) < expiresAt.getTime() ? old.expiresAt : expiresAt.toISOString(),
+    }))
+    .filter((old) => Date.parse(old.expiresAt) > now && old.secret !== newSecret)
+    .slice(-5); // the schema's limit: keep the most recently replaced
+  return { signingSecret: newSecret, ...(retiring.length > 0 ? { retiringSigningSecrets: retiring } : {}) };
+}
+
+function withoutExpired(settings: StandardWebhooksSettings, now: number): StandardWebhooksSettings {
+  const retiring = (settings.retiringSigningSecrets ?? []).filter((old) => Date.parse(old.expiresAt) > now);
+  return { signingSecret: settings.signingSecret, ...(retiring.length > 0 ? { retiringSigningSecrets: retiring } : {}) };
+}
+
+function generateSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
 function validId(field: string, value: string): string {
@@ -165,5 +266,13 @@ function destinationMessage(record: Destination): configApi.Destination {
     enabled: record.enabled,
     webhooks: record.settings.webhooks.map((entry) => ({ url: entry.url, headers: entry.headers })),
     sharedSecret: record.settings.sharedSecret ? SECRET_PLACEHOLDER : "",
+    standardWebhooks: record.settings.standardWebhooks
+      ? {
+          signingSecret: SECRET_PLACEHOLDER,
+          retiringSecretsExpireAt:
+            withoutExpired(record.settings.standardWebhooks, Date.now()).retiringSigningSecrets?.map((old) => new Date(old.expiresAt)) ??
+            [],
+        }
+      : undefined,
   };
 }

@@ -1,6 +1,7 @@
 import type { Call } from "@switchyard/contracts";
 import type { Destination } from "@switchyard/platform";
 import { webhookSignature } from "./signature.js";
+import { standardWebhookHeaders } from "./standard-webhooks.js";
 import { webhookBody } from "./webhook-body.js";
 import type { SendResult, WebhookSender } from "./webhook-sender.js";
 
@@ -36,6 +37,7 @@ export async function fanOut(
 ): Promise<FanOutResult> {
   const body = Buffer.from(JSON.stringify(webhookBody(call)), "utf8");
   const signature = destination.settings.sharedSecret ? webhookSignature(body, destination.settings.sharedSecret) : undefined;
+  const { standardWebhooks } = destination.settings;
   const attempts: UrlAttempt[] = [];
   let delivered = false;
 
@@ -47,6 +49,8 @@ export async function fanOut(
       "user-agent": USER_AGENT,
       "content-type": "application/json",
       ...(signature ? { "x-signature": signature } : {}),
+      // Opted-in destinations only; everyone else's headers stay exactly as the spec has them.
+      ...(standardWebhooks ? standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now()) : {}),
     };
     const result = await sender.send(entry.url, headers, body, destination.id);
     attempts.push({ ...result, urlIndex, url: entry.url });

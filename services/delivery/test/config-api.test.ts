@@ -59,7 +59,15 @@ const api = {
 
 /** A complete Destination message (proto3 has no "unset": enabled must be given). */
 function destination(id: string, overrides: Partial<configApi.Destination> = {}): configApi.Destination {
-  return { id, name: "", enabled: true, webhooks: [{ url: receiver.url(`/${id}`), headers: {} }], sharedSecret: "", ...overrides };
+  return {
+    id,
+    name: "",
+    enabled: true,
+    webhooks: [{ url: receiver.url(`/${id}`), headers: {} }],
+    sharedSecret: "",
+    standardWebhooks: undefined,
+    ...overrides,
+  };
 }
 
 /** The gRPC status and message a call failed with. */

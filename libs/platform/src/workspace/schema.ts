@@ -57,10 +57,56 @@ export const webhookEntrySchema = z.object({
     .default({}),
 });
 
-export const webhookSettingsSchema = z.object({
-  webhooks: z.array(webhookEntrySchema).min(1, "needs 1 to 5 webhook entries").max(5, "needs 1 to 5 webhook entries"),
-  sharedSecret: z.string().min(1, "must be a non-empty string").optional(),
+/**
+ * A Standard Webhooks signing secret: "whsec_" and the base64 of 24 to 64 random bytes (the HMAC
+ * key). The same rule as @switchyard/webhook-verify's isValidSigningSecret, which the services do
+ * not import: that package is built for receivers and stays independent of the sender.
+ */
+export const SIGNING_SECRET_RULE = 'must be "whsec_" followed by the base64 of 24 to 64 bytes';
+export function isSigningSecret(value: string): boolean {
+  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value);
+  if (!match?.[1] || match[1].length % 4 !== 0) return false;
+  const bytes = Buffer.from(match[1], "base64").length;
+  return bytes >= 24 && bytes <= 64;
+}
+const signingSecret = z.string({ error: "must be a string" }).refine(isSigningSecret, SIGNING_SECRET_RULE);
+
+/** Headers Standard Webhooks signing sets; a destination that opted in cannot override them. */
+export const STANDARD_WEBHOOK_HEADER_NAMES = ["webhook-id", "webhook-timestamp", "webhook-signature"] as const;
+
+/**
+ * Opt-in Standard Webhooks signing (webhook-id, webhook-timestamp, webhook-signature), sent in
+ * addition to X-Signature. After a rotation the previous secrets keep signing beside the new one
+ * until their `expiresAt` (ISO 8601), checked at every request, so they stop on time by themselves.
+ */
+export const standardWebhooksSchema = z.object({
+  signingSecret,
+  retiringSigningSecrets: z
+    .array(z.object({ secret: signingSecret, expiresAt: z.iso.datetime({ error: "must be an ISO 8601 UTC date-time" }) }))
+    .max(5, "holds at most 5 secrets")
+    .optional(),
 });
+export type StandardWebhooksSettings = z.output<typeof standardWebhooksSchema>;
+
+export const webhookSettingsSchema = z
+  .object({
+    webhooks: z.array(webhookEntrySchema).min(1, "needs 1 to 5 webhook entries").max(5, "needs 1 to 5 webhook entries"),
+    sharedSecret: z.string().min(1, "must be a non-empty string").optional(),
+    standardWebhooks: standardWebhooksSchema.optional(),
+  })
+  .superRefine((settings, ctx) => {
+    if (!settings.standardWebhooks) return;
+    settings.webhooks.forEach((entry, index) => {
+      for (const name of Object.keys(entry.headers)) {
+        if ((STANDARD_WEBHOOK_HEADER_NAMES as readonly string[]).includes(name.toLowerCase()))
+          ctx.addIssue({
+            code: "custom",
+            path: ["webhooks", index, "headers", name],
+            message: "this header is set by Standard Webhooks signing and cannot be overridden",
+          });
+      }
+    });
+  });
 
 export const destinationSchema = z.object({
   id: idRule,

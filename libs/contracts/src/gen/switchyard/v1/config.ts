@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Timestamp } from "../../google/protobuf/timestamp.js";
 
 export const protobufPackage = "switchyard.v1";
 
@@ -80,6 +81,25 @@ export interface Destination {
    * Reads return "[set]" instead of the secret.
    */
   sharedSecret: string;
+  /** Opt-in Standard Webhooks signing, in addition to X-Signature. Unset: off. */
+  standardWebhooks: StandardWebhooks | undefined;
+}
+
+/**
+ * Standard Webhooks (https://www.standardwebhooks.com/): every request also carries webhook-id
+ * (the call's messageId, the same on every retry), webhook-timestamp (seconds, of this attempt)
+ * and webhook-signature ("v1,<base64 HMAC-SHA256 of id.timestamp.body>", one entry per signing
+ * secret, space-separated).
+ */
+export interface StandardWebhooks {
+  /**
+   * "whsec_" + base64 of 24-64 random bytes. Reads return "[set]"; putting "[set]" back keeps the
+   * stored secrets (including any still in their grace period). A new value replaces them all at
+   * once: use RotateSigningSecret for a grace period.
+   */
+  signingSecret: string;
+  /** Read-only: when each previous secret, still signing after a rotation, stops. */
+  retiringSecretsExpireAt: Date[];
 }
 
 export interface WebhookEntry {
@@ -153,6 +173,39 @@ export interface ListConnectionsRequest {
 
 export interface ListConnectionsResponse {
   connections: Connection[];
+}
+
+export interface RotateSigningSecretRequest {
+  destinationId: string;
+  /** The new secret ("whsec_" + base64 of 24-64 bytes). Empty: Switchyard makes one (recommended). */
+  signingSecret: string;
+  /**
+   * How long the previous secrets keep signing: 0 (they stop at once) to 2592000 (30 days).
+   * Secrets already retiring from an earlier rotation keep their own end, if it comes sooner.
+   */
+  graceSeconds: number;
+}
+
+export interface RotateSigningSecretResponse {
+  destination:
+    | Destination
+    | undefined;
+  /** The new signing secret. Shown only here. */
+  signingSecret: string;
+  /** When the previous secrets stop signing. */
+  previousSecretsExpireAt: Date | undefined;
+}
+
+export interface ApplyWorkspaceRequest {
+  /** The workspace file's JSON text. */
+  workspaceJson: string;
+}
+
+export interface ApplyWorkspaceResponse {
+  /** KV keys written (new or changed), e.g. "destination.example-receiver". */
+  written: string[];
+  /** KV keys that already held the same value. */
+  unchanged: string[];
 }
 
 function createBaseSource(): Source {
@@ -813,7 +866,7 @@ export const DeleteSourceResponse: MessageFns<DeleteSourceResponse> = {
 };
 
 function createBaseDestination(): Destination {
-  return { id: "", name: "", enabled: false, webhooks: [], sharedSecret: "" };
+  return { id: "", name: "", enabled: false, webhooks: [], sharedSecret: "", standardWebhooks: undefined };
 }
 
 export const Destination: MessageFns<Destination> = {
@@ -832,6 +885,9 @@ export const Destination: MessageFns<Destination> = {
     }
     if (message.sharedSecret !== "") {
       writer.uint32(42).string(message.sharedSecret);
+    }
+    if (message.standardWebhooks !== undefined) {
+      StandardWebhooks.encode(message.standardWebhooks, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -889,6 +945,14 @@ export const Destination: MessageFns<Destination> = {
             message.sharedSecret = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.standardWebhooks = StandardWebhooks.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -914,6 +978,11 @@ export const Destination: MessageFns<Destination> = {
         : isSet(object.shared_secret)
         ? globalThis.String(object.shared_secret)
         : "",
+      standardWebhooks: isSet(object.standardWebhooks)
+        ? StandardWebhooks.fromJSON(object.standardWebhooks)
+        : isSet(object.standard_webhooks)
+        ? StandardWebhooks.fromJSON(object.standard_webhooks)
+        : undefined,
     };
   },
 
@@ -934,6 +1003,9 @@ export const Destination: MessageFns<Destination> = {
     if (message.sharedSecret !== "") {
       obj.sharedSecret = message.sharedSecret;
     }
+    if (message.standardWebhooks !== undefined) {
+      obj.standardWebhooks = StandardWebhooks.toJSON(message.standardWebhooks);
+    }
     return obj;
   },
 
@@ -947,6 +1019,102 @@ export const Destination: MessageFns<Destination> = {
     message.enabled = object.enabled ?? false;
     message.webhooks = object.webhooks?.map((e) => WebhookEntry.fromPartial(e)) || [];
     message.sharedSecret = object.sharedSecret ?? "";
+    message.standardWebhooks = (object.standardWebhooks !== undefined && object.standardWebhooks !== null)
+      ? StandardWebhooks.fromPartial(object.standardWebhooks)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseStandardWebhooks(): StandardWebhooks {
+  return { signingSecret: "", retiringSecretsExpireAt: [] };
+}
+
+export const StandardWebhooks: MessageFns<StandardWebhooks> = {
+  encode(message: StandardWebhooks, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.signingSecret !== "") {
+      writer.uint32(10).string(message.signingSecret);
+    }
+    for (const v of message.retiringSecretsExpireAt) {
+      Timestamp.encode(toTimestamp(v!), writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StandardWebhooks {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStandardWebhooks();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.signingSecret = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.retiringSecretsExpireAt.push(fromTimestamp(Timestamp.decode(reader, reader.uint32())));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StandardWebhooks {
+    return {
+      signingSecret: isSet(object.signingSecret)
+        ? globalThis.String(object.signingSecret)
+        : isSet(object.signing_secret)
+        ? globalThis.String(object.signing_secret)
+        : "",
+      retiringSecretsExpireAt: globalThis.Array.isArray(object?.retiringSecretsExpireAt)
+        ? object.retiringSecretsExpireAt.map((e: any) => fromJsonTimestamp(e))
+        : globalThis.Array.isArray(object?.retiring_secrets_expire_at)
+        ? object.retiring_secrets_expire_at.map((e: any) => fromJsonTimestamp(e))
+        : [],
+    };
+  },
+
+  toJSON(message: StandardWebhooks): unknown {
+    const obj: any = {};
+    if (message.signingSecret !== "") {
+      obj.signingSecret = message.signingSecret;
+    }
+    if (message.retiringSecretsExpireAt?.length) {
+      obj.retiringSecretsExpireAt = message.retiringSecretsExpireAt.map((e) => e.toISOString());
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StandardWebhooks>): StandardWebhooks {
+    return StandardWebhooks.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StandardWebhooks>): StandardWebhooks {
+    const message = createBaseStandardWebhooks();
+    message.signingSecret = object.signingSecret ?? "";
+    message.retiringSecretsExpireAt = object.retiringSecretsExpireAt?.map((e) => e) || [];
     return message;
   },
 };
@@ -2211,6 +2379,390 @@ export const ListConnectionsResponse: MessageFns<ListConnectionsResponse> = {
   },
 };
 
+function createBaseRotateSigningSecretRequest(): RotateSigningSecretRequest {
+  return { destinationId: "", signingSecret: "", graceSeconds: 0 };
+}
+
+export const RotateSigningSecretRequest: MessageFns<RotateSigningSecretRequest> = {
+  encode(message: RotateSigningSecretRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.destinationId !== "") {
+      writer.uint32(10).string(message.destinationId);
+    }
+    if (message.signingSecret !== "") {
+      writer.uint32(18).string(message.signingSecret);
+    }
+    if (message.graceSeconds !== 0) {
+      writer.uint32(24).uint32(message.graceSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RotateSigningSecretRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRotateSigningSecretRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.destinationId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.signingSecret = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.graceSeconds = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RotateSigningSecretRequest {
+    return {
+      destinationId: isSet(object.destinationId)
+        ? globalThis.String(object.destinationId)
+        : isSet(object.destination_id)
+        ? globalThis.String(object.destination_id)
+        : "",
+      signingSecret: isSet(object.signingSecret)
+        ? globalThis.String(object.signingSecret)
+        : isSet(object.signing_secret)
+        ? globalThis.String(object.signing_secret)
+        : "",
+      graceSeconds: isSet(object.graceSeconds)
+        ? globalThis.Number(object.graceSeconds)
+        : isSet(object.grace_seconds)
+        ? globalThis.Number(object.grace_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: RotateSigningSecretRequest): unknown {
+    const obj: any = {};
+    if (message.destinationId !== "") {
+      obj.destinationId = message.destinationId;
+    }
+    if (message.signingSecret !== "") {
+      obj.signingSecret = message.signingSecret;
+    }
+    if (message.graceSeconds !== 0) {
+      obj.graceSeconds = Math.round(message.graceSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RotateSigningSecretRequest>): RotateSigningSecretRequest {
+    return RotateSigningSecretRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RotateSigningSecretRequest>): RotateSigningSecretRequest {
+    const message = createBaseRotateSigningSecretRequest();
+    message.destinationId = object.destinationId ?? "";
+    message.signingSecret = object.signingSecret ?? "";
+    message.graceSeconds = object.graceSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseRotateSigningSecretResponse(): RotateSigningSecretResponse {
+  return { destination: undefined, signingSecret: "", previousSecretsExpireAt: undefined };
+}
+
+export const RotateSigningSecretResponse: MessageFns<RotateSigningSecretResponse> = {
+  encode(message: RotateSigningSecretResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.destination !== undefined) {
+      Destination.encode(message.destination, writer.uint32(10).fork()).join();
+    }
+    if (message.signingSecret !== "") {
+      writer.uint32(18).string(message.signingSecret);
+    }
+    if (message.previousSecretsExpireAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.previousSecretsExpireAt), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RotateSigningSecretResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRotateSigningSecretResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.destination = Destination.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.signingSecret = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.previousSecretsExpireAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RotateSigningSecretResponse {
+    return {
+      destination: isSet(object.destination) ? Destination.fromJSON(object.destination) : undefined,
+      signingSecret: isSet(object.signingSecret)
+        ? globalThis.String(object.signingSecret)
+        : isSet(object.signing_secret)
+        ? globalThis.String(object.signing_secret)
+        : "",
+      previousSecretsExpireAt: isSet(object.previousSecretsExpireAt)
+        ? fromJsonTimestamp(object.previousSecretsExpireAt)
+        : isSet(object.previous_secrets_expire_at)
+        ? fromJsonTimestamp(object.previous_secrets_expire_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: RotateSigningSecretResponse): unknown {
+    const obj: any = {};
+    if (message.destination !== undefined) {
+      obj.destination = Destination.toJSON(message.destination);
+    }
+    if (message.signingSecret !== "") {
+      obj.signingSecret = message.signingSecret;
+    }
+    if (message.previousSecretsExpireAt !== undefined) {
+      obj.previousSecretsExpireAt = message.previousSecretsExpireAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RotateSigningSecretResponse>): RotateSigningSecretResponse {
+    return RotateSigningSecretResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RotateSigningSecretResponse>): RotateSigningSecretResponse {
+    const message = createBaseRotateSigningSecretResponse();
+    message.destination = (object.destination !== undefined && object.destination !== null)
+      ? Destination.fromPartial(object.destination)
+      : undefined;
+    message.signingSecret = object.signingSecret ?? "";
+    message.previousSecretsExpireAt = object.previousSecretsExpireAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseApplyWorkspaceRequest(): ApplyWorkspaceRequest {
+  return { workspaceJson: "" };
+}
+
+export const ApplyWorkspaceRequest: MessageFns<ApplyWorkspaceRequest> = {
+  encode(message: ApplyWorkspaceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.workspaceJson !== "") {
+      writer.uint32(10).string(message.workspaceJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplyWorkspaceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplyWorkspaceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workspaceJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplyWorkspaceRequest {
+    return {
+      workspaceJson: isSet(object.workspaceJson)
+        ? globalThis.String(object.workspaceJson)
+        : isSet(object.workspace_json)
+        ? globalThis.String(object.workspace_json)
+        : "",
+    };
+  },
+
+  toJSON(message: ApplyWorkspaceRequest): unknown {
+    const obj: any = {};
+    if (message.workspaceJson !== "") {
+      obj.workspaceJson = message.workspaceJson;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ApplyWorkspaceRequest>): ApplyWorkspaceRequest {
+    return ApplyWorkspaceRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ApplyWorkspaceRequest>): ApplyWorkspaceRequest {
+    const message = createBaseApplyWorkspaceRequest();
+    message.workspaceJson = object.workspaceJson ?? "";
+    return message;
+  },
+};
+
+function createBaseApplyWorkspaceResponse(): ApplyWorkspaceResponse {
+  return { written: [], unchanged: [] };
+}
+
+export const ApplyWorkspaceResponse: MessageFns<ApplyWorkspaceResponse> = {
+  encode(message: ApplyWorkspaceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.written) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.unchanged) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplyWorkspaceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplyWorkspaceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.written.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.unchanged.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplyWorkspaceResponse {
+    return {
+      written: globalThis.Array.isArray(object?.written) ? object.written.map((e: any) => globalThis.String(e)) : [],
+      unchanged: globalThis.Array.isArray(object?.unchanged)
+        ? object.unchanged.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ApplyWorkspaceResponse): unknown {
+    const obj: any = {};
+    if (message.written?.length) {
+      obj.written = message.written;
+    }
+    if (message.unchanged?.length) {
+      obj.unchanged = message.unchanged;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ApplyWorkspaceResponse>): ApplyWorkspaceResponse {
+    return ApplyWorkspaceResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ApplyWorkspaceResponse>): ApplyWorkspaceResponse {
+    const message = createBaseApplyWorkspaceResponse();
+    message.written = object.written?.map((e) => e) || [];
+    message.unchanged = object.unchanged?.map((e) => e) || [];
+    return message;
+  },
+};
+
 /**
  * Manages the workspace configuration: sources and their write keys, webhook
  * destinations, and the connections between them. Changes reach every
@@ -2308,6 +2860,22 @@ export const ConfigServiceService = {
       Buffer.from(DeleteDestinationResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteDestinationResponse => DeleteDestinationResponse.decode(value),
   },
+  /**
+   * Replaces a destination's Standard Webhooks signing secret. The new secret (returned once) signs
+   * at once; the secrets that signed until now keep signing beside it for grace_seconds, so
+   * receivers can switch without rejecting a request. Needs Standard Webhooks to be on.
+   */
+  rotateSigningSecret: {
+    path: "/switchyard.v1.ConfigService/RotateSigningSecret" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RotateSigningSecretRequest): Buffer =>
+      Buffer.from(RotateSigningSecretRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RotateSigningSecretRequest => RotateSigningSecretRequest.decode(value),
+    responseSerialize: (value: RotateSigningSecretResponse): Buffer =>
+      Buffer.from(RotateSigningSecretResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RotateSigningSecretResponse => RotateSigningSecretResponse.decode(value),
+  },
   /** Connects a source to a destination: the destination receives the source's calls. */
   connect: {
     path: "/switchyard.v1.ConfigService/Connect" as const,
@@ -2338,6 +2906,23 @@ export const ConfigServiceService = {
       Buffer.from(ListConnectionsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListConnectionsResponse => ListConnectionsResponse.decode(value),
   },
+  /**
+   * Applies a workspace file (the format of config/workspace.example.json, as JSON text), the
+   * same way SWITCHYARD_WORKSPACE_FILE is applied at start-up: every source, destination and
+   * connection in it is created or replaced; records not in it are kept. Applying the same
+   * file again changes nothing. An invalid file is refused as a whole, naming each problem.
+   */
+  applyWorkspace: {
+    path: "/switchyard.v1.ConfigService/ApplyWorkspace" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ApplyWorkspaceRequest): Buffer =>
+      Buffer.from(ApplyWorkspaceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ApplyWorkspaceRequest => ApplyWorkspaceRequest.decode(value),
+    responseSerialize: (value: ApplyWorkspaceResponse): Buffer =>
+      Buffer.from(ApplyWorkspaceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ApplyWorkspaceResponse => ApplyWorkspaceResponse.decode(value),
+  },
 } as const;
 
 export interface ConfigServiceServer extends UntypedServiceImplementation {
@@ -2353,10 +2938,23 @@ export interface ConfigServiceServer extends UntypedServiceImplementation {
   listDestinations: handleUnaryCall<ListDestinationsRequest, ListDestinationsResponse>;
   /** Deletes a destination and its connections. */
   deleteDestination: handleUnaryCall<DeleteDestinationRequest, DeleteDestinationResponse>;
+  /**
+   * Replaces a destination's Standard Webhooks signing secret. The new secret (returned once) signs
+   * at once; the secrets that signed until now keep signing beside it for grace_seconds, so
+   * receivers can switch without rejecting a request. Needs Standard Webhooks to be on.
+   */
+  rotateSigningSecret: handleUnaryCall<RotateSigningSecretRequest, RotateSigningSecretResponse>;
   /** Connects a source to a destination: the destination receives the source's calls. */
   connect: handleUnaryCall<ConnectRequest, ConnectResponse>;
   disconnect: handleUnaryCall<DisconnectRequest, DisconnectResponse>;
   listConnections: handleUnaryCall<ListConnectionsRequest, ListConnectionsResponse>;
+  /**
+   * Applies a workspace file (the format of config/workspace.example.json, as JSON text), the
+   * same way SWITCHYARD_WORKSPACE_FILE is applied at start-up: every source, destination and
+   * connection in it is created or replaced; records not in it are kept. Applying the same
+   * file again changes nothing. An invalid file is refused as a whole, naming each problem.
+   */
+  applyWorkspace: handleUnaryCall<ApplyWorkspaceRequest, ApplyWorkspaceResponse>;
 }
 
 export interface ConfigServiceClient extends Client {
@@ -2484,6 +3082,26 @@ export interface ConfigServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteDestinationResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Replaces a destination's Standard Webhooks signing secret. The new secret (returned once) signs
+   * at once; the secrets that signed until now keep signing beside it for grace_seconds, so
+   * receivers can switch without rejecting a request. Needs Standard Webhooks to be on.
+   */
+  rotateSigningSecret(
+    request: RotateSigningSecretRequest,
+    callback: (error: ServiceError | null, response: RotateSigningSecretResponse) => void,
+  ): ClientUnaryCall;
+  rotateSigningSecret(
+    request: RotateSigningSecretRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RotateSigningSecretResponse) => void,
+  ): ClientUnaryCall;
+  rotateSigningSecret(
+    request: RotateSigningSecretRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RotateSigningSecretResponse) => void,
+  ): ClientUnaryCall;
   /** Connects a source to a destination: the destination receives the source's calls. */
   connect(
     request: ConnectRequest,
@@ -2530,6 +3148,27 @@ export interface ConfigServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListConnectionsResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Applies a workspace file (the format of config/workspace.example.json, as JSON text), the
+   * same way SWITCHYARD_WORKSPACE_FILE is applied at start-up: every source, destination and
+   * connection in it is created or replaced; records not in it are kept. Applying the same
+   * file again changes nothing. An invalid file is refused as a whole, naming each problem.
+   */
+  applyWorkspace(
+    request: ApplyWorkspaceRequest,
+    callback: (error: ServiceError | null, response: ApplyWorkspaceResponse) => void,
+  ): ClientUnaryCall;
+  applyWorkspace(
+    request: ApplyWorkspaceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ApplyWorkspaceResponse) => void,
+  ): ClientUnaryCall;
+  applyWorkspace(
+    request: ApplyWorkspaceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ApplyWorkspaceResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const ConfigServiceClient = makeGenericClientConstructor(
@@ -2549,6 +3188,28 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function toTimestamp(date: Date): Timestamp {
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): Date {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis);
+}
+
+function fromJsonTimestamp(o: any): Date {
+  if (o instanceof globalThis.Date) {
+    return o;
+  } else if (typeof o === "string") {
+    return new globalThis.Date(o);
+  } else {
+    return fromTimestamp(Timestamp.fromJSON(o));
+  }
+}
 
 function isObject(value: any): boolean {
   return typeof value === "object" && value !== null;
