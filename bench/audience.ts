@@ -32,12 +32,9 @@
  * itself failed (including a wrong number of calls), not when a target is
  * missed. `--cpu-prof-dir DIR` / `--heap-prof-dir DIR` profile the service.
  */
-import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs, promisify } from "node:util";
+import { parseArgs } from "node:util";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
@@ -51,8 +48,9 @@ import {
   type SyncSummary,
 } from "@switchyard/contracts";
 import { busNames, type BusNames } from "@switchyard/platform";
-import { freePort, NatsServer, uniqueNamespace } from "@switchyard/testkit";
-import { AudienceChild } from "./lib/audience-child.js";
+import { freePort, uniqueNamespace } from "@switchyard/testkit";
+import { Cleanup, machineFacts, startNats, writeResults, writeWorkspaceFile } from "./lib/run-support.js";
+import { ServiceChild } from "./lib/service-child.js";
 
 const LARGE_MEMBERS = 1_000_000;
 const TARGETS = { resyncRatio: 0.1, peakRssBytes: 256 * 1024 * 1024, peakRssAtMembers: LARGE_MEMBERS };
@@ -65,7 +63,6 @@ const TRAIT = "bench_audience";
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 const MIB = 1024 * 1024;
-const run = promisify(execFile);
 
 interface Parameters {
   members: number;
@@ -128,43 +125,10 @@ function positiveInt(name: string, text: string | undefined): number {
 
 // ---------------------------------------------------------------- cleanup
 
-/** Undo steps, run last-registered first, once, even after a failure or Ctrl-C. */
-class Cleanup {
-  private readonly steps: { what: string; undo: () => Promise<unknown> }[] = [];
-  private done: Promise<void> | undefined;
-
-  add(what: string, undo: () => Promise<unknown>): void {
-    this.steps.push({ what, undo });
-  }
-
-  run(): Promise<void> {
-    this.done ??= (async () => {
-      for (const step of this.steps.reverse()) {
-        await step.undo().catch((error: unknown) => console.error(`cleanup: ${step.what} failed:`, error));
-      }
-    })();
-    return this.done;
-  }
-}
-
 // ---------------------------------------------------------------- setup
 
-async function startNats(cleanup: Cleanup): Promise<{ url: string; external: boolean }> {
-  const external = process.env.NATS_URL;
-  if (external) return { url: external, external: true };
-  const server = await NatsServer.start();
-  cleanup.add("stop nats-server", () => server.dispose());
-  return { url: server.url, external: false };
-}
-
 /** One source, no destinations: the calls only need to land on the calls stream. */
-async function writeWorkspaceFile(cleanup: Cleanup): Promise<string> {
-  const dir = await mkdtemp(join(os.tmpdir(), "switchyard-bench-"));
-  cleanup.add("remove the workspace dir", () => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, "workspace.json");
-  await writeFile(file, JSON.stringify({ sources: [{ id: SOURCE_ID, writeKeys: ["wk_bench_audience_0123"] }] }));
-  return file;
-}
+const WORKSPACE = { sources: [{ id: SOURCE_ID, writeKeys: ["wk_bench_audience_0123"] }] };
 
 /** On a shared server, removes everything this run created under its namespace. */
 async function deleteNamespaceStreams(jsm: JetStreamManager, names: BusNames): Promise<void> {
@@ -177,13 +141,18 @@ async function startAudienceSync(params: Parameters, natsUrl: string, namespace:
     ...(params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${params.cpuProfDir}`] : []),
     ...(params.heapProfDir ? ["--heap-prof", `--heap-prof-dir=${params.heapProfDir}`] : []),
   ];
-  const child = AudienceChild.start({
+  const grpcPort = await freePort();
+  const child = ServiceChild.start({
+    service: "audience-sync",
     cwd: REPO_ROOT,
-    natsUrl,
-    namespace,
-    workspaceFile,
-    grpcPort: await freePort(),
-    adminToken: ADMIN_TOKEN,
+    grpcPort,
+    env: {
+      NATS_URL: natsUrl,
+      SWITCHYARD_NAMESPACE: namespace,
+      SWITCHYARD_WORKSPACE_FILE: workspaceFile,
+      SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+      AUDIENCE_GRPC_PORT: String(grpcPort),
+    },
     nodeFlags,
   });
   cleanup.add("stop audience-sync", () => child.stop());
@@ -261,7 +230,7 @@ function sendSnapshot(client: AudienceServiceClient, requests: readonly Buffer[]
 }
 
 /** Samples the child's VmRSS every `intervalMs` until stopped; stop() resolves with the highest sample. */
-function sampleRss(child: AudienceChild, intervalMs: number): { stop(): Promise<number> } {
+function sampleRss(child: ServiceChild, intervalMs: number): { stop(): Promise<number> } {
   let peak = 0;
   let sampling: Promise<void> = Promise.resolve();
   const sample = () => {
@@ -320,7 +289,7 @@ async function countCalls(
 
 async function timedSync(
   params: Parameters,
-  child: AudienceChild,
+  child: ServiceChild,
   client: AudienceServiceClient,
   requests: readonly Buffer[],
   expected: { members: number; calls: number; joined: number; left: number },
@@ -363,50 +332,6 @@ async function timedSync(
 }
 
 // ---------------------------------------------------------------- report
-
-async function commandOutput(command: string, args: string[]): Promise<string | undefined> {
-  try {
-    const { stdout } = await run(command, args, { cwd: REPO_ROOT });
-    return stdout.trim();
-  } catch {
-    return undefined;
-  }
-}
-
-async function machineFacts(nc: NatsConnection, loadAverageAtStart: number[]) {
-  const cpus = os.cpus();
-  const commit = await commandOutput("git", ["rev-parse", "--short", "HEAD"]);
-  const status = commit === undefined ? undefined : await commandOutput("git", ["status", "--porcelain"]);
-  return {
-    os: `${os.type()} ${os.release()} ${os.arch()}`,
-    cpuModel: cpus[0]?.model ?? "unknown",
-    cpuCount: cpus.length,
-    totalMemoryBytes: os.totalmem(),
-    // The machine is shared: the 1/5/15-minute load when the run started says how busy it was.
-    loadAverageAtStart: loadAverageAtStart.map((load) => Number(load.toFixed(2))),
-    nodeVersion: process.version,
-    natsServerVersion: (await commandOutput("nats-server", ["--version"])) ?? null,
-    natsServerVersionConnected: nc.info?.version ?? null,
-    gitCommit: commit ?? null,
-    gitDirty: status === undefined ? null : status.length > 0,
-  };
-}
-
-async function writeResults(name: string, results: object, date: Date): Promise<string> {
-  await mkdir(RESULTS_DIR, { recursive: true });
-  const text = `${JSON.stringify(results, null, 2)}\n`;
-  const stamp = date
-    .toISOString()
-    .replace(/\.\d+Z$/, "Z")
-    .replaceAll(":", "");
-  const file = join(RESULTS_DIR, `${name}-${stamp}.json`);
-  await writeFile(file, text);
-  // Replace "latest" atomically, so a reader never sees half a file.
-  const latest = join(RESULTS_DIR, `${name}-latest.json`);
-  await writeFile(`${latest}.tmp`, text);
-  await rename(`${latest}.tmp`, latest);
-  return file;
-}
 
 function syncResult(figures: SyncFigures) {
   return {
@@ -460,7 +385,7 @@ async function main(): Promise<void> {
     const jsm = await jetstreamManager(nc);
     if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names));
 
-    const child = await startAudienceSync(params, nats.url, namespace, await writeWorkspaceFile(cleanup), cleanup);
+    const child = await startAudienceSync(params, nats.url, namespace, await writeWorkspaceFile(cleanup, WORKSPACE), cleanup);
     const client = new AudienceServiceClient(`127.0.0.1:${child.grpcPort}`, credentials.createInsecure());
     cleanup.add("close the gRPC client", async () => client.close());
     const bus = { nc, jsm, names };
@@ -512,6 +437,7 @@ async function main(): Promise<void> {
     const rssPass = memory.peak < TARGETS.peakRssBytes;
     printSummary(first, resync, ratio, cpuRatio, memory.peak, rssJudged);
     const file = await writeResults(
+      RESULTS_DIR,
       params.large ? "audience-large" : "audience",
       {
         benchmark: "audience",
@@ -549,7 +475,7 @@ async function main(): Promise<void> {
           },
         },
         pass: ratio < TARGETS.resyncRatio && (!rssJudged || rssPass),
-        machine: await machineFacts(nc, loadAverageAtStart),
+        machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
       },
       date,
     );

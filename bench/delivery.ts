@@ -46,7 +46,6 @@
  * and others size the phases.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -66,11 +65,19 @@ import {
 } from "@switchyard/contracts";
 import { loadDeliveryConfig, webhookBody, webhookSignature } from "@switchyard/delivery";
 import { basicAuthorization, busNames, ensureCallsStream, type BusNames } from "@switchyard/platform";
-import { freePort, NatsServer, uniqueNamespace } from "@switchyard/testkit";
+import { freePort, uniqueNamespace } from "@switchyard/testkit";
 import { Agent, request } from "undici";
-import { DeliveryChild } from "./lib/delivery-child.js";
-import { IngestChild } from "./lib/ingest-child.js";
-import { Cleanup, machineFacts, percentile, processCpuMs, runLanes, writeResults } from "./lib/run-support.js";
+import {
+  Cleanup,
+  machineFacts,
+  percentile,
+  processCpuMs,
+  runLanes,
+  startNats,
+  writeResults,
+  writeWorkspaceFile,
+} from "./lib/run-support.js";
+import { ServiceChild } from "./lib/service-child.js";
 import { sampleCall, seededRandom } from "./lib/sample-calls.js";
 import { WebhookSinkChild } from "./lib/webhook-sink-child.js";
 
@@ -213,14 +220,6 @@ function workspace(sink: WebhookSinkChild) {
   };
 }
 
-async function startNats(cleanup: Cleanup): Promise<{ url: string; external: boolean }> {
-  const external = process.env.NATS_URL;
-  if (external) return { url: external, external: true };
-  const server = await NatsServer.start();
-  cleanup.add("stop nats-server", () => server.dispose());
-  return { url: server.url, external: false };
-}
-
 /** On a shared server, removes everything this run created under its namespace. */
 async function deleteNamespace(jsm: JetStreamManager, names: BusNames): Promise<void> {
   const streams = [
@@ -234,15 +233,19 @@ async function deleteNamespace(jsm: JetStreamManager, names: BusNames): Promise<
   for (const stream of streams) await jsm.streams.delete(stream).catch(() => false);
 }
 
-async function startDelivery(ctx: Context, phase: string): Promise<DeliveryChild> {
+/** The settings every service of a run shares. */
+function serviceEnv(ctx: Context): Record<string, string> {
+  return { NATS_URL: ctx.natsUrl, SWITCHYARD_NAMESPACE: ctx.namespace, SWITCHYARD_WORKSPACE_FILE: ctx.workspaceFile };
+}
+
+async function startDelivery(ctx: Context, phase: string): Promise<ServiceChild> {
   const { params } = ctx;
-  const delivery = DeliveryChild.start({
+  const grpcPort = await freePort();
+  const delivery = ServiceChild.start({
+    service: "delivery",
     cwd: REPO_ROOT,
-    natsUrl: ctx.natsUrl,
-    namespace: ctx.namespace,
-    workspaceFile: ctx.workspaceFile,
-    grpcPort: await freePort(),
-    env: params.deliveryEnv,
+    grpcPort,
+    env: { ...serviceEnv(ctx), DELIVERY_GRPC_PORT: String(grpcPort), ...params.deliveryEnv },
     nodeFlags: params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${join(params.cpuProfDir, `delivery-${phase}`)}`] : [],
   });
   ctx.cleanup.add(`stop delivery (${phase})`, () => delivery.stop());
@@ -275,7 +278,7 @@ async function publishCalls(ctx: Context, sourceId: string, count: number, rando
 }
 
 /** Waits until each path has at least its expected count; false when the phase's time ran out first. */
-async function waitForCounts(ctx: Context, expected: Record<string, number>, delivery?: DeliveryChild): Promise<boolean> {
+async function waitForCounts(ctx: Context, expected: Record<string, number>, delivery?: ServiceChild): Promise<boolean> {
   const deadline = Date.now() + ctx.params.phaseTimeoutMs;
   for (;;) {
     const { paths } = await ctx.sink.stats();
@@ -560,13 +563,12 @@ async function isolationPhase(ctx: Context) {
 
 async function latencyPhase(ctx: Context) {
   const { params, sink } = ctx;
-  const ingest = IngestChild.start({
+  const grpcPort = await freePort();
+  const ingest = ServiceChild.start({
+    service: "ingest",
     cwd: REPO_ROOT,
-    natsUrl: ctx.natsUrl,
-    namespace: ctx.namespace,
-    workspaceFile: ctx.workspaceFile,
-    grpcPort: await freePort(),
-    httpPort: await freePort(),
+    grpcPort,
+    env: { ...serviceEnv(ctx), INGEST_GRPC_PORT: String(grpcPort), INGEST_HTTP_PORT: String(await freePort()) },
   });
   ctx.cleanup.add("stop ingest", () => ingest.stop());
   await ingest.waitUntilReady();
@@ -705,10 +707,7 @@ async function main(): Promise<void> {
 
     const sink = await WebhookSinkChild.start(REPO_ROOT);
     cleanup.add("stop the webhook sink", () => sink.stop());
-    const dir = await mkdtemp(join(os.tmpdir(), "switchyard-bench-"));
-    cleanup.add("remove the workspace dir", () => rm(dir, { recursive: true, force: true }));
-    const workspaceFile = join(dir, "workspace.json");
-    await writeFile(workspaceFile, JSON.stringify(workspace(sink)));
+    const workspaceFile = await writeWorkspaceFile(cleanup, workspace(sink));
     const settings = loadDeliveryConfig({ NATS_URL: nats.url, SWITCHYARD_NAMESPACE: namespace, ...params.deliveryEnv });
 
     const ctx: Context = {
@@ -854,7 +853,7 @@ async function main(): Promise<void> {
         ...(latency ? { latency } : {}),
         targets,
         pass: Object.values(targets).every((target) => target.pass),
-        machine: { ...(await machineFacts(REPO_ROOT, nc)), loadAverageAtStart, loadAverageAtEnd: os.loadavg() },
+        machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
       },
       date,
     );

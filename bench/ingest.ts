@@ -6,12 +6,14 @@
  *     batches of 100 realistic ~600-byte calls, a few batches in flight over
  *     two channels, the ingest service in its own process. A call counts once
  *     its batch was answered with accepted === 100, i.e. after JetStream's
- *     PubAck for the batch.
+ *     PubAck for the batch. Measured twice: with one worker process, and
+ *     with `--workers` (default: one per core, SWITCHYARD_WORKERS=auto).
  *  2. raw: JetStream messages per second published by nats.js, one ~600-byte
  *     encoded call per message, each PubAck awaited, at most 256 in flight.
  *
  * Ingest packs a whole batch into one JetStream message, so it should beat
- * the per-call raw rate by far; the target is ingest ≥ 4 × raw. Requests and
+ * the per-call raw rate by far; the target is ingest ≥ 4 × raw, judged on
+ * the run with `--workers` (the single-worker figure is reported too). Requests and
  * payloads are built and encoded before the clock starts, so only sending,
  * ingest's own work and JetStream are timed.
  *
@@ -20,28 +22,26 @@
  * and bench/results/ingest-latest.json. Exits non-zero only on errors, not when
  * the target is missed. `--cpu-prof-dir DIR` profiles the ingest process.
  */
-import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify, parseArgs } from "node:util";
+import { parseArgs } from "node:util";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { jetstream, jetstreamManager, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { IngestServiceClient, IngestServiceService, type IngestBatchResponse } from "@switchyard/contracts";
 import { basicAuthorization, busNames, type BusNames } from "@switchyard/platform";
-import { freePort, NatsServer, uniqueNamespace } from "@switchyard/testkit";
-import { IngestChild } from "./lib/ingest-child.js";
+import { freePort, uniqueNamespace } from "@switchyard/testkit";
+import { Cleanup, machineFacts, runLanes, startNats, writeResults, writeWorkspaceFile } from "./lib/run-support.js";
 import { encodedBatchRequests, encodedCalls, seededRandom } from "./lib/sample-calls.js";
+import { ServiceChild } from "./lib/service-child.js";
 
 const TARGET_RATIO = 4;
 const WRITE_KEY = "wk_bench_0123456789";
 const SOURCE_ID = "bench";
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
-const run = promisify(execFile);
+const WORKSPACE = { sources: [{ id: SOURCE_ID, writeKeys: [WRITE_KEY] }] };
 
 interface Parameters {
   calls: number;
@@ -49,6 +49,7 @@ interface Parameters {
   batchSize: number;
   concurrency: number;
   channels: number;
+  workers: number;
   rawCalls: number;
   rawWarmupCalls: number;
   rawWindow: number;
@@ -72,6 +73,7 @@ function parseParameters(argv: string[]): Parameters {
       "batch-size": { type: "string", default: "100" },
       concurrency: { type: "string", default: "4" },
       channels: { type: "string", default: "2" },
+      workers: { type: "string", default: String(os.availableParallelism()) },
       "raw-calls": { type: "string" },
       "raw-window": { type: "string", default: "256" },
       "cpu-prof-dir": { type: "string" },
@@ -85,6 +87,7 @@ function parseParameters(argv: string[]): Parameters {
     batchSize: positiveInt("--batch-size", values["batch-size"]),
     concurrency: positiveInt("--concurrency", values.concurrency),
     channels: positiveInt("--channels", values.channels),
+    workers: positiveInt("--workers", values.workers),
     rawCalls: values["raw-calls"] === undefined ? calls : positiveInt("--raw-calls", values["raw-calls"]),
     rawWarmupCalls: warmupCalls,
     rawWindow: positiveInt("--raw-window", values["raw-window"]),
@@ -98,44 +101,7 @@ function positiveInt(name: string, text: string | undefined): number {
   return value;
 }
 
-// ---------------------------------------------------------------- cleanup
-
-/** Undo steps, run last-registered first, once, even after a failure or Ctrl-C. */
-class Cleanup {
-  private readonly steps: { what: string; undo: () => Promise<unknown> }[] = [];
-  private done: Promise<void> | undefined;
-
-  add(what: string, undo: () => Promise<unknown>): void {
-    this.steps.push({ what, undo });
-  }
-
-  run(): Promise<void> {
-    this.done ??= (async () => {
-      for (const step of this.steps.reverse()) {
-        await step.undo().catch((error: unknown) => console.error(`cleanup: ${step.what} failed:`, error));
-      }
-    })();
-    return this.done;
-  }
-}
-
 // ---------------------------------------------------------------- setup
-
-async function startNats(cleanup: Cleanup): Promise<{ url: string; external: boolean }> {
-  const external = process.env.NATS_URL;
-  if (external) return { url: external, external: true };
-  const server = await NatsServer.start();
-  cleanup.add("stop nats-server", () => server.dispose());
-  return { url: server.url, external: false };
-}
-
-async function writeWorkspaceFile(cleanup: Cleanup): Promise<string> {
-  const dir = await mkdtemp(join(os.tmpdir(), "switchyard-bench-"));
-  cleanup.add("remove the workspace dir", () => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, "workspace.json");
-  await writeFile(file, JSON.stringify({ sources: [{ id: SOURCE_ID, writeKeys: [WRITE_KEY] }] }));
-  return file;
-}
 
 /** On a shared server, removes everything this run created under its namespace. */
 async function deleteNamespaceStreams(jsm: JetStreamManager, names: BusNames, rawStream: string): Promise<void> {
@@ -144,34 +110,38 @@ async function deleteNamespaceStreams(jsm: JetStreamManager, names: BusNames, ra
   }
 }
 
-async function startIngest(params: Parameters, natsUrl: string, namespace: string, workspaceFile: string, cleanup: Cleanup) {
-  const ingest = IngestChild.start({
+interface Run {
+  natsUrl: string;
+  namespace: string;
+  workspaceFile: string;
+  cleanup: Cleanup;
+}
+
+async function startIngest(params: Parameters, run: Run, workers: number): Promise<ServiceChild> {
+  const grpcPort = await freePort();
+  const ingest = ServiceChild.start({
+    service: "ingest",
     cwd: REPO_ROOT,
-    natsUrl,
-    namespace,
-    workspaceFile,
-    grpcPort: await freePort(),
-    httpPort: await freePort(),
-    nodeFlags: params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${params.cpuProfDir}`] : [],
+    grpcPort,
+    env: {
+      NATS_URL: run.natsUrl,
+      SWITCHYARD_NAMESPACE: run.namespace,
+      SWITCHYARD_WORKSPACE_FILE: run.workspaceFile,
+      SWITCHYARD_WORKERS: String(workers),
+      INGEST_GRPC_PORT: String(grpcPort),
+      INGEST_HTTP_PORT: String(await freePort()),
+      // Info, so waitUntilReady can count the workers' "ingest ready" lines; ingest logs nothing per request at info.
+      LOG_LEVEL: "info",
+    },
+    // With workers, every worker process writes its own profile.
+    nodeFlags: params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${params.cpuProfDir}/workers-${workers}`] : [],
   });
-  cleanup.add("stop ingest", () => ingest.stop());
-  await ingest.waitUntilReady();
+  run.cleanup.add(`stop ingest (${workers} workers)`, () => ingest.stop());
+  await ingest.waitUntilReady({ workers });
   return ingest;
 }
 
 // ---------------------------------------------------------------- timing
-
-/**
- * Runs task(0 … total-1) on `lanes` concurrent lanes: each lane starts its next
- * task as soon as its last one finished, so at most `lanes` are in flight.
- */
-async function runLanes(lanes: number, total: number, task: (index: number, lane: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const runLane = async (lane: number) => {
-    while (next < total) await task(next++, lane);
-  };
-  await Promise.all(Array.from({ length: Math.min(lanes, total) }, (_, lane) => runLane(lane)));
-}
 
 async function timed(count: number, work: () => Promise<void>): Promise<Rate> {
   const start = performance.now();
@@ -236,7 +206,18 @@ async function sendAll(senders: SendBatch[], requests: Buffer[], concurrency: nu
   });
 }
 
-async function benchmarkIngest(params: Parameters, grpcPort: number): Promise<{ rate: Rate; batches: number; meanCallJsonBytes: number }> {
+interface IngestRun {
+  workers: number;
+  rate: Rate;
+  /** Batches stored, warm-up included. */
+  batches: number;
+  meanCallJsonBytes: number;
+}
+
+/** Starts ingest with `workers` processes, warms it up, times the measured calls, stops it. */
+async function benchmarkIngest(params: Parameters, run: Run, workers: number): Promise<IngestRun> {
+  const ingest = await startIngest(params, run, workers);
+  // Same calls in every run (batch ids differ, so none is a duplicate).
   const random = seededRandom(1);
   const batches = Math.ceil(params.calls / params.batchSize);
   const warmupBatches = Math.ceil(params.warmupCalls / params.batchSize);
@@ -244,17 +225,21 @@ async function benchmarkIngest(params: Parameters, grpcPort: number): Promise<{ 
   const warmup = encodedBatchRequests(random, warmupBatches, params.batchSize);
   const measured = encodedBatchRequests(random, batches, params.batchSize);
 
-  const { senders, close } = await grpcSenders(grpcPort, params.channels);
+  const { senders, close } = await grpcSenders(ingest.grpcPort, params.channels);
   try {
-    console.log(`ingest: warming up with ${warmupBatches * params.batchSize} calls …`);
-    await sendAll(senders, warmup.requests, params.concurrency, params.batchSize);
+    console.log(`ingest (${workers} workers): warming up with ${warmupBatches * params.batchSize} calls …`);
+    await ingest.guard(sendAll(senders, warmup.requests, params.concurrency, params.batchSize));
     console.log(
-      `ingest: sending ${batches * params.batchSize} calls, ${params.concurrency} batches in flight over ${params.channels} channels …`,
+      `ingest (${workers} workers): sending ${batches * params.batchSize} calls, ${params.concurrency} batches in flight over ${params.channels} channels …`,
     );
-    const rate = await timed(batches * params.batchSize, () => sendAll(senders, measured.requests, params.concurrency, params.batchSize));
-    return { rate, batches: warmupBatches + batches, meanCallJsonBytes: measured.meanCallJsonBytes };
+    const rate = await timed(batches * params.batchSize, () =>
+      ingest.guard(sendAll(senders, measured.requests, params.concurrency, params.batchSize)),
+    );
+    return { workers, rate, batches: warmupBatches + batches, meanCallJsonBytes: measured.meanCallJsonBytes };
   } finally {
     close();
+    // Before the next run, so it cannot take CPU (and a profile covers one run only).
+    await ingest.stop();
   }
 }
 
@@ -293,59 +278,22 @@ async function checkStored(jsm: JetStreamManager, stream: string, expected: numb
 
 // ---------------------------------------------------------------- report
 
-async function commandOutput(command: string, args: string[]): Promise<string | undefined> {
-  try {
-    const { stdout } = await run(command, args, { cwd: REPO_ROOT });
-    return stdout.trim();
-  } catch {
-    return undefined;
-  }
-}
-
-async function machineFacts(nc: NatsConnection) {
-  const cpus = os.cpus();
-  const commit = await commandOutput("git", ["rev-parse", "--short", "HEAD"]);
-  const status = commit === undefined ? undefined : await commandOutput("git", ["status", "--porcelain"]);
-  return {
-    os: `${os.type()} ${os.release()} ${os.arch()}`,
-    cpuModel: cpus[0]?.model ?? "unknown",
-    cpuCount: cpus.length,
-    totalMemoryBytes: os.totalmem(),
-    nodeVersion: process.version,
-    natsServerVersion: (await commandOutput("nats-server", ["--version"])) ?? null,
-    natsServerVersionConnected: nc.info?.version ?? null,
-    gitCommit: commit ?? null,
-    gitDirty: status === undefined ? null : status.length > 0,
-  };
-}
-
-async function writeResults(results: object, date: Date): Promise<string> {
-  await mkdir(RESULTS_DIR, { recursive: true });
-  const text = `${JSON.stringify(results, null, 2)}\n`;
-  const stamp = date
-    .toISOString()
-    .replace(/\.\d+Z$/, "Z")
-    .replaceAll(":", "");
-  const file = join(RESULTS_DIR, `ingest-${stamp}.json`);
-  await writeFile(file, text);
-  // Replace "latest" atomically, so a reader never sees half a file.
-  const latest = join(RESULTS_DIR, "ingest-latest.json");
-  await writeFile(`${latest}.tmp`, text);
-  await rename(`${latest}.tmp`, latest);
-  return file;
-}
-
-function printSummary(ingest: Rate, raw: Rate, ratio: number): void {
+function printSummary(ingestRuns: IngestRun[], raw: Rate): void {
   const format = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log("");
+  for (const { workers, rate } of ingestRuns) {
+    const label = `ingest, ${workers} worker${workers === 1 ? "" : "s"} (gRPC, durably accepted):`.padEnd(46);
+    console.log(
+      `${label}${format(rate.perSecond)} calls/s  (${format(rate.count)} calls in ${rate.seconds.toFixed(2)} s, ${(rate.perSecond / raw.perSecond).toFixed(2)}× raw)`,
+    );
+  }
   console.log(
-    `ingest (gRPC, durably accepted): ${format(ingest.perSecond)} calls/s  (${format(ingest.count)} calls in ${ingest.seconds.toFixed(2)} s)`,
+    `${"raw JetStream publish per call:".padEnd(46)}${format(raw.perSecond)} msgs/s   (${format(raw.count)} msgs in ${raw.seconds.toFixed(2)} s)`,
   );
+  const judged = ingestRuns[ingestRuns.length - 1]!;
+  const ratio = judged.rate.perSecond / raw.perSecond;
   console.log(
-    `raw JetStream publish per call:  ${format(raw.perSecond)} msgs/s   (${format(raw.count)} msgs in ${raw.seconds.toFixed(2)} s)`,
-  );
-  console.log(
-    `ratio ingest / raw:              ${ratio.toFixed(2)}×  (target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? "PASS" : "MISS"})`,
+    `ratio ingest (${judged.workers} workers) / raw: ${ratio.toFixed(2)}×  (target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? "PASS" : "MISS"})`,
   );
 }
 
@@ -359,6 +307,7 @@ async function main(): Promise<void> {
   process.once("SIGTERM", onSignal);
   try {
     const date = new Date();
+    const loadAverageAtStart = os.loadavg();
     const nats = await startNats(cleanup);
     const namespace = uniqueNamespace();
     const names = busNames(namespace);
@@ -367,28 +316,38 @@ async function main(): Promise<void> {
     const jsm = await jetstreamManager(nc);
     const raw = await createRawStream(jsm, namespace);
     if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names, raw.stream));
+    const run: Run = { natsUrl: nats.url, namespace, workspaceFile: await writeWorkspaceFile(cleanup, WORKSPACE), cleanup };
 
-    const ingestChild = await startIngest(params, nats.url, namespace, await writeWorkspaceFile(cleanup), cleanup);
-    const ingest = await benchmarkIngest(params, ingestChild.grpcPort);
-    await ingestChild.stop(); // before the raw run, so it cannot take CPU (and a profile covers ingest only)
-    await checkStored(jsm, names.callsStream, ingest.batches);
+    const ingestRuns: IngestRun[] = [];
+    for (const workers of params.workers > 1 ? [1, params.workers] : [1]) {
+      ingestRuns.push(await benchmarkIngest(params, run, workers));
+      await checkStored(
+        jsm,
+        names.callsStream,
+        ingestRuns.reduce((sum, ingestRun) => sum + ingestRun.batches, 0),
+      );
+    }
 
     const rawRun = await benchmarkRawJetStream(params, nc, raw.subject);
     await checkStored(jsm, raw.stream, params.rawWarmupCalls + params.rawCalls);
 
-    const ratio = ingest.rate.perSecond / rawRun.rate.perSecond;
-    printSummary(ingest.rate, rawRun.rate, ratio);
+    printSummary(ingestRuns, rawRun.rate);
+    const judged = ingestRuns[ingestRuns.length - 1]!;
+    const ratio = judged.rate.perSecond / rawRun.rate.perSecond;
     const file = await writeResults(
+      RESULTS_DIR,
+      "ingest",
       {
         benchmark: "ingest",
         date: date.toISOString(),
         parameters: {
-          calls: ingest.rate.count,
+          calls: judged.rate.count,
           warmupCalls: params.warmupCalls,
           batchSize: params.batchSize,
           concurrentBatches: params.concurrency,
           grpcChannels: params.channels,
-          meanCallJsonBytes: Math.round(ingest.meanCallJsonBytes),
+          workers: params.workers,
+          meanCallJsonBytes: Math.round(judged.meanCallJsonBytes),
           rawCalls: params.rawCalls,
           rawWarmupCalls: params.rawWarmupCalls,
           rawWindow: params.rawWindow,
@@ -397,13 +356,18 @@ async function main(): Promise<void> {
           natsServer: nats.external ? "NATS_URL" : "own nats-server",
           cpuProfiled: params.cpuProfDir !== undefined,
         },
-        ingestCallsPerSecond: Math.round(ingest.rate.perSecond),
-        ingestSeconds: Number(ingest.rate.seconds.toFixed(3)),
+        ingestRuns: ingestRuns.map(({ workers, rate }) => ({
+          workers,
+          callsPerSecond: Math.round(rate.perSecond),
+          seconds: Number(rate.seconds.toFixed(3)),
+          ratio: Number((rate.perSecond / rawRun.rate.perSecond).toFixed(3)),
+        })),
+        ingestCallsPerSecond: Math.round(judged.rate.perSecond),
         rawPublishesPerSecond: Math.round(rawRun.rate.perSecond),
         rawSeconds: Number(rawRun.rate.seconds.toFixed(3)),
         ratio: Number(ratio.toFixed(3)),
-        target: { ratio: TARGET_RATIO, pass: ratio >= TARGET_RATIO },
-        machine: await machineFacts(nc),
+        target: { ratio: TARGET_RATIO, judgedOnWorkers: judged.workers, pass: ratio >= TARGET_RATIO },
+        machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
       },
       date,
     );

@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { NatsConnection } from "@nats-io/nats-core";
+import { NatsServer } from "@switchyard/testkit";
 
 const run = promisify(execFile);
 
@@ -26,6 +27,24 @@ export class Cleanup {
   }
 }
 
+/** NATS_URL when set (the run then uses a unique namespace there), else an own nats-server on a free port. */
+export async function startNats(cleanup: Cleanup): Promise<{ url: string; external: boolean }> {
+  const external = process.env.NATS_URL;
+  if (external) return { url: external, external: true };
+  const server = await NatsServer.start();
+  cleanup.add("stop nats-server", () => server.dispose());
+  return { url: server.url, external: false };
+}
+
+/** Writes the run's workspace file into a temp folder removed at clean-up; returns its path. */
+export async function writeWorkspaceFile(cleanup: Cleanup, workspace: object): Promise<string> {
+  const dir = await mkdtemp(join(os.tmpdir(), "switchyard-bench-"));
+  cleanup.add("remove the workspace dir", () => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, "workspace.json");
+  await writeFile(file, JSON.stringify(workspace));
+  return file;
+}
+
 async function commandOutput(cwd: string, command: string, args: string[]): Promise<string | undefined> {
   try {
     const { stdout } = await run(command, args, { cwd });
@@ -35,8 +54,12 @@ async function commandOutput(cwd: string, command: string, args: string[]): Prom
   }
 }
 
-/** The facts a result needs to be compared with another: machine, versions, commit. */
-export async function machineFacts(repoRoot: string, nc: NatsConnection) {
+/**
+ * The facts a result needs to be compared with another: machine, versions,
+ * commit, and the 1/5/15-minute load average when the run started and ended
+ * (the machine may be shared, and a busy one skews every rate).
+ */
+export async function machineFacts(repoRoot: string, nc: NatsConnection, loadAverageAtStart: number[]) {
   const cpus = os.cpus();
   const commit = await commandOutput(repoRoot, "git", ["rev-parse", "--short", "HEAD"]);
   const status = commit === undefined ? undefined : await commandOutput(repoRoot, "git", ["status", "--porcelain"]);
@@ -45,6 +68,8 @@ export async function machineFacts(repoRoot: string, nc: NatsConnection) {
     cpuModel: cpus[0]?.model ?? "unknown",
     cpuCount: cpus.length,
     totalMemoryBytes: os.totalmem(),
+    loadAverageAtStart: loadAverageAtStart.map(twoDecimals),
+    loadAverageAtEnd: os.loadavg().map(twoDecimals),
     nodeVersion: process.version,
     natsServerVersion: (await commandOutput(repoRoot, "nats-server", ["--version"])) ?? null,
     natsServerVersionConnected: nc.info?.version ?? null,
@@ -52,6 +77,8 @@ export async function machineFacts(repoRoot: string, nc: NatsConnection) {
     gitDirty: status === undefined ? null : status.length > 0,
   };
 }
+
+const twoDecimals = (n: number) => Number(n.toFixed(2));
 
 /** Writes `<name>-<time>.json` and replaces `<name>-latest.json` atomically; returns the first path. */
 export async function writeResults(resultsDir: string, name: string, results: object, date: Date): Promise<string> {

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { commonEnvSchema, parseEnv, portVar } from "./env-config.js";
@@ -32,6 +33,15 @@ describe("parseEnv", () => {
     expect(message).toMatch(/PORT: must be between 0 and 65535/);
     expect(message).toMatch(/SWITCHYARD_NAMESPACE: must be lowercase/);
     expect(message).toMatch(/SWITCHYARD_STREAM_REPLICAS: must be 1, 3 or 5/);
+  });
+
+  it("reads the worker count, with auto meaning one per core", () => {
+    expect(parseEnv(schema, {}).SWITCHYARD_WORKERS).toBe(1);
+    expect(parseEnv(schema, { SWITCHYARD_WORKERS: "3" }).SWITCHYARD_WORKERS).toBe(3);
+    expect(parseEnv(schema, { SWITCHYARD_WORKERS: "auto" }).SWITCHYARD_WORKERS).toBe(availableParallelism());
+    for (const bad of ["0", "-1", "1.5", "many"]) {
+      expect(() => parseEnv(schema, { SWITCHYARD_WORKERS: bad })).toThrow(/SWITCHYARD_WORKERS: must be a positive integer or "auto"/);
+    }
   });
 
   it("works with any zod object schema", () => {

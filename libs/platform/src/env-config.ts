@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { ConfigError } from "./errors.js";
 
@@ -40,6 +41,24 @@ export const namespaceVar = z
   .regex(/^[a-z][a-z0-9_]{0,31}$/, "must be lowercase letters, digits and _ (1-32, letter first)")
   .default("switchyard");
 
+/**
+ * How many worker processes share the service's ports (see worker-cluster.ts):
+ * a positive integer, or "auto" for one per available core. Default 1: no
+ * cluster, the service runs in this process.
+ */
+export const workersVar = z
+  .string()
+  .default("1")
+  .transform((text, context) => {
+    if (text === "auto") return availableParallelism();
+    const count = Number(text);
+    if (text.trim() === "" || !Number.isInteger(count) || count < 1) {
+      context.addIssue({ code: "custom", message: 'must be a positive integer or "auto"' });
+      return z.NEVER;
+    }
+    return count;
+  });
+
 /** The settings every service shares. */
 export const commonEnvSchema = z.object({
   NATS_URL: z
@@ -56,5 +75,6 @@ export const commonEnvSchema = z.object({
   SWITCHYARD_WORKSPACE_FILE: z.string().min(1, "must not be empty").optional(),
   LOG_LEVEL: logLevelVar,
   HOST: z.string().min(1, "must not be empty").default("0.0.0.0"),
+  SWITCHYARD_WORKERS: workersVar,
 });
 export type CommonEnv = z.output<typeof commonEnvSchema>;

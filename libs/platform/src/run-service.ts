@@ -1,13 +1,18 @@
+import cluster from "node:cluster";
 import { isConfigError } from "./errors.js";
 import { createLogger, type Logger } from "./logger.js";
 import { exitOnSignals } from "./shutdown.js";
+import { superviseWorkers } from "./worker-cluster.js";
 
 /**
  * The main() of every service: parse the environment, create the logger,
  * start, and stop cleanly on SIGTERM/SIGINT. A bad setting exits 1 with the
  * message naming the variable.
+ *
+ * With SWITCHYARD_WORKERS > 1 this process only supervises that many workers
+ * (worker-cluster.ts), each of which runs `start` on the shared ports.
  */
-export function runService<Config extends { LOG_LEVEL: string }>(
+export function runService<Config extends { LOG_LEVEL: string; SWITCHYARD_WORKERS: number }>(
   service: string,
   loadConfig: () => Config,
   start: (config: Config, logger: Logger) => Promise<{ stop(): Promise<void> }>,
@@ -15,8 +20,12 @@ export function runService<Config extends { LOG_LEVEL: string }>(
   const main = async () => {
     const config = loadConfig();
     const logger = createLogger({ service, level: config.LOG_LEVEL });
+    if (config.SWITCHYARD_WORKERS > 1 && cluster.isPrimary) {
+      superviseWorkers({ count: config.SWITCHYARD_WORKERS, logger });
+      return;
+    }
     const handle = await start(config, logger);
-    exitOnSignals(() => handle.stop(), logger);
+    exitOnSignals(() => handle.stop(), logger, { repeatsExit: cluster.isPrimary });
   };
   main().catch((error: unknown) => {
     // Config errors name the variable; print them plainly, without a stack.

@@ -1,0 +1,145 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { connect as tcpConnect } from "node:net";
+import { waitFor } from "@switchyard/testkit";
+import { processCpuMs } from "./run-support.js";
+
+export interface ServiceChildOptions {
+  /** ingest, delivery or audience-sync: the child runs services/<service>/src/main.ts. */
+  service: string;
+  /** Repository root. */
+  cwd: string;
+  /** The service's settings, on top of this process's environment. */
+  env: Record<string, string>;
+  /** The gRPC port it was given, to wait for. */
+  grpcPort: number;
+  /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir=/tmp/x"]. */
+  nodeFlags?: string[];
+}
+
+/**
+ * A Switchyard service in its own process, so the benchmark's clients do not
+ * share its event loop, CPU time or heap, and its memory and CPU time can be
+ * read from /proc. Output is kept (last 8 KB) to explain a failure.
+ */
+export class ServiceChild {
+  private output = "";
+  private readyLines = 0;
+  private readonly exit: Promise<void>;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly service: string,
+    readonly grpcPort: number,
+  ) {
+    const keep = (chunk: Buffer) => {
+      const text = chunk.toString();
+      this.readyLines += text.match(/"msg":"[a-z-]+ ready"/g)?.length ?? 0;
+      this.output = (this.output + text).slice(-8192);
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    this.exit = new Promise((resolve) => {
+      child.once("exit", () => resolve());
+      child.once("error", (error) => {
+        keep(Buffer.from(`cannot run ${service}: ${error.message}`));
+        resolve();
+      });
+    });
+  }
+
+  static start(options: ServiceChildOptions): ServiceChild {
+    const child = spawn(process.execPath, [...(options.nodeFlags ?? []), "--import", "tsx", `services/${options.service}/src/main.ts`], {
+      cwd: options.cwd,
+      env: { ...process.env, HOST: "127.0.0.1", LOG_LEVEL: "warn", SHUTDOWN_GRACE_MS: "5000", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    return new ServiceChild(child, options.service, options.grpcPort);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get exited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
+  /** Recent stdout and stderr of the child. */
+  get recentOutput(): string {
+    return this.output;
+  }
+
+  /**
+   * Waits until the gRPC port accepts TCP connections (services open it last,
+   * once they are working) and, with `workers` > 1, until that many workers
+   * logged "<service> ready" (which needs LOG_LEVEL=info): the cluster's
+   * primary hands a new connection only to workers already listening, so a
+   * client connecting early would land every channel on the first worker.
+   * Fails at once if the child exits first.
+   */
+  async waitUntilReady(options: { workers?: number; timeoutMs?: number } = {}): Promise<void> {
+    const { workers = 1, timeoutMs = 30_000 } = options;
+    const ready = waitFor(
+      `${this.service} to accept connections on port ${this.grpcPort}${workers > 1 ? ` with ${workers} workers ready` : ""}`,
+      async () => (workers <= 1 || this.readyLines >= workers) && (await acceptsConnections(this.grpcPort)),
+      { timeoutMs, intervalMs: 50 },
+    );
+    await this.guard(ready);
+  }
+
+  /** Waits for `work`, but fails at once if the child exits first, so a crash fails the run instead of hanging it. */
+  guard<T>(work: Promise<T>): Promise<T> {
+    const died = this.exit.then((): never => {
+      throw new Error(`${this.service} exited unexpectedly:\n${this.output}`);
+    });
+    return Promise.race([work, died]);
+  }
+
+  /**
+   * The child's memory from /proc/<pid>/status, in bytes: `rss` now (VmRSS)
+   * and `peak` since it started (VmHWM). Linux only; undefined elsewhere or
+   * once the child is gone.
+   */
+  async memory(): Promise<{ rss: number; peak: number } | undefined> {
+    if (this.child.pid === undefined || this.exited) return undefined;
+    try {
+      const status = await readFile(`/proc/${this.child.pid}/status`, "utf8");
+      const kilobytes = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)?.[1] ?? Number.NaN);
+      const memory = { rss: kilobytes("VmRSS") * 1024, peak: kilobytes("VmHWM") * 1024 };
+      return Number.isNaN(memory.rss) || Number.isNaN(memory.peak) ? undefined : memory;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** CPU time the child has used so far (user + system), in seconds; see processCpuMs. */
+  async cpuSeconds(): Promise<number | undefined> {
+    if (this.exited) return undefined;
+    const ms = await processCpuMs(this.child.pid);
+    return ms === undefined ? undefined : ms / 1000;
+  }
+
+  /** SIGTERM (a graceful stop, which also writes --cpu-prof/--heap-prof profiles), then SIGKILL after `graceMs`. */
+  async stop(graceMs = 15_000): Promise<void> {
+    if (this.exited) return;
+    this.child.kill("SIGTERM");
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
+    await this.exit;
+    clearTimeout(timer);
+  }
+}
+
+function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
