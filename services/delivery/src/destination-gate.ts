@@ -9,12 +9,27 @@ export interface GateOptions {
   cooldownMs: number;
   /**
    * First attempts wait for a slot only while the destination makes progress:
-   * once every slot has been taken for this long without one being freed, the
+   * once every slot has been taken for a while without one being freed, the
    * waiting first attempts (and new ones) go to the retry path instead, without
-   * counting as failures. Unset: they wait as long as it takes.
+   * counting as failures. "A while" is several times the destination's usual
+   * answer time (STALL_LATENCY_MULTIPLE), between `minStallMs` and `stallMs`;
+   * `minStallMs` until it has answered at all. Unset: they wait as long as it takes.
    */
   stallMs?: number;
+  /** The shortest wait before a stall is called; default `stallMs`. */
+  minStallMs?: number;
 }
+
+/**
+ * A destination that has freed no slot for this many times its usual answer
+ * time is stuck, not slow. Why a multiple and not a fixed time: a fixed second
+ * holds every batch (and so every healthy destination) for that second when a
+ * fast receiver hangs, while a fixed short time would call a slow but healthy
+ * receiver stalled and push its calls onto the retry path for nothing.
+ */
+const STALL_LATENCY_MULTIPLE = 4;
+/** Weight of the newest answer time in the moving average. */
+const LATENCY_SMOOTHING = 0.1;
 
 /** A stall check whose timer fires this much later than asked does not trust its own observation. */
 const LATE_TIMER_MS = 200;
@@ -42,6 +57,8 @@ export class DestinationGate {
   /** Set when a stall was found (see watchForStall); any slot taken or freed clears it. */
   private stalledFlag = false;
   private stallTimer: NodeJS.Timeout | undefined;
+  /** Moving average of how long the destination takes to answer (ms); undefined until its first answer. */
+  private answerMs: number | undefined;
   private readonly waiters: ((release: Release | undefined) => void)[] = [];
 
   constructor(
@@ -68,6 +85,13 @@ export class DestinationGate {
   /** Every slot taken, and none freed for `stallMs` (as last checked). */
   get stalled(): boolean {
     return this.stalledFlag;
+  }
+
+  /** How long without a freed slot counts as a stall now (see GateOptions.stallMs). */
+  private stallAfterMs(maxMs: number): number {
+    const minMs = Math.min(this.options.minStallMs ?? maxMs, maxMs);
+    if (this.answerMs === undefined) return minMs;
+    return Math.min(maxMs, Math.max(minMs, STALL_LATENCY_MULTIPLE * this.answerMs));
   }
 
   private noProgressFor(ms: number): boolean {
@@ -99,7 +123,8 @@ export class DestinationGate {
 
   private take(probe: boolean): Release {
     this.inFlight++;
-    this.lastActivityAt = this.now();
+    const takenAt = this.now();
+    this.lastActivityAt = takenAt;
     this.stalledFlag = false;
     let released = false;
     return (outcome) => {
@@ -107,6 +132,7 @@ export class DestinationGate {
       released = true;
       this.inFlight--;
       this.lastActivityAt = this.now();
+      if (outcome !== "retryable") this.learnAnswerTime(this.lastActivityAt - takenAt);
       this.stalledFlag = false;
       if (probe) this.probing = false;
       this.record(outcome);
@@ -122,6 +148,11 @@ export class DestinationGate {
       this.consecutiveFailures = 0;
       this.openUntil = 0;
     }
+  }
+
+  /** Only answers teach it: a timeout says nothing about how long the receiver usually takes. */
+  private learnAnswerTime(ms: number): void {
+    this.answerMs = this.answerMs === undefined ? ms : this.answerMs + LATENCY_SMOOTHING * (ms - this.answerMs);
   }
 
   private open(): void {
@@ -143,8 +174,8 @@ export class DestinationGate {
    * held up (a long pause, a starved CPU), so it looks again a little later.
    */
   private watchForStall(minDelayMs = 10): void {
-    const { stallMs } = this.options;
-    if (stallMs === undefined || this.stallTimer) return;
+    if (this.options.stallMs === undefined || this.stallTimer) return;
+    const stallMs = this.stallAfterMs(this.options.stallMs);
     const delay = Math.max(minDelayMs, this.lastActivityAt + stallMs - this.now());
     const due = performance.now() + delay;
     this.stallTimer = setTimeout(() => {

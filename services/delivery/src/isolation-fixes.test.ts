@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { JsMsg } from "@nats-io/jetstream";
 import { DeliveryTask } from "@switchyard/contracts";
 import { createLogger, type Destination, type WorkspaceView } from "@switchyard/platform";
+import { waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions } from "./destination-gate.js";
 import { nakDelay, Retries } from "./retries.js";
@@ -80,6 +81,36 @@ describe("DestinationGate: a stalled destination", () => {
     expect(gate.stalled).toBe(false);
     expect(await waiter).toBeTypeOf("function");
     expect(gate.retryLaterMs()).toBe(100);
+  });
+
+  it("scales the stall time with the receiver's usual answer time, between minStallMs and stallMs", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate({ ...OPTIONS, minStallMs: 50, stallMs: 1_000 }, clock.now);
+    // Before any answer: minStallMs.
+    await gate.acquire();
+    await gate.acquire();
+    const early = gate.acquire();
+    clock.advance(50);
+    await sleep(150);
+    expect(await early).toBeUndefined();
+
+    // A receiver that answers in 20 ms is stalled after 4 × 20 ms without an answer, not after minStallMs.
+    // (The gate's check runs on real timers, the clock is the test's: the real waits only let the checks run.)
+    const slow = new DestinationGate({ ...OPTIONS, minStallMs: 10, stallMs: 1_000 }, clock.now);
+    for (let i = 0; i < 20; i++) {
+      const release = (await slow.acquire())!;
+      clock.advance(20);
+      release("delivered");
+    }
+    await slow.acquire();
+    await slow.acquire();
+    const waiter = track(slow.acquire());
+    clock.advance(70);
+    await sleep(200);
+    expect(waiter.settled).toBe(false);
+    clock.advance(20);
+    await waitFor("the stall to be called", () => waiter.settled);
+    expect(slow.stalled).toBe(true);
   });
 
   it("waits as long as it takes when stallMs is not set", async () => {

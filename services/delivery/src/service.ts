@@ -18,8 +18,9 @@ import { Settler } from "./settle.js";
 import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, RETRY_CONSUMER } from "./streams.js";
 import { WebhookSender } from "./webhook-sender.js";
 
-/** See GateOptions.stallMs. */
+/** See GateOptions.stallMs: a stall is called after 250 ms to 1 s without an answer, depending on the receiver's usual answer time. */
 const STALL_MS = 1_000;
+const MIN_STALL_MS = 250;
 
 export interface DeliveryHandle {
   readonly grpcPort: number;
@@ -65,8 +66,8 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
     concurrency: config.DELIVERY_DESTINATION_CONCURRENCY,
     failureThreshold: config.DELIVERY_FAILURE_THRESHOLD,
     cooldownMs: config.DELIVERY_FAILING_COOLDOWN_MS,
-    // A receiver that has answered nothing for a second while every slot is busy is stuck, not slow.
     stallMs: Math.min(STALL_MS, config.DELIVERY_REQUEST_TIMEOUT_MS),
+    minStallMs: Math.min(MIN_STALL_MS, config.DELIVERY_REQUEST_TIMEOUT_MS),
   });
   const retryQueue = new RetryQueue(js, names);
   const deadLetters = new DeadLetters(js, jsm, names);
