@@ -65,7 +65,7 @@ import {
 } from "@switchyard/contracts";
 import { loadDeliveryConfig, webhookBody, webhookSignature } from "@switchyard/delivery";
 import { basicAuthorization, busNames, ensureCallsStream, type BusNames } from "@switchyard/platform";
-import { freePort, uniqueNamespace } from "@switchyard/testkit";
+import { freePort, LOOPBACK_CIDRS, uniqueNamespace } from "@switchyard/testkit";
 import { Agent, request } from "undici";
 import {
   Cleanup,
@@ -245,7 +245,8 @@ async function startDelivery(ctx: Context, phase: string): Promise<ServiceChild>
     service: "delivery",
     cwd: REPO_ROOT,
     grpcPort,
-    env: { ...serviceEnv(ctx), DELIVERY_GRPC_PORT: String(grpcPort), ...params.deliveryEnv },
+    // The bench's receivers listen on loopback, which delivery refuses unless allowed (SSRF protection).
+    env: { ...serviceEnv(ctx), DELIVERY_GRPC_PORT: String(grpcPort), DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS, ...params.deliveryEnv },
     nodeFlags: params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${join(params.cpuProfDir, `delivery-${phase}`)}`] : [],
   });
   ctx.cleanup.add(`stop delivery (${phase})`, () => delivery.stop());

@@ -31,6 +31,7 @@ const READY_REPORT_DEADLINE_MS = 30_000;
 const SERVICE_STOP_DEADLINE_MS = (Number(process.env.SHUTDOWN_GRACE_MS) || 10_000) + 10_000;
 
 const env = process.env;
+const LOOPBACK_CIDRS = "127.0.0.0/8,::1/128";
 const localNatsPort = parsePort(env.SWITCHYARD_LOCAL_NATS_PORT ?? "4222", "SWITCHYARD_LOCAL_NATS_PORT");
 const pretty = process.stdout.isTTY === true;
 
@@ -74,9 +75,22 @@ async function main() {
   const workspaceFile = env.SWITCHYARD_WORKSPACE_FILE ?? DEFAULT_WORKSPACE_FILE;
   // A local run gets an admin token of its own unless the user set one; it is printed below.
   const adminToken = env.SWITCHYARD_ADMIN_TOKEN ?? `local-${randomBytes(16).toString("hex")}`;
+  // Delivery refuses private and loopback receivers (SSRF protection); a local run allows loopback so the
+  // example destination (http://127.0.0.1:9000) and receivers on this machine work. A user's own setting wins.
+  const allowedCidrs = env.DELIVERY_ALLOWED_CIDRS ?? LOOPBACK_CIDRS;
   const width = Math.max(...built.map((s) => s.name.length), 4);
   for (const { name, outfile } of built) {
-    startService(name, outfile, { NATS_URL: natsUrl, SWITCHYARD_WORKSPACE_FILE: workspaceFile, SWITCHYARD_ADMIN_TOKEN: adminToken }, width);
+    startService(
+      name,
+      outfile,
+      {
+        NATS_URL: natsUrl,
+        SWITCHYARD_WORKSPACE_FILE: workspaceFile,
+        SWITCHYARD_ADMIN_TOKEN: adminToken,
+        DELIVERY_ALLOWED_CIDRS: allowedCidrs,
+      },
+      width,
+    );
   }
   say(`started ${built.map((s) => s.name).join(", ")} (NATS ${natsUrl}, workspace ${workspaceFile})`);
 

@@ -15,7 +15,7 @@ import {
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "@switchyard/delivery";
 import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
 import { basicAuthorization, busNames, createLogger, type BusNames } from "@switchyard/platform";
-import { NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
+import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 
 /**
  * The whole pipeline in this process: a real nats-server, ingest and delivery
@@ -56,7 +56,7 @@ export async function startStack(options: { workspace: unknown; deliveryEnv?: Re
     createLogger({ service: "ingest", level: "silent" }),
   );
   const delivery = await startDelivery(
-    loadDeliveryConfig({ ...common, DELIVERY_GRPC_PORT: "0", ...options.deliveryEnv }),
+    loadDeliveryConfig({ ...common, DELIVERY_GRPC_PORT: "0", DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS, ...options.deliveryEnv }),
     createLogger({ service: "delivery", level: "silent" }),
   );
   const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });

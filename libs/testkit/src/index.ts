@@ -1,6 +1,7 @@
 export { readCallBatches, uniqueNamespace } from "./bus.js";
 export type { StoredBatch } from "./bus.js";
 export { freePort } from "./free-port.js";
+export { LOOPBACK_CIDRS } from "./loopback.js";
 export { NatsServer } from "./nats-server.js";
 export { ServiceProcess } from "./service-process.js";
 export type { NatsServerOptions } from "./nats-server.js";

@@ -15,7 +15,7 @@ import {
 } from "@switchyard/contracts";
 import { startDelivery, loadDeliveryConfig, type DeliveryHandle } from "@switchyard/delivery";
 import { applyWorkspaceFile, busNames, createLogger, openConfigBucket, workspaceFileSchema, type BusNames } from "@switchyard/platform";
-import { NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
+import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 import { loadAudienceSyncConfig, startAudienceSync, type AudienceSyncHandle } from "../src/index.js";
 
 export type SyncResponse = { summary?: SyncSummary | undefined };
@@ -54,7 +54,7 @@ export async function startAudienceFixture(workspace: unknown): Promise<Audience
   };
   const logger = createLogger({ service: "test", level: "silent" });
   const delivery = await startDelivery(
-    loadDeliveryConfig({ ...env, DELIVERY_GRPC_PORT: "0", DELIVERY_RETRY_BASE_DELAY_MS: "100" }),
+    loadDeliveryConfig({ ...env, DELIVERY_GRPC_PORT: "0", DELIVERY_RETRY_BASE_DELAY_MS: "100", DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS }),
     logger,
   );
   // A client that cancels a stream may leave its HTTP/2 stream open until the connection

@@ -1,5 +1,6 @@
 import { commonEnvSchema, parseEnv, portVar, positiveIntVar } from "@switchyard/platform";
 import { z } from "zod";
+import { AddressPolicy } from "./outbound/address-policy.js";
 
 export const DEFAULT_GRPC_PORT = 50052;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
@@ -34,6 +35,21 @@ export const deliveryEnvSchema = commonEnvSchema.extend({
   DELIVERY_MAX_RESPONSE_BYTES: positiveIntVar(DEFAULT_MAX_RESPONSE_BYTES),
   /** PEM file of extra CA certificates to trust (receivers behind a private CA). */
   DELIVERY_EXTRA_CA_FILE: z.string().min(1, "must not be empty").optional(),
+  /**
+   * CIDR ranges (comma-separated) of private, loopback, link-local, ... addresses that receivers may
+   * have anyway (SSRF protection). Empty: public addresses only. Local runs and tests allow loopback.
+   */
+  DELIVERY_ALLOWED_CIDRS: z
+    .string()
+    .default("")
+    .transform((list, ctx) => {
+      try {
+        return AddressPolicy.fromList(list);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+        return z.NEVER;
+      }
+    }),
   SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(10 * 60_000),
   SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(7 * 24 * 3600_000),
   SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS),

@@ -8,7 +8,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions } from "./destination-gate.js";
 import { nakDelay, Retries } from "./retries.js";
 import type { Settler } from "./settle.js";
+import { LOOPBACK_CIDRS } from "@switchyard/testkit";
+import { AddressPolicy } from "./outbound/address-policy.js";
 import { WebhookSender } from "./webhook-sender.js";
+
+const LOOPBACK = AddressPolicy.fromList(LOOPBACK_CIDRS);
 
 /**
  * What keeps one bad destination from slowing the others: stall detection in
@@ -151,7 +155,7 @@ describe("WebhookSender: one connection pool per destination", () => {
     });
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    sender = new WebhookSender({ timeoutMs: 2_000, maxResponseBytes: 1024, connectionsPerOrigin: 1 });
+    sender = new WebhookSender({ timeoutMs: 2_000, maxResponseBytes: 1024, connectionsPerOrigin: 1, addressPolicy: LOOPBACK });
     const body = Buffer.from("{}");
 
     const hanging = sender.send(`${origin}/hang`, {}, body, "stuck");
@@ -196,7 +200,7 @@ describe("Retries: a parked retry", () => {
     for (let i = 0; i < OPTIONS.failureThreshold; i++) (await gates.for("hook").acquire())!("retryable");
     const retries = new Retries({
       workspace: { destination: () => destination } as unknown as WorkspaceView,
-      sender: new WebhookSender({ timeoutMs: 1_000, maxResponseBytes: 1024, connectionsPerOrigin: 1 }),
+      sender: new WebhookSender({ timeoutMs: 1_000, maxResponseBytes: 1024, connectionsPerOrigin: 1, addressPolicy: LOOPBACK }),
       gates,
       settler: {} as Settler,
       windowMs: 3600_000,

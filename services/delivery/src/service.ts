@@ -60,6 +60,7 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
     timeoutMs: config.DELIVERY_REQUEST_TIMEOUT_MS,
     maxResponseBytes: config.DELIVERY_MAX_RESPONSE_BYTES,
     connectionsPerOrigin: config.DELIVERY_DESTINATION_CONCURRENCY,
+    addressPolicy: config.DELIVERY_ALLOWED_CIDRS,
     ...(config.DELIVERY_EXTRA_CA_FILE ? { extraCaCertificates: [await readFile(config.DELIVERY_EXTRA_CA_FILE, "utf8")] } : {}),
   });
   const gates = new DestinationGates({
@@ -115,7 +116,7 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
       },
     ],
   });
-  logger.info({ grpcPort: grpc.port, namespace: names.namespace }, "delivery ready");
+  logger.info({ grpcPort: grpc.port, namespace: names.namespace, allowedCidrs: config.DELIVERY_ALLOWED_CIDRS.allowlist }, "delivery ready");
 
   return {
     grpcPort: grpc.port,

@@ -1,9 +1,13 @@
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from "node:net";
-import { freePort } from "@switchyard/testkit";
+import { freePort, LOOPBACK_CIDRS } from "@switchyard/testkit";
 import { errors } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
+import { AddressPolicy } from "./outbound/address-policy.js";
+import { AddressRefusedError } from "./outbound/guarded-connector.js";
 import { describeFailure, WebhookSender } from "./webhook-sender.js";
+
+const LOOPBACK = AddressPolicy.fromList(LOOPBACK_CIDRS);
 
 const TIMEOUT_MS = 5_000;
 
@@ -65,6 +69,16 @@ describe("describeFailure", () => {
     expect(tls).toEqual({ error: "TLS certificate: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)", outcome: "permanent" });
   });
 
+  it("a refused address is permanent and says why", () => {
+    const error = wrapped(
+      new AddressRefusedError("localhost resolves to 127.0.0.1: loopback (127.0.0.0/8), not in DELIVERY_ALLOWED_CIDRS"),
+    );
+    expect(describeFailure(error, TIMEOUT_MS)).toEqual({
+      error: "address refused: localhost resolves to 127.0.0.1: loopback (127.0.0.0/8), not in DELIVERY_ALLOWED_CIDRS",
+      outcome: "permanent",
+    });
+  });
+
   it("an invalid URL is permanent", () => {
     expect(describeFailure(systemError("ERR_INVALID_URL", "Invalid URL"), TIMEOUT_MS)).toEqual({
       error: "invalid request: Invalid URL",
@@ -95,7 +109,7 @@ describe("WebhookSender against real sockets", () => {
   });
 
   function newSender(timeoutMs = TIMEOUT_MS): WebhookSender {
-    sender = new WebhookSender({ timeoutMs, maxResponseBytes: 1024, connectionsPerOrigin: 2 });
+    sender = new WebhookSender({ timeoutMs, maxResponseBytes: 1024, connectionsPerOrigin: 2, addressPolicy: LOOPBACK });
     return sender;
   }
 
@@ -141,5 +155,98 @@ describe("WebhookSender against real sockets", () => {
     const url = await listen(createHttpServer((_request, response) => response.writeHead(429, { "retry-after": "7" }).end()));
     const result = await newSender().send(url, {}, body);
     expect(result).toMatchObject({ status: 429, outcome: "retryable", retryAfterMs: 7_000 });
+  });
+});
+
+describe("WebhookSender address policy (SSRF protection)", () => {
+  const servers: HttpServer[] = [];
+  const senders: WebhookSender[] = [];
+  let requests = 0;
+
+  afterEach(async () => {
+    await Promise.all(senders.splice(0).map((s) => s.close()));
+    for (const server of servers.splice(0)) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    requests = 0;
+  });
+
+  function sender(addressPolicy?: AddressPolicy): WebhookSender {
+    const made = new WebhookSender({
+      timeoutMs: TIMEOUT_MS,
+      maxResponseBytes: 1024,
+      connectionsPerOrigin: 2,
+      ...(addressPolicy ? { addressPolicy } : {}),
+    });
+    senders.push(made);
+    return made;
+  }
+
+  /** A receiver on 127.0.0.1 (and, when the machine has IPv6 loopback, nothing else): counts requests. */
+  async function receiver(): Promise<number> {
+    const server = createHttpServer((request, response) => {
+      requests++;
+      request.resume();
+      response.end("ok");
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return (server.address() as AddressInfo).port;
+  }
+
+  const body = Buffer.from('{"type":"track"}');
+
+  it.each([
+    ["an IPv4 literal", (port: number) => `http://127.0.0.1:${port}/hook`, "127.0.0.1: loopback (127.0.0.0/8)"],
+    ["a name that resolves to loopback", (port: number) => `http://localhost:${port}/hook`, "localhost resolves to"],
+    ["an IPv4-mapped IPv6 literal", (port: number) => `http://[::ffff:127.0.0.1]:${port}/hook`, "::ffff:127.0.0.1: loopback (127.0.0.0/8)"],
+  ])("refuses %s without an allowlist: no request, a permanent failure that says why", async (_name, url, reason) => {
+    const port = await receiver();
+    const result = await sender().send(url(port), {}, body);
+    expect(result.status).toBe(0);
+    expect(result.outcome).toBe("permanent");
+    expect(result.error).toContain("address refused: ");
+    expect(result.error).toContain(reason);
+    expect(result.error).toContain("not in DELIVERY_ALLOWED_CIDRS");
+    expect(requests).toBe(0);
+  });
+
+  it("refuses the cloud metadata address without connecting", async () => {
+    const result = await sender().send("http://169.254.169.254/latest/meta-data/", {}, body);
+    expect(result).toMatchObject({
+      status: 0,
+      outcome: "permanent",
+      error: "address refused: 169.254.169.254: cloud metadata (169.254.169.254/32), not in DELIVERY_ALLOWED_CIDRS",
+    });
+  });
+
+  it("delivers to loopback, by address and by name, once the allowlist permits it", async () => {
+    const port = await receiver();
+    const allowed = sender(LOOPBACK);
+    expect(await allowed.send(`http://127.0.0.1:${port}/hook`, {}, body)).toMatchObject({ status: 200, outcome: "delivered" });
+    expect(await allowed.send(`http://localhost:${port}/hook`, {}, body, "by-name")).toMatchObject({ outcome: "delivered" });
+    expect(requests).toBe(2);
+  });
+
+  it("an allowlist of other ranges does not let loopback through", async () => {
+    const port = await receiver();
+    const result = await sender(AddressPolicy.fromList("10.0.0.0/8")).send(`http://127.0.0.1:${port}/hook`, {}, body);
+    expect(result.outcome).toBe("permanent");
+    expect(requests).toBe(0);
+  });
+
+  it("never follows a redirect: a 3xx is the (permanent) outcome and the target gets nothing", async () => {
+    const targetPort = await receiver();
+    const redirecting = createHttpServer((request, response) => {
+      request.resume();
+      response.writeHead(307, { Location: `http://127.0.0.1:${targetPort}/hook` }).end();
+    });
+    servers.push(redirecting);
+    await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hook`;
+    const result = await sender(LOOPBACK).send(url, {}, body);
+    expect(result).toMatchObject({ status: 307, outcome: "permanent" });
+    expect(requests).toBe(0);
   });
 });

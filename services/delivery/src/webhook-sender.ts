@@ -1,5 +1,7 @@
 import { rootCertificates } from "node:tls";
 import { Agent, type Dispatcher } from "undici";
+import { AddressPolicy } from "./outbound/address-policy.js";
+import { ADDRESS_REFUSED, guardedConnector } from "./outbound/guarded-connector.js";
 import { isCertificateError, outcomeOfStatus, parseRetryAfter, type AttemptOutcome } from "./retry-policy.js";
 
 /** What one POST to one URL came to. */
@@ -22,12 +24,20 @@ export interface SenderOptions {
   connectionsPerOrigin: number;
   /** Extra trusted CA certificates (PEM), for receivers behind a private CA. */
   extraCaCertificates?: string[];
+  /**
+   * Which addresses receivers may have (SSRF protection). Default: public
+   * addresses only; private, loopback, link-local, metadata and other
+   * special-purpose addresses need the operator's allowlist.
+   */
+  addressPolicy?: AddressPolicy;
 }
 
 /**
  * Posts webhook bodies with undici: certificates fully verified (a
- * self-signed receiver gets no request), redirects never followed, every
- * request bounded by the timeout.
+ * self-signed receiver gets no request), redirects never followed (the
+ * dispatcher API has no redirect handling; a 3xx is the outcome), every
+ * request bounded by the timeout, and only to addresses the address policy
+ * allows, checked in the connect path after DNS resolution.
  *
  * Each destination (`poolKey`) gets its own connection pool, so destinations
  * that share a receiver origin never wait for each other's connections: a
@@ -69,13 +79,13 @@ export class WebhookSender {
         keepAliveTimeout: 10_000,
         headersTimeout: options.timeoutMs,
         bodyTimeout: options.timeoutMs,
-        connect: {
+        connect: guardedConnector(options.addressPolicy ?? new AddressPolicy(), {
           timeout: options.timeoutMs,
           rejectUnauthorized: true,
           // Node's `ca` replaces the well-known roots instead of adding to them; keep them, so that
           // trusting a private CA does not turn every public HTTPS receiver into a certificate error.
           ...(options.extraCaCertificates ? { ca: [...rootCertificates, ...options.extraCaCertificates] } : {}),
-        },
+        }),
       });
       this.agents.set(poolKey, agent);
     }
@@ -192,6 +202,11 @@ function rawHeaderValue(rawHeaders: Buffer[] | null, name: string): string | und
 export function describeFailure(error: unknown, timeoutMs: number): { error: string; outcome: AttemptOutcome } {
   const code = errorCode(error);
   const name = error instanceof Error ? error.name : "";
+  if (code === ADDRESS_REFUSED) {
+    // The operator's choice, not a passing condition: retrying would refuse again. A dead letter can be
+    // replayed once the allowlist (or the destination's URL) is fixed.
+    return { error: `address refused: ${rootMessage(error)}`, outcome: "permanent" };
+  }
   if (isCertificateError(code)) {
     return { error: `TLS certificate: ${rootMessage(error)} (${code})`, outcome: "permanent" };
   }

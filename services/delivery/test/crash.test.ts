@@ -6,7 +6,7 @@ import { headers, type NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { BUS_MESSAGE_TYPE_HEADER, CallBatch } from "@switchyard/contracts";
 import { busNames, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, type BusNames } from "@switchyard/platform";
-import { freePort, NatsServer, ServiceProcess, uniqueNamespace, waitFor, WebhookReceiver } from "@switchyard/testkit";
+import { freePort, LOOPBACK_CIDRS, NatsServer, ServiceProcess, uniqueNamespace, waitFor, WebhookReceiver } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CALLS_CONSUMER } from "../src/streams.js";
 import { busCall, FAST_RETRY_ENV, trackPayload } from "./delivery-fixture.js";
@@ -56,6 +56,7 @@ async function deliveryEnv(namespace: string): Promise<Record<string, string>> {
     SWITCHYARD_WORKSPACE_FILE: workspaceFile,
     HOST: "127.0.0.1",
     LOG_LEVEL: "info",
+    DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS,
     ...FAST_RETRY_ENV,
     // Longer than the wait for the killed process's batches, so none of them runs out of window.
     DELIVERY_RETRY_WINDOW_MS: String(10 * 60_000),

@@ -29,7 +29,7 @@ import {
   type BusNames,
   type Destination,
 } from "@switchyard/platform";
-import { NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
+import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 import { headers } from "@nats-io/nats-core";
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "../src/index.js";
 
@@ -77,6 +77,7 @@ export async function startDeliveryFixture(options: { workspace: unknown; env?: 
     HOST: "127.0.0.1",
     LOG_LEVEL: "silent",
     SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+    DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS,
     ...FAST_RETRY_ENV,
     ...options.env,
   });
