@@ -11,6 +11,7 @@ export const ErrorCodes = {
   FAILED_PRECONDITION: GrpcStatus.FAILED_PRECONDITION,
   ALREADY_EXISTS: GrpcStatus.ALREADY_EXISTS,
   CANCELLED: GrpcStatus.CANCELLED,
+  ABORTED: GrpcStatus.ABORTED,
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;
 

@@ -19,6 +19,7 @@ export { applyWorkspaceFile, readWorkspaceFile, workspaceRecords } from "./works
 export { openConfigBucket } from "./workspace/bucket.js";
 export { openWorkspace } from "./workspace/open.js";
 export { kvKeys, parseKvKey } from "./workspace/kv-keys.js";
+export { MAX_ROTATION_GRACE_SECONDS, liveRetiringKeys, rotateWriteKey } from "./workspace/key-rotation.js";
 export {
   ID_PATTERN,
   ID_RULE,

@@ -95,6 +95,28 @@ describe("workspace configuration in JetStream KV", () => {
     await waitFor("the deleted source", () => view.sourceForWriteKey("wk_app_0123456789") === undefined);
   });
 
+  it("accepts a retiring key until its expiry, and only the same source's", async () => {
+    const expiresAt = "2030-01-01T00:00:00.000Z";
+    await kv.put(
+      kvKeys.source("web"),
+      JSON.stringify({
+        id: "web",
+        writeKeyHashes: [hashWriteKey("wk_new_000000000000")],
+        retiringWriteKeys: [{ hash: hashWriteKey("wk_old_000000000000"), expiresAt }],
+      }),
+    );
+    const view = await openView();
+    const expiry = Date.parse(expiresAt);
+    expect(view.sourceForWriteKey("wk_new_000000000000", expiry + 1)?.id).toBe("web");
+    expect(view.sourceForWriteKey("wk_old_000000000000", expiry - 1)?.id).toBe("web");
+    expect(view.sourceForWriteKey("wk_old_000000000000", expiry)).toBeUndefined();
+    expect(view.sourceForWriteKey("wk_old_000000000000", expiry + 1)).toBeUndefined();
+
+    // Once the record no longer lists it, the old key is gone whatever the time.
+    await kv.put(kvKeys.source("web"), JSON.stringify({ id: "web", writeKeyHashes: [hashWriteKey("wk_new_000000000000")] }));
+    await waitFor("the retired key to go", () => view.sourceForWriteKey("wk_old_000000000000", expiry - 1) === undefined);
+  });
+
   it("refuses invalid destination settings, naming the field", () => {
     const result = workspaceFileSchema.safeParse({
       destinations: [

@@ -11,7 +11,10 @@ import {
   ID_RULE,
   isSigningSecret,
   kvKeys,
+  liveRetiringKeys,
+  MAX_ROTATION_GRACE_SECONDS,
   requireAdmin,
+  rotateWriteKey,
   ServiceError,
   SIGNING_SECRET_RULE,
   sourceRecordSchema,
@@ -61,7 +64,7 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
   return {
     createSource: handler(async (request: configApi.CreateSourceRequest) => {
       const id = validId("id", request.id);
-      const writeKey = `wk_${randomBytes(24).toString("base64url")}`;
+      const writeKey = newWriteKey();
       const record: SourceRecord = { id, ...(request.name ? { name: request.name } : {}), writeKeyHashes: [hashWriteKey(writeKey)] };
       try {
         await kv.create(kvKeys.source(id), JSON.stringify(record));
@@ -87,6 +90,38 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       await kv.delete(kvKeys.source(id));
       logger.info({ sourceId: id }, "source deleted");
       return {};
+    }),
+
+    rotateWriteKey: handler(async (request: configApi.RotateWriteKeyRequest) => {
+      const id = validId("source_id", request.sourceId);
+      if (request.graceSeconds > MAX_ROTATION_GRACE_SECONDS)
+        throw new ServiceError("INVALID_ARGUMENT", `grace_seconds: must be 0 to ${MAX_ROTATION_GRACE_SECONDS} (30 days)`);
+      if (request.writeKey !== "" && !CHOSEN_WRITE_KEY.test(request.writeKey))
+        throw new ServiceError(
+          "INVALID_ARGUMENT",
+          "write_key: must be empty (Switchyard makes one) or 16-256 visible ASCII characters without ':'",
+        );
+      const writeKey = request.writeKey || newWriteKey();
+      const newHash = hashWriteKey(writeKey);
+      const entry = await kv.get(kvKeys.source(id));
+      if (!entry || entry.operation !== "PUT") throw new ServiceError("NOT_FOUND", `source_id: no source "${id}"`);
+      const current = sourceRecordSchema.parse(entry.json());
+      // A key must name one source: ingest finds the source by the key.
+      for (const other of await readAll("source", sourceRecordSchema)) {
+        if (other.id !== id && [...other.writeKeyHashes, ...(other.retiringWriteKeys ?? []).map((k) => k.hash)].includes(newHash))
+          throw new ServiceError("ALREADY_EXISTS", "write_key: is in use by another source");
+      }
+      const nowMs = Date.now();
+      const graceMs = request.graceSeconds * 1000;
+      const rotated = rotateWriteKey(current, newHash, graceMs, nowMs);
+      try {
+        // Compare-and-set: two rotations at once must not both win and lose a key in between.
+        await kv.update(kvKeys.source(id), JSON.stringify(rotated), entry.revision);
+      } catch (error) {
+        throw new ServiceError("ABORTED", `source_id: source "${id}" changed during the rotation; try again`, { cause: error });
+      }
+      logger.info({ sourceId: id, graceSeconds: request.graceSeconds }, "write key rotated");
+      return { source: sourceMessage(rotated, nowMs), writeKey, previousKeysExpireAt: new Date(nowMs + graceMs) };
     }),
 
     putDestination: handler(async (request: configApi.PutDestinationRequest) => {
@@ -255,8 +290,22 @@ function validId(field: string, value: string): string {
   return value;
 }
 
-function sourceMessage(record: SourceRecord): configApi.Source {
-  return { id: record.id, name: record.name ?? "", writeKeyCount: record.writeKeyHashes.length };
+/** A key a client chose: what HTTP Basic can carry as a user name, long enough not to be guessed. */
+const CHOSEN_WRITE_KEY = /^[!-9;-~]{16,256}$/;
+
+function newWriteKey(): string {
+  return `wk_${randomBytes(24).toString("base64url")}`;
+}
+
+function sourceMessage(record: SourceRecord, nowMs = Date.now()): configApi.Source {
+  const retiring = liveRetiringKeys(record, nowMs);
+  return {
+    id: record.id,
+    name: record.name ?? "",
+    writeKeyCount: record.writeKeyHashes.length,
+    retiringWriteKeyCount: retiring.count,
+    retiringWriteKeysExpireAt: retiring.lastExpiresAtMs === undefined ? undefined : new Date(retiring.lastExpiresAtMs),
+  };
 }
 
 function destinationMessage(record: Destination): configApi.Destination {

@@ -1,5 +1,5 @@
-import { status } from "@grpc/grpc-js";
-import { configApi } from "@switchyard/contracts";
+import { credentials, Metadata, status } from "@grpc/grpc-js";
+import { configApi, IngestServiceClient } from "@switchyard/contracts";
 import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
 import { basicAuthorization, createLogger, hashWriteKey, kvKeys } from "@switchyard/platform";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
@@ -55,6 +55,10 @@ const api = {
     "listConnections",
     configApi.ListConnectionsRequest,
   ),
+  rotateWriteKey: method<configApi.RotateWriteKeyRequest, configApi.RotateWriteKeyResponse>(
+    "rotateWriteKey",
+    configApi.RotateWriteKeyRequest,
+  ),
 };
 
 /** A complete Destination message (proto3 has no "unset": enabled must be given). */
@@ -99,6 +103,29 @@ async function startIngestHere(): Promise<string> {
   return `http://127.0.0.1:${ingest.httpPort}`;
 }
 
+/** An IngestCall over gRPC with the write key; resolves to the gRPC status code (0 when accepted). */
+function grpcTrack(writeKey: string, messageId: string): Promise<number> {
+  const client = new IngestServiceClient(`127.0.0.1:${ingest!.grpcPort}`, credentials.createInsecure());
+  const metadata = new Metadata();
+  metadata.set("authorization", basicAuthorization(writeKey));
+  const call = {
+    messageId,
+    userId: "user-1",
+    anonymousId: "",
+    timestamp: undefined,
+    context: undefined,
+    integrations: undefined,
+    receivedAt: undefined,
+    payload: { $case: "track" as const, value: { event: "Signed Up", properties: undefined } },
+  };
+  return new Promise<number>((resolve) =>
+    client.ingestCall({ call }, metadata, { deadline: Date.now() + 10_000 }, (error) => {
+      client.close();
+      resolve(error?.code ?? status.OK);
+    }),
+  );
+}
+
 function track(ingestUrl: string, writeKey: string, messageId: string): Promise<Response> {
   return fetch(`${ingestUrl}/v1/track`, {
     method: "POST",
@@ -123,7 +150,7 @@ describe("admin token", () => {
 describe("sources", () => {
   it("CreateSource returns a write key once, stores only its digest, and ingest accepts the key", async () => {
     const created = await api.createSource({ id: "web", name: "Web backend" });
-    expect(created.source).toEqual({ id: "web", name: "Web backend", writeKeyCount: 1 });
+    expect(created.source).toEqual({ id: "web", name: "Web backend", writeKeyCount: 1, retiringWriteKeyCount: 0 });
     expect(created.writeKey).toMatch(/^wk_[A-Za-z0-9_-]{32}$/);
 
     const stored = await storedJson(kvKeys.source("web"));
@@ -156,6 +183,92 @@ describe("sources", () => {
   it("GetSource and DeleteSource of an unknown source are NOT_FOUND", async () => {
     expect((await failure(api.getSource({ id: "nope" }))).code).toBe(status.NOT_FOUND);
     expect((await failure(api.deleteSource({ id: "nope" }))).code).toBe(status.NOT_FOUND);
+  });
+});
+
+describe("write key rotation", () => {
+  it("the old key keeps working through the grace period and stops after it; the new key works (HTTP and gRPC ingest)", async () => {
+    const ingestUrl = await startIngestHere();
+    const { writeKey: oldKey } = await api.createSource({ id: "web" });
+    expect((await track(ingestUrl, oldKey, "m-before")).status).toBe(200);
+
+    const graceSeconds = 4;
+    const rotated = await api.rotateWriteKey({ sourceId: "web", graceSeconds });
+    const newKey = rotated.writeKey;
+    expect(newKey).toMatch(/^wk_[A-Za-z0-9_-]{32}$/);
+    expect(newKey).not.toBe(oldKey);
+    expect(rotated.source).toMatchObject({ id: "web", writeKeyCount: 1, retiringWriteKeyCount: 1 });
+    expect(rotated.previousKeysExpireAt!.getTime()).toBe(rotated.source!.retiringWriteKeysExpireAt!.getTime());
+
+    // Stored as digests only, the old one with its end.
+    const stored = await storedJson(kvKeys.source("web"));
+    expect(stored).toEqual({
+      id: "web",
+      writeKeyHashes: [hashWriteKey(newKey)],
+      retiringWriteKeys: [{ hash: hashWriteKey(oldKey), expiresAt: rotated.previousKeysExpireAt!.toISOString() }],
+    });
+    expect(JSON.stringify(stored)).not.toContain(oldKey);
+    expect(JSON.stringify(stored)).not.toContain(newKey);
+
+    // During the grace period both keys work, through both doors (ingest follows the change live).
+    let probe = 0;
+    await waitFor("the new key to work", async () => (await track(ingestUrl, newKey, `m-new-${++probe}`)).status === 200, {
+      intervalMs: 100,
+    });
+    expect(await grpcTrack(newKey, "m-new-grpc")).toBe(status.OK);
+    expect((await track(ingestUrl, oldKey, "m-old-during")).status).toBe(200);
+    expect(await grpcTrack(oldKey, "m-old-during-grpc")).toBe(status.OK);
+
+    // After it, only the new one.
+    await waitFor(
+      "the old key to stop working over HTTP",
+      async () => (await track(ingestUrl, oldKey, `m-old-${++probe}`)).status === 401,
+      {
+        intervalMs: 200,
+        timeoutMs: graceSeconds * 1000 + 10_000,
+      },
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(rotated.previousKeysExpireAt!.getTime());
+    expect(await grpcTrack(oldKey, "m-old-after-grpc")).toBe(status.UNAUTHENTICATED);
+    expect((await track(ingestUrl, newKey, "m-new-after")).status).toBe(200);
+    expect(await grpcTrack(newKey, "m-new-after-grpc")).toBe(status.OK);
+    expect((await api.getSource({ id: "web" })).source).toMatchObject({ writeKeyCount: 1, retiringWriteKeyCount: 0 });
+  });
+
+  it("with no grace the old key stops at once; a chosen key is accepted", async () => {
+    const ingestUrl = await startIngestHere();
+    const { writeKey: oldKey } = await api.createSource({ id: "web" });
+    const chosen = "wk_chosen_by_the_operator_01";
+    const rotated = await api.rotateWriteKey({ sourceId: "web", writeKey: chosen, graceSeconds: 0 });
+    expect(rotated.writeKey).toBe(chosen);
+    expect(rotated.source).toMatchObject({ writeKeyCount: 1, retiringWriteKeyCount: 0 });
+    expect(await storedJson(kvKeys.source("web"))).toEqual({ id: "web", writeKeyHashes: [hashWriteKey(chosen)] });
+    await waitFor("the chosen key to work", async () => (await track(ingestUrl, chosen, `m-${Math.random()}`)).status === 200);
+    expect((await track(ingestUrl, oldKey, "m-old")).status).toBe(401);
+  });
+
+  it("refuses bad requests, naming the field, and changes nothing", async () => {
+    const { writeKey } = await api.createSource({ id: "web" });
+    await api.createSource({ id: "app" });
+    const before = await storedJson(kvKeys.source("web"));
+    const cases: [Partial<configApi.RotateWriteKeyRequest>, number, RegExp][] = [
+      [{ sourceId: "nope", graceSeconds: 0 }, status.NOT_FOUND, /^source_id: no source "nope"/],
+      [{ sourceId: "bad id", graceSeconds: 0 }, status.INVALID_ARGUMENT, /^source_id: must be 1-64/],
+      [{ sourceId: "web", graceSeconds: 2_592_001 }, status.INVALID_ARGUMENT, /^grace_seconds: must be 0 to 2592000 \(30 days\)/],
+      [
+        { sourceId: "web", writeKey: "short", graceSeconds: 0 },
+        status.INVALID_ARGUMENT,
+        /^write_key: must be empty .* 16-256 visible ASCII/,
+      ],
+      [{ sourceId: "web", writeKey: "wk_with:colon_0000000", graceSeconds: 0 }, status.INVALID_ARGUMENT, /^write_key: /],
+      [{ sourceId: "app", writeKey, graceSeconds: 0 }, status.ALREADY_EXISTS, /^write_key: is in use by another source/],
+    ];
+    for (const [request, code, details] of cases) {
+      const refused = await failure(api.rotateWriteKey(request));
+      expect(refused.code).toBe(code);
+      expect(refused.details).toMatch(details);
+    }
+    expect(await storedJson(kvKeys.source("web"))).toEqual(before);
   });
 });
 

@@ -151,11 +151,19 @@ export type Destination = z.output<typeof destinationSchema>;
 export type WebhookSettings = z.output<typeof webhookSettingsSchema>;
 export type Connection = z.output<typeof connectionSchema>;
 
-/** A source as stored in KV: write keys only as hashes. */
+const keyHash = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+
+/**
+ * A source as stored in KV: write keys only as hashes. `retiringWriteKeys`
+ * are the keys a rotation replaced: they keep working until `expiresAt`
+ * (ISO 8601), checked at every lookup, so no clean-up is needed for them to
+ * stop; the next rotation drops the expired ones.
+ */
 export const sourceRecordSchema = z.object({
   id: idRule,
   name: z.string().optional(),
-  writeKeyHashes: z.array(z.string().regex(/^sha256:[0-9a-f]{64}$/)).min(1),
+  writeKeyHashes: z.array(keyHash).min(1),
+  retiringWriteKeys: z.array(z.object({ hash: keyHash, expiresAt: z.iso.datetime() })).optional(),
 });
 export type SourceRecord = z.output<typeof sourceRecordSchema>;
 

@@ -25,14 +25,20 @@ export class WorkspaceView {
     return view;
   }
 
-  /** The source a write key belongs to, or undefined. */
-  sourceForWriteKey(writeKey: string): SourceRecord | undefined {
+  /**
+   * The source a write key belongs to, or undefined: one of its current keys,
+   * or a key a rotation replaced whose grace period has not ended at `nowMs`.
+   * Only the key's SHA-256 digest is looked up and compared (in constant
+   * time), so neither the lookup's timing nor memory reveals anything of a key.
+   */
+  sourceForWriteKey(writeKey: string, nowMs = Date.now()): SourceRecord | undefined {
     const hash = hashWriteKey(writeKey);
     const sourceId = this.sourceByKeyHash.get(hash);
     const source = sourceId === undefined ? undefined : this.sources.get(sourceId);
-    // The map lookup found it by hash; the constant-time compare keeps the final check timing-flat.
-    if (!source || !source.writeKeyHashes.some((stored) => writeKeyHashesEqual(stored, hash))) return undefined;
-    return source;
+    if (!source) return undefined;
+    if (source.writeKeyHashes.some((stored) => writeKeyHashesEqual(stored, hash))) return source;
+    const retiring = source.retiringWriteKeys?.find((key) => writeKeyHashesEqual(key.hash, hash));
+    return retiring && Date.parse(retiring.expiresAt) > nowMs ? source : undefined;
   }
 
   /** Every source's id. */
@@ -109,13 +115,18 @@ export class WorkspaceView {
 
   private addSource(source: SourceRecord): void {
     this.sources.set(source.id, source);
-    for (const hash of source.writeKeyHashes) this.sourceByKeyHash.set(hash, source.id);
+    for (const hash of keyHashesOf(source)) this.sourceByKeyHash.set(hash, source.id);
   }
 
   private removeSource(id: string): void {
     const previous = this.sources.get(id);
     if (!previous) return;
-    for (const hash of previous.writeKeyHashes) this.sourceByKeyHash.delete(hash);
+    for (const hash of keyHashesOf(previous)) this.sourceByKeyHash.delete(hash);
     this.sources.delete(id);
   }
+}
+
+/** Every key hash that may authenticate as the source: current and retiring. */
+function keyHashesOf(source: SourceRecord): string[] {
+  return [...source.writeKeyHashes, ...(source.retiringWriteKeys ?? []).map((key) => key.hash)];
 }

@@ -28,8 +28,12 @@ export interface Source {
   /** 1-64 letters, digits, '-' or '_'. */
   id: string;
   name: string;
-  /** How many write keys are valid for this source. */
+  /** How many current write keys the source has. */
   writeKeyCount: number;
+  /** How many previous keys still work, within the grace period of a rotation. */
+  retiringWriteKeyCount: number;
+  /** When the last of those stops working (unset when there is none). */
+  retiringWriteKeysExpireAt: Date | undefined;
 }
 
 export interface CreateSourceRequest {
@@ -65,6 +69,30 @@ export interface DeleteSourceRequest {
 }
 
 export interface DeleteSourceResponse {
+}
+
+export interface RotateWriteKeyRequest {
+  sourceId: string;
+  /**
+   * The new key. Empty: Switchyard makes one (recommended). Otherwise 16-256 visible ASCII
+   * characters without ':' (the key is the user name of HTTP Basic credentials), in use by no source.
+   */
+  writeKey: string;
+  /**
+   * How long the previous keys keep working: 0 (they stop at once) to 2592000 (30 days).
+   * Keys already retiring from an earlier rotation keep their own end, if it comes sooner.
+   */
+  graceSeconds: number;
+}
+
+export interface RotateWriteKeyResponse {
+  source:
+    | Source
+    | undefined;
+  /** The new write key. Shown only here. */
+  writeKey: string;
+  /** When the previous keys stop working. */
+  previousKeysExpireAt: Date | undefined;
 }
 
 /** A webhook destination (the spec's "Webhooks" destination). */
@@ -209,7 +237,7 @@ export interface ApplyWorkspaceResponse {
 }
 
 function createBaseSource(): Source {
-  return { id: "", name: "", writeKeyCount: 0 };
+  return { id: "", name: "", writeKeyCount: 0, retiringWriteKeyCount: 0, retiringWriteKeysExpireAt: undefined };
 }
 
 export const Source: MessageFns<Source> = {
@@ -222,6 +250,12 @@ export const Source: MessageFns<Source> = {
     }
     if (message.writeKeyCount !== 0) {
       writer.uint32(24).uint32(message.writeKeyCount);
+    }
+    if (message.retiringWriteKeyCount !== 0) {
+      writer.uint32(32).uint32(message.retiringWriteKeyCount);
+    }
+    if (message.retiringWriteKeysExpireAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.retiringWriteKeysExpireAt), writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -263,6 +297,22 @@ export const Source: MessageFns<Source> = {
             message.writeKeyCount = reader.uint32();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.retiringWriteKeyCount = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.retiringWriteKeysExpireAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -284,6 +334,16 @@ export const Source: MessageFns<Source> = {
         : isSet(object.write_key_count)
         ? globalThis.Number(object.write_key_count)
         : 0,
+      retiringWriteKeyCount: isSet(object.retiringWriteKeyCount)
+        ? globalThis.Number(object.retiringWriteKeyCount)
+        : isSet(object.retiring_write_key_count)
+        ? globalThis.Number(object.retiring_write_key_count)
+        : 0,
+      retiringWriteKeysExpireAt: isSet(object.retiringWriteKeysExpireAt)
+        ? fromJsonTimestamp(object.retiringWriteKeysExpireAt)
+        : isSet(object.retiring_write_keys_expire_at)
+        ? fromJsonTimestamp(object.retiring_write_keys_expire_at)
+        : undefined,
     };
   },
 
@@ -298,6 +358,12 @@ export const Source: MessageFns<Source> = {
     if (message.writeKeyCount !== 0) {
       obj.writeKeyCount = Math.round(message.writeKeyCount);
     }
+    if (message.retiringWriteKeyCount !== 0) {
+      obj.retiringWriteKeyCount = Math.round(message.retiringWriteKeyCount);
+    }
+    if (message.retiringWriteKeysExpireAt !== undefined) {
+      obj.retiringWriteKeysExpireAt = message.retiringWriteKeysExpireAt.toISOString();
+    }
     return obj;
   },
 
@@ -309,6 +375,8 @@ export const Source: MessageFns<Source> = {
     message.id = object.id ?? "";
     message.name = object.name ?? "";
     message.writeKeyCount = object.writeKeyCount ?? 0;
+    message.retiringWriteKeyCount = object.retiringWriteKeyCount ?? 0;
+    message.retiringWriteKeysExpireAt = object.retiringWriteKeysExpireAt ?? undefined;
     return message;
   },
 };
@@ -861,6 +929,230 @@ export const DeleteSourceResponse: MessageFns<DeleteSourceResponse> = {
   },
   fromPartial(_: DeepPartial<DeleteSourceResponse>): DeleteSourceResponse {
     const message = createBaseDeleteSourceResponse();
+    return message;
+  },
+};
+
+function createBaseRotateWriteKeyRequest(): RotateWriteKeyRequest {
+  return { sourceId: "", writeKey: "", graceSeconds: 0 };
+}
+
+export const RotateWriteKeyRequest: MessageFns<RotateWriteKeyRequest> = {
+  encode(message: RotateWriteKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sourceId !== "") {
+      writer.uint32(10).string(message.sourceId);
+    }
+    if (message.writeKey !== "") {
+      writer.uint32(18).string(message.writeKey);
+    }
+    if (message.graceSeconds !== 0) {
+      writer.uint32(24).uint32(message.graceSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RotateWriteKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRotateWriteKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.writeKey = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.graceSeconds = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RotateWriteKeyRequest {
+    return {
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+      writeKey: isSet(object.writeKey)
+        ? globalThis.String(object.writeKey)
+        : isSet(object.write_key)
+        ? globalThis.String(object.write_key)
+        : "",
+      graceSeconds: isSet(object.graceSeconds)
+        ? globalThis.Number(object.graceSeconds)
+        : isSet(object.grace_seconds)
+        ? globalThis.Number(object.grace_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: RotateWriteKeyRequest): unknown {
+    const obj: any = {};
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.writeKey !== "") {
+      obj.writeKey = message.writeKey;
+    }
+    if (message.graceSeconds !== 0) {
+      obj.graceSeconds = Math.round(message.graceSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RotateWriteKeyRequest>): RotateWriteKeyRequest {
+    return RotateWriteKeyRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RotateWriteKeyRequest>): RotateWriteKeyRequest {
+    const message = createBaseRotateWriteKeyRequest();
+    message.sourceId = object.sourceId ?? "";
+    message.writeKey = object.writeKey ?? "";
+    message.graceSeconds = object.graceSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseRotateWriteKeyResponse(): RotateWriteKeyResponse {
+  return { source: undefined, writeKey: "", previousKeysExpireAt: undefined };
+}
+
+export const RotateWriteKeyResponse: MessageFns<RotateWriteKeyResponse> = {
+  encode(message: RotateWriteKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== undefined) {
+      Source.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    if (message.writeKey !== "") {
+      writer.uint32(18).string(message.writeKey);
+    }
+    if (message.previousKeysExpireAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.previousKeysExpireAt), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RotateWriteKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRotateWriteKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = Source.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.writeKey = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.previousKeysExpireAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RotateWriteKeyResponse {
+    return {
+      source: isSet(object.source) ? Source.fromJSON(object.source) : undefined,
+      writeKey: isSet(object.writeKey)
+        ? globalThis.String(object.writeKey)
+        : isSet(object.write_key)
+        ? globalThis.String(object.write_key)
+        : "",
+      previousKeysExpireAt: isSet(object.previousKeysExpireAt)
+        ? fromJsonTimestamp(object.previousKeysExpireAt)
+        : isSet(object.previous_keys_expire_at)
+        ? fromJsonTimestamp(object.previous_keys_expire_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: RotateWriteKeyResponse): unknown {
+    const obj: any = {};
+    if (message.source !== undefined) {
+      obj.source = Source.toJSON(message.source);
+    }
+    if (message.writeKey !== "") {
+      obj.writeKey = message.writeKey;
+    }
+    if (message.previousKeysExpireAt !== undefined) {
+      obj.previousKeysExpireAt = message.previousKeysExpireAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RotateWriteKeyResponse>): RotateWriteKeyResponse {
+    return RotateWriteKeyResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RotateWriteKeyResponse>): RotateWriteKeyResponse {
+    const message = createBaseRotateWriteKeyResponse();
+    message.source = (object.source !== undefined && object.source !== null)
+      ? Source.fromPartial(object.source)
+      : undefined;
+    message.writeKey = object.writeKey ?? "";
+    message.previousKeysExpireAt = object.previousKeysExpireAt ?? undefined;
     return message;
   },
 };
@@ -2814,6 +3106,21 @@ export const ConfigServiceService = {
       Buffer.from(DeleteSourceResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteSourceResponse => DeleteSourceResponse.decode(value),
   },
+  /**
+   * Rotates a source's write key. The new key (returned once) works at once; the keys that worked
+   * until now keep working for grace_seconds, then ingest refuses them (UNAUTHENTICATED / 401).
+   */
+  rotateWriteKey: {
+    path: "/switchyard.v1.ConfigService/RotateWriteKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RotateWriteKeyRequest): Buffer =>
+      Buffer.from(RotateWriteKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RotateWriteKeyRequest => RotateWriteKeyRequest.decode(value),
+    responseSerialize: (value: RotateWriteKeyResponse): Buffer =>
+      Buffer.from(RotateWriteKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RotateWriteKeyResponse => RotateWriteKeyResponse.decode(value),
+  },
   /** Creates or replaces a webhook destination. */
   putDestination: {
     path: "/switchyard.v1.ConfigService/PutDestination" as const,
@@ -2932,6 +3239,11 @@ export interface ConfigServiceServer extends UntypedServiceImplementation {
   listSources: handleUnaryCall<ListSourcesRequest, ListSourcesResponse>;
   /** Deletes a source and its connections. Its write keys stop working. */
   deleteSource: handleUnaryCall<DeleteSourceRequest, DeleteSourceResponse>;
+  /**
+   * Rotates a source's write key. The new key (returned once) works at once; the keys that worked
+   * until now keep working for grace_seconds, then ingest refuses them (UNAUTHENTICATED / 401).
+   */
+  rotateWriteKey: handleUnaryCall<RotateWriteKeyRequest, RotateWriteKeyResponse>;
   /** Creates or replaces a webhook destination. */
   putDestination: handleUnaryCall<PutDestinationRequest, PutDestinationResponse>;
   getDestination: handleUnaryCall<GetDestinationRequest, GetDestinationResponse>;
@@ -3019,6 +3331,25 @@ export interface ConfigServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteSourceResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Rotates a source's write key. The new key (returned once) works at once; the keys that worked
+   * until now keep working for grace_seconds, then ingest refuses them (UNAUTHENTICATED / 401).
+   */
+  rotateWriteKey(
+    request: RotateWriteKeyRequest,
+    callback: (error: ServiceError | null, response: RotateWriteKeyResponse) => void,
+  ): ClientUnaryCall;
+  rotateWriteKey(
+    request: RotateWriteKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RotateWriteKeyResponse) => void,
+  ): ClientUnaryCall;
+  rotateWriteKey(
+    request: RotateWriteKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RotateWriteKeyResponse) => void,
   ): ClientUnaryCall;
   /** Creates or replaces a webhook destination. */
   putDestination(
