@@ -1,12 +1,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { JsMsg } from "@nats-io/jetstream";
+import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
+import type { MsgHdrs } from "@nats-io/nats-core";
 import { DeliveryTask } from "@switchyard/contracts";
-import { createLogger, type Destination, type WorkspaceView } from "@switchyard/platform";
+import { busNames, createLogger, type Destination, type WorkspaceView } from "@switchyard/platform";
 import { waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions } from "./destination-gate.js";
 import { nakDelay, Retries } from "./retries.js";
+import { RetryQueue } from "./retry-queue.js";
 import type { Settler } from "./settle.js";
 import { LOOPBACK_CIDRS } from "@switchyard/testkit";
 import { AddressPolicy } from "./outbound/address-policy.js";
@@ -189,16 +191,27 @@ describe("nakDelay", () => {
 });
 
 describe("Retries: a parked retry", () => {
-  it("is naked with a whole number of milliseconds (nats-server ignores a fractional delay and redelivers at once)", async () => {
-    const destination: Destination = {
-      id: "hook",
-      type: "webhooks",
-      enabled: true,
-      settings: { webhooks: [{ url: "http://127.0.0.1:9/hook", headers: {} }] },
-    };
+  const destination: Destination = {
+    id: "hook",
+    type: "webhooks",
+    enabled: true,
+    settings: { webhooks: [{ url: "http://127.0.0.1:9/hook", headers: {} }] },
+  };
+  const task: DeliveryTask = {
+    call: undefined,
+    sourceId: "web",
+    destinationId: "hook",
+    urlIndexes: [0],
+    windowStart: new Date(),
+    attemptsBefore: 1,
+    notBefore: undefined,
+    lastFailure: undefined,
+  };
+
+  async function retriesForFailingHook(): Promise<Retries> {
     const gates = new DestinationGates(OPTIONS);
     for (let i = 0; i < OPTIONS.failureThreshold; i++) (await gates.for("hook").acquire())!("retryable");
-    const retries = new Retries({
+    return new Retries({
       workspace: { destination: () => destination } as unknown as WorkspaceView,
       sender: new WebhookSender({ timeoutMs: 1_000, maxResponseBytes: 1024, connectionsPerOrigin: 1, addressPolicy: LOOPBACK }),
       gates,
@@ -206,24 +219,48 @@ describe("Retries: a parked retry", () => {
       windowMs: 3600_000,
       logger: createLogger({ service: "test", level: "silent" }),
     });
-    const naks: number[] = [];
-    const data = DeliveryTask.encode({
-      call: undefined,
-      sourceId: "web",
-      destinationId: "hook",
-      urlIndexes: [0],
-      windowStart: new Date(),
-      attemptsBefore: 1,
-      notBefore: undefined,
-      lastFailure: undefined,
-    }).finish();
-    const message = { data, seq: 1, subject: "x.retry.hook", nak: (delay?: number) => naks.push(delay ?? 0) } as unknown as JsMsg;
+  }
+
+  /** A message as the retry consumer gets it, recording what is done with it. */
+  function retryMessage(data: Uint8Array, headers?: MsgHdrs) {
+    const done = { naks: [] as number[], terminated: false };
+    const message = {
+      data,
+      headers,
+      seq: 1,
+      subject: "x.retry.hook",
+      nak: (delay?: number) => done.naks.push(delay ?? 0),
+      term: () => (done.terminated = true),
+    } as unknown as JsMsg;
+    return { message, done };
+  }
+
+  it("is naked with a whole number of milliseconds (nats-server ignores a fractional delay and redelivers at once)", async () => {
+    const retries = await retriesForFailingHook();
+    const { message, done } = retryMessage(DeliveryTask.encode(task).finish());
     for (let i = 0; i < 20; i++) await retries.handle(message);
 
-    expect(naks).toHaveLength(20);
-    for (const delay of naks) {
+    expect(done.naks).toHaveLength(20);
+    for (const delay of done.naks) {
       expect(Number.isInteger(delay)).toBe(true);
       expect(delay).toBeGreaterThanOrEqual(4_000); // parked until the cool-down ends, give or take the jitter
     }
+  });
+
+  it("is parked from its headers alone, without decoding the task and its call", async () => {
+    let published: { data: Uint8Array; headers: MsgHdrs } | undefined;
+    const js = {
+      publish: async (_subject: string, data: Uint8Array, options: { headers: MsgHdrs }) =>
+        (published = { data, headers: options.headers }),
+    };
+    await new RetryQueue(js as unknown as JetStreamClient, busNames("test")).schedule({ ...task, notBefore: new Date() });
+    expect(published).toBeDefined();
+
+    // Bytes that are no task at all: decoding them would terminate the message.
+    const { message, done } = retryMessage(Uint8Array.of(0xff, 0xff, 0xff), published!.headers);
+    await (await retriesForFailingHook()).handle(message);
+    expect(done.terminated).toBe(false);
+    expect(done.naks).toHaveLength(1);
+    expect(done.naks[0]).toBeGreaterThanOrEqual(4_000);
   });
 });

@@ -1,9 +1,10 @@
 import type { JsMsg } from "@nats-io/jetstream";
 import { DeliveryTask } from "@switchyard/contracts";
-import type { Logger, WorkspaceView } from "@switchyard/platform";
-import type { DestinationGates } from "./destination-gate.js";
+import type { Destination, Logger, WorkspaceView } from "@switchyard/platform";
+import type { DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
 import { roundOutcome } from "./first-attempts.js";
+import { timingFromHeaders, timingOf } from "./retry-queue.js";
 import type { Settler } from "./settle.js";
 import type { WebhookSender } from "./webhook-sender.js";
 
@@ -47,41 +48,68 @@ export class Retries {
   ) {}
 
   async handle(message: JsMsg): Promise<void> {
-    let task: DeliveryTask;
-    try {
-      task = DeliveryTask.decode(message.data);
-    } catch (error) {
-      this.deps.logger.error({ err: error, seq: message.seq }, "dropping an undecodable retry task");
-      message.term();
-      return;
-    }
+    // Decided from the headers where possible: the task (and its call) is decoded only when needed.
+    const fromHeaders = timingFromHeaders(message);
+    let decoded = fromHeaders ? undefined : this.decode(message);
+    const timing = fromHeaders ?? (decoded && timingOf(decoded));
+    if (!timing) return;
+    const task = () => (decoded ??= this.decode(message));
+
     const now = Date.now();
-    const windowEnd = (task.windowStart?.getTime() ?? now) + this.deps.windowMs;
-    const notBefore = task.notBefore?.getTime() ?? now;
+    const windowEnd = (timing.windowStartMs ?? now) + this.deps.windowMs;
+    const notBefore = timing.notBeforeMs ?? now;
     if (notBefore > now + EARLY_TOLERANCE_MS) {
       message.nak(nakDelay(now, notBefore - now, windowEnd));
       return;
     }
 
-    const destination = this.deps.workspace.destination(task.destinationId);
+    const destination = this.deps.workspace.destination(timing.destinationId);
     if (!destination) {
-      await this.deps.settler.deadLetter(task, "destination_removed", task.attemptsBefore);
-      message.ack();
+      await this.deadLetter(message, task(), "destination_removed");
       return;
     }
     const release = destination.enabled ? this.deps.gates.for(destination.id).tryAcquire() : undefined;
     if (!release) {
       // Disabled, or failing and not this task's turn to probe: ask again later, within the window.
       if (now >= windowEnd) {
-        await this.deps.settler.deadLetter(task, "window_exhausted", task.attemptsBefore);
-        message.ack();
+        await this.deadLetter(message, task(), "window_exhausted");
         return;
       }
       const wait = destination.enabled ? this.deps.gates.for(destination.id).retryLaterMs() : DISABLED_RECHECK_MS;
       message.nak(nakDelay(now, wait + Math.random() * 100, windowEnd));
       return;
     }
+    await this.attempt(message, task(), destination, release);
+  }
 
+  /** The task in a message; undefined (and the message terminated) when it is not one. */
+  private decode(message: JsMsg): DeliveryTask | undefined {
+    try {
+      return DeliveryTask.decode(message.data);
+    } catch (error) {
+      this.deps.logger.error({ err: error, seq: message.seq }, "dropping an undecodable retry task");
+      message.term();
+      return undefined;
+    }
+  }
+
+  private async deadLetter(
+    message: JsMsg,
+    task: DeliveryTask | undefined,
+    reason: "destination_removed" | "window_exhausted",
+  ): Promise<void> {
+    if (!task) return;
+    await this.deps.settler.deadLetter(task, reason, task.attemptsBefore);
+    message.ack();
+  }
+
+  /** Tries a due task on its remaining URLs and settles the outcome; the slot is freed either way. */
+  private async attempt(message: JsMsg, task: DeliveryTask | undefined, destination: Destination, release: Release): Promise<void> {
+    if (!task) {
+      // Not a task (already terminated): no request was made, so nothing for the breaker to learn.
+      release("permanent");
+      return;
+    }
     const known = task.urlIndexes.filter((index) => index < destination.settings.webhooks.length);
     const urlIndexes = known.length > 0 ? known : allUrlIndexes(destination);
     let result: FanOutResult | undefined;
