@@ -55,3 +55,7 @@ export {
   TraitValue,
 } from "./gen/switchyard/v1/audiences.js";
 export type { AudienceServiceServer, DeletionServiceServer } from "./gen/switchyard/v1/audiences.js";
+// Whole modules, for tools that look messages and methods up by name (the CLI's `switchyard call`).
+export * as audiencesApi from "./gen/switchyard/v1/audiences.js";
+export * as deliveryApi from "./gen/switchyard/v1/delivery.js";
+export * as ingestApi from "./gen/switchyard/v1/ingest.js";

@@ -1,0 +1,102 @@
+import type { Msg } from "@nats-io/nats-core";
+import { connect } from "@nats-io/transport-node";
+import { BUS_MESSAGE_TYPE_HEADER, busMessageTypes, type BusMessageType } from "@switchyard/contracts";
+import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, integerOption, parseCommandArgs, printJsonLine } from "../args.js";
+import { CliError } from "../cli-error.js";
+
+export const TAIL_HELP = `Usage: switchyard tail [subject...] [options]
+
+Follows NATS subjects live and prints every message as one JSON line on stdout: its subject,
+its protobuf type (the Switchyard-Type header) and its payload decoded to proto3 JSON.
+Without a subject it follows everything of the namespace (<ns>.>). Shorthands: calls, retry,
+dead, deliverylog (each means <ns>.<name>.>); anything else is used as a NATS subject.
+
+Options:
+  --calls          One line per call instead of per batch (CallBatch messages):
+                   {"subject","sourceId","batchId","call":{...}}
+  --count <n>      Exit after printing n lines
+${CONNECTION_HELP}
+
+Examples:
+  npx switchyard tail
+  npx switchyard tail calls --calls
+  npx switchyard tail 'switchyard.calls.web-backend' --count 1
+  npx switchyard tail deliverylog | jq 'select(.payload.outcome == "permanent")'`;
+
+/** Shorthand names of the namespace's subject families. */
+const FAMILIES = new Set(["calls", "retry", "dead", "deliverylog"]);
+
+export async function tail(argv: string[]): Promise<void> {
+  const args = parseCommandArgs("tail", argv, { ...CONNECTION_OPTIONS, calls: { type: "boolean" }, count: { type: "string" } });
+  if (!args) return void process.stdout.write(`${TAIL_HELP}\n`);
+  const connection = connectionFrom(args.values, process.env, "tail");
+  const perCall = args.values.calls === true;
+  const limit = integerOption(args.values, "count", "tail");
+  // Subject families as docs/subjects.md (and @switchyard/platform's busNames) lay them out.
+  const { namespace } = connection;
+  const subjects = args.positionals.length === 0 ? [`${namespace}.>`] : args.positionals.map((s) => expandSubject(s, namespace));
+
+  let nc;
+  try {
+    nc = await connect({ servers: connection.natsUrl.split(","), name: "switchyard-cli-tail", maxReconnectAttempts: -1 });
+  } catch (error) {
+    throw new CliError(`cannot connect to NATS at ${connection.natsUrl}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  let printed = 0;
+  let finish: () => void = () => {};
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const emit = (line: unknown) => {
+    if (limit !== undefined && printed >= limit) return;
+    printJsonLine(line);
+    if (limit !== undefined && ++printed >= limit) finish();
+  };
+  for (const subject of subjects) {
+    nc.subscribe(subject, {
+      callback: (error, message) => {
+        if (error) return void process.stderr.write(`tail: ${subject}: ${error.message}\n`);
+        for (const line of describe(message, perCall)) emit(line);
+      },
+    });
+  }
+  await nc.flush(); // the server has the subscriptions: nothing published from now on is missed
+  process.stderr.write(`tail: following ${subjects.join(", ")} on ${connection.natsUrl} (Ctrl-C to stop)\n`);
+
+  const stop = () => finish();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  process.stdout.on("error", stop); // e.g. `| head` closed the pipe
+  await finished;
+  await nc.drain().catch(() => {});
+}
+
+function expandSubject(subject: string, namespace: string): string {
+  if (subject === "all") return `${namespace}.>`;
+  return FAMILIES.has(subject) ? `${namespace}.${subject}.>` : subject;
+}
+
+/** The JSON line(s) for one message; undecodable payloads are shown as base64. */
+function describe(message: Msg, perCall: boolean): unknown[] {
+  const type = message.headers?.get(BUS_MESSAGE_TYPE_HEADER) ?? "";
+  const msgId = message.headers?.get("Nats-Msg-Id") || undefined;
+  const codec = type in busMessageTypes ? busMessageTypes[type as BusMessageType] : undefined;
+  if (!codec) {
+    return [
+      { subject: message.subject, type: type || null, size: message.data.length, base64: Buffer.from(message.data).toString("base64") },
+    ];
+  }
+  let decoded;
+  try {
+    decoded = codec.decode(message.data);
+  } catch (error) {
+    return [{ subject: message.subject, type, error: `undecodable: ${error instanceof Error ? error.message : String(error)}` }];
+  }
+  if (perCall && type === "switchyard.v1.CallBatch") {
+    const batch = busMessageTypes["switchyard.v1.CallBatch"].toJSON(decoded as never) as {
+      sourceId?: string;
+      batchId?: string;
+      calls?: unknown[];
+    };
+    return (batch.calls ?? []).map((call) => ({ subject: message.subject, sourceId: batch.sourceId, batchId: batch.batchId, call }));
+  }
+  return [{ subject: message.subject, type, ...(msgId ? { msgId } : {}), payload: codec.toJSON(decoded as never) }];
+}

@@ -1,0 +1,297 @@
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Call } from "@switchyard/contracts";
+import { WebhookReceiver, waitFor } from "@switchyard/testkit";
+import { signStandardWebhook, signXSignature } from "@switchyard/webhook-verify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type Stack } from "../helpers/stack.js";
+
+/**
+ * The `switchyard` command run as users run it (the bin, as a child process) against a live
+ * pipeline: real nats-server, gRPC ingest with its HTTP API, delivery with the admin APIs, and
+ * an HTTP receiver that refuses one destination's calls so there are failures to list and replay.
+ */
+
+const BIN = fileURLToPath(new URL("../../libs/cli/bin/switchyard.mjs", import.meta.url));
+const WRITE_KEY = "wk_e2e_cli_tests_0001";
+const ADMIN_TOKEN = "e2e-cli-admin-token-000001";
+
+let stack: Stack;
+let receiver: WebhookReceiver;
+let dir: string;
+let env: Record<string, string>;
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], options: { input?: string; extraEnv?: Record<string, string> } = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...env, ...options.extraEnv }, timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(options.input ?? "");
+  });
+}
+
+const jsonLines = (text: string): any[] =>
+  text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+
+beforeAll(async () => {
+  receiver = await WebhookReceiver.start();
+  // "refusing" answers 410: a permanent failure, so the call is logged and dead-lettered at once.
+  receiver.respond((request) => ({ status: request.path === "/refusing" ? 410 : 200 }));
+  stack = await startStack({
+    workspace: {
+      sources: [{ id: "backend", writeKeys: [WRITE_KEY] }],
+      destinations: [
+        { id: "accepting", settings: { webhooks: [{ url: receiver.url("/accepting") }] } },
+        { id: "refusing", settings: { webhooks: [{ url: receiver.url("/refusing") }] } },
+      ],
+      connections: [
+        { sourceId: "backend", destinationId: "accepting" },
+        { sourceId: "backend", destinationId: "refusing" },
+      ],
+    },
+    deliveryEnv: { SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN, DELIVERY_ALLOWED_CIDRS: "127.0.0.0/8" },
+  });
+  dir = await mkdtemp(join(tmpdir(), "switchyard-cli-"));
+  env = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    NATS_URL: stack.nats.url,
+    SWITCHYARD_NAMESPACE: stack.names.namespace,
+    SWITCHYARD_INGEST_ADDR: `127.0.0.1:${stack.ingest.grpcPort}`,
+    SWITCHYARD_INGEST_URL: stack.httpUrl,
+    SWITCHYARD_DELIVERY_ADDR: `127.0.0.1:${stack.delivery.grpcPort}`,
+    SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+  };
+});
+afterAll(async () => {
+  await stack?.dispose();
+  await receiver?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("switchyard tail", () => {
+  it("prints the calls published on the bus as decoded JSON lines", async () => {
+    const child = spawn(process.execPath, [BIN, "tail", "calls", "--calls", "--count", "3"], { env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    try {
+      await waitFor("tail to subscribe", () => stderr.includes("tail: following"), { timeoutMs: 30_000 });
+
+      await stack.grpc.ingestBatch(
+        {
+          batchId: "cli-tail-batch",
+          calls: [
+            Call.fromPartial({
+              messageId: "tail-1",
+              userId: "u-1",
+              payload: { $case: "track", value: { event: "Tailed", properties: { plan: "pro" } } },
+            }),
+            Call.fromPartial({
+              messageId: "tail-2",
+              userId: "u-2",
+              payload: { $case: "identify", value: { traits: { email: "u2@example.com" } } },
+            }),
+          ],
+        },
+        WRITE_KEY,
+      );
+      const sent = await cli(["send", "--write-key", WRITE_KEY, "--message-id", "tail-3", "--type", "page", "--name", "Pricing", "--http"]);
+      expect(sent).toMatchObject({ code: 0 });
+      expect(JSON.parse(sent.stdout)).toEqual({ success: true });
+
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill();
+    }
+    const lines = jsonLines(stdout);
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatchObject({
+      subject: `${stack.names.namespace}.calls.backend`,
+      sourceId: "backend",
+      batchId: "cli-tail-batch",
+      call: { messageId: "tail-1", userId: "u-1", track: { event: "Tailed", properties: { plan: "pro" } } },
+    });
+    expect(lines[0].call.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(lines[1]).toMatchObject({
+      sourceId: "backend",
+      call: { messageId: "tail-2", identify: { traits: { email: "u2@example.com" } } },
+    });
+    expect(lines[2]).toMatchObject({ sourceId: "backend", call: { messageId: "tail-3", page: { name: "Pricing" } } });
+  });
+
+  it("without a subject follows every message of the namespace, delivery's included, each with its type", async () => {
+    const child = spawn(process.execPath, [BIN, "tail"], { env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await waitFor("tail to subscribe", () => stderr.includes("tail: following"), { timeoutMs: 30_000 });
+      await stack.grpc.ingestCall(
+        { call: Call.fromPartial({ messageId: "tail-all-1", userId: "u-9", payload: { $case: "alias", value: { previousId: "old-9" } } }) },
+        WRITE_KEY,
+      );
+      const lines = await waitFor("the batch and the refused delivery", () => {
+        const seen = stdout.endsWith("\n") ? jsonLines(stdout) : [];
+        const batch = seen.find((line) => line.type === "switchyard.v1.CallBatch");
+        const attempt = seen.find((line) => line.type === "switchyard.v1.DeliveryAttempt" && line.payload.messageId === "tail-all-1");
+        const dead = seen.find((line) => line.type === "switchyard.v1.DeadLetter");
+        return batch && attempt && dead ? { batch, attempt, dead } : undefined;
+      });
+      expect(lines.batch).toMatchObject({
+        subject: `${stack.names.namespace}.calls.backend`,
+        payload: { sourceId: "backend", calls: [{ messageId: "tail-all-1" }] },
+      });
+      expect(lines.attempt).toMatchObject({
+        subject: `${stack.names.namespace}.deliverylog.refusing`,
+        payload: { destinationId: "refusing", status: 410 },
+      });
+      expect(lines.dead.subject).toBe(`${stack.names.namespace}.dead.refusing`);
+    } finally {
+      child.kill("SIGINT");
+    }
+  });
+});
+
+describe("switchyard send, config and deliveries against the running services", () => {
+  it("send over gRPC, config get and apply, deliveries list, list --dead, replay and stats", async () => {
+    const sent = await cli([
+      "send",
+      "--write-key",
+      WRITE_KEY,
+      "--message-id",
+      "cli-send-1",
+      "--event",
+      "Order Completed",
+      "--properties",
+      '{"revenue":42}',
+    ]);
+    expect(sent.stderr).toBe("");
+    expect(JSON.parse(sent.stdout)).toEqual({ messageId: "cli-send-1" });
+    const delivered = await waitFor("cli-send-1 at the receiver", () =>
+      receiver.byMessageId("cli-send-1").find((r) => r.path === "/accepting"),
+    );
+    expect(delivered.json).toMatchObject({ type: "track", event: "Order Completed", properties: { revenue: 42 }, userId: "cli-user" });
+
+    const workspaceFile = join(dir, "workspace.json");
+    await writeFile(
+      workspaceFile,
+      JSON.stringify({ destinations: [{ id: "applied", settings: { webhooks: [{ url: receiver.url("/applied") }], sharedSecret: "s" } }] }),
+    );
+    const [applied, dead, attempts] = await Promise.all([
+      cli(["config", "apply", workspaceFile]),
+      waitFor(
+        "the dead letter of cli-send-1",
+        async () => {
+          const result = await cli(["deliveries", "list", "--dead", "--destination", "refusing"]);
+          const entry = jsonLines(result.stdout).find((line) => line.deadLetter.task.call.messageId === "cli-send-1");
+          return entry ? { result, entry } : undefined;
+        },
+        { timeoutMs: 60_000 },
+      ),
+      cli(["deliveries", "list", "--destination", "refusing", "--message-id", "cli-send-1"]),
+    ]);
+    expect(applied.code).toBe(0);
+    expect(JSON.parse(applied.stdout)).toEqual({ written: ["destination.applied"] });
+    expect(dead.entry.deadLetter).toMatchObject({ reason: "permanent_failure", lastAttempt: { status: 410 } });
+    // The dead letter is listed first, then the attempt log (written before the dead letter) has the same message.
+    expect(attempts.code).toBe(0);
+    expect(jsonLines(attempts.stdout).map((attempt) => attempt.outcome)).toContain("permanent");
+
+    const [config, replayed, stats] = await Promise.all([
+      cli(["config", "get"]),
+      cli(["deliveries", "replay", "--sequence", String(dead.entry.sequence)]),
+      cli(["deliveries", "stats", "--destination", "accepting"]),
+    ]);
+    const workspace = JSON.parse(config.stdout);
+    expect(workspace.sources).toEqual([{ id: "backend", writeKeyCount: 1 }]);
+    expect(workspace.destinations.map((d: any) => d.id).sort()).toEqual(["accepting", "applied", "refusing"]);
+    expect(workspace.destinations.find((d: any) => d.id === "applied").sharedSecret).toBe("[set]");
+    expect(workspace.connections).toHaveLength(2);
+    expect(JSON.parse(replayed.stdout)).toEqual({ replayed: 1 });
+    expect(jsonLines(stats.stdout)[0]).toMatchObject({ destinationId: "accepting" });
+    await waitFor(
+      "the replayed call to be refused again",
+      () => receiver.byMessageId("cli-send-1").filter((r) => r.path === "/refusing").length >= 2,
+    );
+  });
+
+  it("call reaches any method; missing credentials and bad input are usage errors naming the flag", async () => {
+    const [listed, noToken, badJson] = await Promise.all([
+      cli(["call", "ConfigService/ListConnections", '{"sourceId":"backend"}']),
+      cli(["deliveries", "list"], { extraEnv: { SWITCHYARD_ADMIN_TOKEN: "" } }),
+      cli(["send", "--write-key", WRITE_KEY, "--properties", "{nope"]),
+    ]);
+    expect(JSON.parse(listed.stdout).connections).toHaveLength(2);
+    expect(noToken).toMatchObject({ code: 2, stderr: expect.stringContaining("--token or set SWITCHYARD_ADMIN_TOKEN") });
+    expect(badJson).toMatchObject({ code: 2, stderr: expect.stringContaining("--properties: must be valid JSON") });
+  });
+});
+
+describe("switchyard verify", () => {
+  const body = '{"type":"track","event":"Signed Up","messageId":"m-1"}';
+  const whsec = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
+
+  it("accepts a good signature (exit 0) and rejects a bad one (exit 1), from stdin or a file", async () => {
+    const file = join(dir, "body.json");
+    await writeFile(file, body);
+    const good = signXSignature(body, "the-secret");
+    const bad = signXSignature(body, "another-secret");
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const standard = signStandardWebhook({ id: "m-1", timestamp: Number(timestamp), body }, whsec);
+    const [fromStdin, rejected, standardGood, standardBad, help] = await Promise.all([
+      cli(["verify", "--secret", "the-secret", "--signature", good], { input: body }),
+      cli(["verify", "--secret", "the-secret", "--signature", bad, "--body-file", file]),
+      cli([
+        "verify",
+        "--signing-secret",
+        whsec,
+        "--webhook-id",
+        "m-1",
+        "--webhook-timestamp",
+        timestamp,
+        "--webhook-signature",
+        standard,
+        "--body-file",
+        file,
+      ]),
+      cli([
+        "verify",
+        "--signing-secret",
+        whsec,
+        "--webhook-id",
+        "m-2",
+        "--webhook-timestamp",
+        timestamp,
+        "--webhook-signature",
+        standard,
+        "--body-file",
+        file,
+      ]),
+      cli(["verify", "--help"]),
+    ]);
+    expect(fromStdin).toEqual({ code: 0, stdout: "X-Signature: valid\n", stderr: "" });
+    expect(rejected).toMatchObject({ code: 1, stdout: "X-Signature: invalid\n" });
+    expect(standardGood).toMatchObject({ code: 0, stdout: "Standard Webhooks: valid (webhook-id m-1)\n" });
+    expect(standardBad).toMatchObject({ code: 1, stdout: expect.stringContaining("invalid: no_matching_signature") });
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining("Examples:") });
+  });
+});
