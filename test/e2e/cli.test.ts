@@ -64,7 +64,7 @@ beforeAll(async () => {
         { sourceId: "backend", destinationId: "refusing" },
       ],
     },
-    deliveryEnv: { SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN, DELIVERY_ALLOWED_CIDRS: "127.0.0.0/8" },
+    deliveryEnv: { SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN },
   });
   dir = await mkdtemp(join(tmpdir(), "switchyard-cli-"));
   env = {

@@ -39,7 +39,7 @@ beforeAll(async () => {
       ],
       connections: ["plain", "standard", "short-grace"].map((destinationId) => ({ sourceId: "backend", destinationId })),
     },
-    deliveryEnv: { SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN, DELIVERY_ALLOWED_CIDRS: "127.0.0.0/8", ...FAST_RETRY_ENV },
+    deliveryEnv: { SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN, ...FAST_RETRY_ENV },
   });
   admin = new AdminClients(`127.0.0.1:${stack.delivery.grpcPort}`);
 });
