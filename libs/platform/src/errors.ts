@@ -21,12 +21,20 @@ export type ErrorCode = keyof typeof ErrorCodes;
  */
 export class ServiceError extends Error {
   override readonly name = "ServiceError";
+  /** When the caller may try again (rate limits, outages): gRPC metadata and HTTP header `retry-after`. */
+  readonly retryAfterMs: number | undefined;
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { retryAfterMs?: number },
   ) {
     super(message, options);
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+
+  /** The Retry-After value: whole seconds, at least 1. */
+  get retryAfterSeconds(): number | undefined {
+    return this.retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(this.retryAfterMs / 1000));
   }
 
   get grpcStatus(): GrpcStatus {

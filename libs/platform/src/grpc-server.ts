@@ -1,8 +1,8 @@
 import {
   Server,
   ServerCredentials,
+  Metadata,
   status as GrpcStatus,
-  type Metadata,
   type sendUnaryData,
   type ServerUnaryCall,
   type ServiceDefinition,
@@ -86,9 +86,15 @@ function reflectionService(): ReflectionService {
   return new ReflectionService(definitions);
 }
 
-/** The gRPC status and safe message for an error thrown by a handler. */
-export function toGrpcError(error: unknown, logger: Logger): { code: GrpcStatus; details: string } {
-  if (isServiceError(error)) return { code: error.grpcStatus, details: error.message };
+/** The gRPC status and safe message for an error thrown by a handler, with `retry-after` (seconds) when it has one. */
+export function toGrpcError(error: unknown, logger: Logger): { code: GrpcStatus; details: string; metadata?: Metadata } {
+  if (isServiceError(error)) {
+    const retryAfter = error.retryAfterSeconds;
+    if (retryAfter === undefined) return { code: error.grpcStatus, details: error.message };
+    const metadata = new Metadata();
+    metadata.set("retry-after", String(retryAfter));
+    return { code: error.grpcStatus, details: error.message, metadata };
+  }
   logger.error({ err: error }, "unexpected error in a gRPC handler");
   return { code: GrpcStatus.INTERNAL, details: "internal error" };
 }

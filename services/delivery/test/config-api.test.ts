@@ -1,11 +1,11 @@
-import { credentials, Metadata, status } from "@grpc/grpc-js";
-import { configApi, IngestServiceClient } from "@switchyard/contracts";
+import { Client, credentials, Metadata, status, type ServiceDefinition } from "@grpc/grpc-js";
+import { configApi, DeliveryServiceService, IngestServiceClient } from "@switchyard/contracts";
 import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
 import { basicAuthorization, createLogger, hashWriteKey, kvKeys } from "@switchyard/platform";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { createHmac } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
+import { ADMIN_TOKEN, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
 
 let fixture: DeliveryFixture;
 let receiver: WebhookReceiver;
@@ -134,7 +134,47 @@ function track(ingestUrl: string, writeKey: string, messageId: string): Promise<
   });
 }
 
+/**
+ * Calls a method by its path with an empty request (valid for every proto3
+ * message), so every method of a service can be tried without knowing its types.
+ */
+function rawCall(path: string, token: string | null): Promise<number> {
+  const client = new Client(`127.0.0.1:${fixture.delivery.grpcPort}`, credentials.createInsecure());
+  return new Promise<number>((resolve) =>
+    client.makeUnaryRequest(
+      path,
+      () => Buffer.alloc(0),
+      (bytes: Buffer) => bytes,
+      {},
+      fixture.admin.metadata(token),
+      { deadline: Date.now() + 10_000 },
+      (error) => {
+        client.close();
+        resolve(error?.code ?? status.OK);
+      },
+    ),
+  );
+}
+
+const ADMIN_SERVICES: [string, ServiceDefinition][] = [
+  ["ConfigService", configApi.ConfigServiceService as unknown as ServiceDefinition],
+  ["DeliveryService", DeliveryServiceService as unknown as ServiceDefinition],
+];
+
 describe("admin token", () => {
+  it.each(ADMIN_SERVICES)("is required by every method of %s (missing, wrong, or not Bearer)", async (_name, service) => {
+    const paths = Object.values(service).map((method) => method.path);
+    expect(paths.length).toBeGreaterThan(3);
+    for (const path of paths) {
+      for (const token of [null, "not-the-admin-token-000", `${ADMIN_TOKEN}x`, ADMIN_TOKEN.slice(0, -1)]) {
+        expect({ path, token, code: await rawCall(path, token) }).toEqual({ path, token, code: status.UNAUTHENTICATED });
+      }
+      // The right token gets past the check (the empty request may still be refused for what it holds).
+      expect({ path, code: await rawCall(path, ADMIN_TOKEN) }).not.toEqual({ path, code: status.UNAUTHENTICATED });
+    }
+  });
+
+
   it("is required: no token or a wrong one gets UNAUTHENTICATED, and nothing is written", async () => {
     for (const token of [null, "not-the-admin-token-000"]) {
       expect((await failure(api.listSources({}, token))).code).toBe(status.UNAUTHENTICATED);

@@ -4,6 +4,7 @@ import type { Logger, SourceRecord } from "@switchyard/platform";
 import { derivedMessageId, resolveBatchId } from "./batch-ids.js";
 import type { IncomingCall } from "./incoming-call.js";
 import type { BatchPublisher } from "./publisher.js";
+import type { IngestRateLimiter } from "./rate-limit.js";
 import { encodeCallBatch, type EncodedCall } from "./wire/call-batch-encoder.js";
 import { AcceptTime } from "./wire/pass-through-call.js";
 
@@ -34,9 +35,12 @@ export class CallAcceptor {
   constructor(
     private readonly publisher: BatchPublisher,
     private readonly logger: Logger,
+    private readonly rateLimiter?: IngestRateLimiter,
   ) {}
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
+    // Before anything is checked or published: a refused request costs nothing and stores nothing.
+    this.rateLimiter?.admit(request.source.id, request.calls.length);
     const receivedAt = new Date();
     const acceptTime = new AcceptTime(receivedAt);
     const batchId = resolveBatchId(

@@ -1,5 +1,6 @@
 import { commonEnvSchema, parseEnv, portVar, positiveIntVar } from "@switchyard/platform";
-import type { z } from "zod";
+import { z } from "zod";
+import type { RateLimit } from "./rate-limit.js";
 
 export const DEFAULT_GRPC_PORT = 50051;
 export const DEFAULT_HTTP_PORT = 8080;
@@ -8,17 +9,42 @@ export const DEFAULT_DUPLICATE_WINDOW_MS = 10 * 60_000;
 export const DEFAULT_CALLS_MAX_AGE_MS = 7 * 24 * 3600_000;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
-export const ingestEnvSchema = commonEnvSchema.extend({
-  INGEST_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
-  INGEST_HTTP_PORT: portVar(DEFAULT_HTTP_PORT),
-  INGEST_PUBLISH_TIMEOUT_MS: positiveIntVar(DEFAULT_PUBLISH_TIMEOUT_MS),
-  SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(DEFAULT_DUPLICATE_WINDOW_MS),
-  SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(DEFAULT_CALLS_MAX_AGE_MS),
-  SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS),
-});
+export const ingestEnvSchema = commonEnvSchema
+  .extend({
+    INGEST_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
+    INGEST_HTTP_PORT: portVar(DEFAULT_HTTP_PORT),
+    INGEST_PUBLISH_TIMEOUT_MS: positiveIntVar(DEFAULT_PUBLISH_TIMEOUT_MS),
+    SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(DEFAULT_DUPLICATE_WINDOW_MS),
+    SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(DEFAULT_CALLS_MAX_AGE_MS),
+    SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS),
+    /** Calls per second each source may send (per ingest process). Unset: no rate limit. */
+    INGEST_RATE_LIMIT_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").optional(),
+    /** Calls a source may send at once; default: one second's worth (at least 1). */
+    INGEST_RATE_LIMIT_BURST: z.coerce
+      .number({ error: "must be a number" })
+      .int("must be an integer")
+      .positive("must be positive")
+      .optional(),
+  })
+  .superRefine((env, context) => {
+    if (env.INGEST_RATE_LIMIT_BURST !== undefined && env.INGEST_RATE_LIMIT_PER_SECOND === undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["INGEST_RATE_LIMIT_BURST"],
+        message: "needs INGEST_RATE_LIMIT_PER_SECOND (the limit is off without it)",
+      });
+    }
+  });
 
 export type IngestConfig = z.output<typeof ingestEnvSchema>;
 
 export function loadIngestConfig(env: NodeJS.ProcessEnv = process.env): IngestConfig {
   return parseEnv(ingestEnvSchema, env);
+}
+
+/** The rate limit the settings ask for, or undefined when it is off (the default). */
+export function rateLimitOf(config: IngestConfig): RateLimit | undefined {
+  const perSecond = config.INGEST_RATE_LIMIT_PER_SECOND;
+  if (perSecond === undefined) return undefined;
+  return { perSecond, burst: config.INGEST_RATE_LIMIT_BURST ?? Math.max(1, Math.ceil(perSecond)) };
 }

@@ -11,7 +11,8 @@ import { JsonCall } from "./json-call.js";
  * The Segment tracking API (POST /v1/batch, /v1/identify, /v1/track, /v1/page,
  * /v1/screen, /v1/group, /v1/alias), so existing Segment SDKs can point here.
  * Answers: 200 {"success":true}; 400 with an error naming the problem; 401 for
- * a bad write key; 503 (Retry-After) when the bus did not confirm.
+ * a bad write key; 429 (Retry-After) over the source's rate limit; 503
+ * (Retry-After) when the bus did not confirm.
  */
 type Deps = { workspace: WorkspaceView; acceptor: CallAcceptor; logger: Logger };
 
@@ -96,6 +97,10 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
     }
     return send(response, 200, { success: true });
   } catch (error) {
+    if (isServiceError(error) && error.code === "RESOURCE_EXHAUSTED") {
+      response.setHeader("Retry-After", String(error.retryAfterSeconds ?? 1));
+      return send(response, 429, failure("rate_limited", error.message));
+    }
     if (isServiceError(error) && error.code === "UNAVAILABLE") {
       response.setHeader("Retry-After", "1");
       return send(response, 503, failure("unavailable", error.message));

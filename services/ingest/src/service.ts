@@ -3,11 +3,12 @@ import type { AddressInfo } from "node:net";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { busNames, connectBus, openWorkspace, ensureCallsStream, startGrpcServer, type Logger } from "@switchyard/platform";
 import { CallAcceptor } from "./acceptor.js";
-import type { IngestConfig } from "./config.js";
+import { rateLimitOf, type IngestConfig } from "./config.js";
 import { ingestServiceDefinition } from "./grpc-definition.js";
 import { ingestGrpcService } from "./grpc-service.js";
 import { createHttpApi } from "./http-api.js";
 import { BatchPublisher } from "./publisher.js";
+import { IngestRateLimiter } from "./rate-limit.js";
 
 export interface IngestHandle {
   readonly grpcPort: number;
@@ -36,7 +37,8 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
   });
 
   const publisher = new BatchPublisher(bus, js, names, config.INGEST_PUBLISH_TIMEOUT_MS);
-  const acceptor = new CallAcceptor(publisher, logger);
+  const rateLimit = rateLimitOf(config);
+  const acceptor = new CallAcceptor(publisher, logger, rateLimit ? new IngestRateLimiter(rateLimit) : undefined);
   const grpc = await startGrpcServer({
     host: config.HOST,
     port: config.INGEST_GRPC_PORT,

@@ -29,8 +29,8 @@ export interface IngestFixture {
   dispose(): Promise<void>;
 }
 
-/** A real nats-server, a workspace file with two sources, and ingest started in this process. */
-export async function startIngestFixture(): Promise<IngestFixture> {
+/** A real nats-server, a workspace file with two sources, and ingest started in this process (`env` adds settings). */
+export async function startIngestFixture(options: { env?: Record<string, string> } = {}): Promise<IngestFixture> {
   const nats = await NatsServer.start();
   const dir = await mkdtemp(join(tmpdir(), "switchyard-ws-"));
   const workspaceFile = join(dir, "workspace.json");
@@ -53,6 +53,7 @@ export async function startIngestFixture(): Promise<IngestFixture> {
     INGEST_PUBLISH_TIMEOUT_MS: "2000",
     HOST: "127.0.0.1",
     LOG_LEVEL: "silent",
+    ...options.env,
   });
   const ingest = await startIngest(config, createLogger({ service: "ingest", level: "silent" }));
   const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
