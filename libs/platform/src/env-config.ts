@@ -76,5 +76,10 @@ export const commonEnvSchema = z.object({
   LOG_LEVEL: logLevelVar,
   HOST: z.string().min(1, "must not be empty").default("0.0.0.0"),
   SWITCHYARD_WORKERS: workersVar,
+  /** PEM files of the servers' TLS certificate and key (both or neither; see server-tls.ts). Unset: plaintext. */
+  SWITCHYARD_TLS_CERT_FILE: z.string().min(1, "must not be empty").optional(),
+  SWITCHYARD_TLS_KEY_FILE: z.string().min(1, "must not be empty").optional(),
+  /** PEM file of the CAs of client certificates: set, clients must present a certificate (mutual TLS). */
+  SWITCHYARD_TLS_CLIENT_CA_FILE: z.string().min(1, "must not be empty").optional(),
 });
 export type CommonEnv = z.output<typeof commonEnvSchema>;

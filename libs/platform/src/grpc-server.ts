@@ -14,6 +14,7 @@ import { descriptorSetBase64 } from "@switchyard/contracts";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import type { Logger } from "pino";
 import { isServiceError } from "./errors.js";
+import type { ServerTls } from "./server-tls.js";
 
 export interface GrpcServiceRegistration {
   /** Fully qualified service name, as health checks and reflection name it. */
@@ -41,6 +42,8 @@ export async function startGrpcServer(options: {
   port: number;
   services: GrpcServiceRegistration[];
   logger: Logger;
+  /** Serve over TLS (with client certificates when it has a client CA); plaintext without. */
+  tls?: ServerTls | undefined;
 }): Promise<GrpcServerHandle> {
   // channelz bookkeeping costs CPU on every call and nothing here reads it.
   const server = new Server({ "grpc.max_receive_message_length": MAX_RECEIVE_BYTES, "grpc.enable_channelz": 0 });
@@ -51,7 +54,7 @@ export async function startGrpcServer(options: {
   reflectionService().addToServer(server);
 
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host}:${options.port}`, ServerCredentials.createInsecure(), (error, boundPort) =>
+    server.bindAsync(`${options.host}:${options.port}`, serverCredentials(options.tls), (error, boundPort) =>
       error ? reject(error) : resolve(boundPort),
     );
   });
@@ -75,6 +78,11 @@ export async function startGrpcServer(options: {
       });
     },
   };
+}
+
+function serverCredentials(tls: ServerTls | undefined): ServerCredentials {
+  if (!tls) return ServerCredentials.createInsecure();
+  return ServerCredentials.createSsl(tls.clientCa ?? null, [{ cert_chain: tls.cert, private_key: tls.key }], tls.clientCa !== undefined);
 }
 
 function reflectionService(): ReflectionService {

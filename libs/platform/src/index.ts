@@ -12,6 +12,8 @@ export { connectBus } from "./nats-connection.js";
 export type { BusConnection, ConnectOptions } from "./nats-connection.js";
 export { requireAdmin } from "./admin-auth.js";
 export { runService } from "./run-service.js";
+export { loadServerTls } from "./server-tls.js";
+export type { ServerTls, TlsEnv } from "./server-tls.js";
 export { exitOnSignals } from "./shutdown.js";
 export { DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from "./streams.js";
 export type { CallsStreamOptions } from "./streams.js";

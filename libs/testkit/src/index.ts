@@ -1,5 +1,7 @@
 export { readCallBatches, uniqueNamespace } from "./bus.js";
 export type { StoredBatch } from "./bus.js";
+export { makeSelfSignedCertificate } from "./certificates.js";
+export type { SelfSignedCertificate } from "./certificates.js";
 export { freePort } from "./free-port.js";
 export { LOOPBACK_CIDRS } from "./loopback.js";
 export { NatsServer } from "./nats-server.js";

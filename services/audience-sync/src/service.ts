@@ -2,7 +2,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm, setSha256Backend } from "@nats-io/obj";
 import { DeletionServiceService } from "@switchyard/contracts";
-import { busNames, connectBus, openWorkspace, ensureCallsStream, startGrpcServer, type Logger } from "@switchyard/platform";
+import { busNames, connectBus, openWorkspace, ensureCallsStream, loadServerTls, startGrpcServer, type Logger } from "@switchyard/platform";
 import { audienceApi } from "./audience-api.js";
 import { CallEmitter } from "./call-emitter.js";
 import type { AudienceSyncConfig } from "./config.js";
@@ -49,6 +49,7 @@ export async function startAudienceSync(config: AudienceSyncConfig, logger: Logg
     host: config.HOST,
     port: config.AUDIENCE_GRPC_PORT,
     logger,
+    tls: await loadServerTls(config),
     services: [
       {
         name: "switchyard.v1.AudienceService",

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { DeliveryServiceService, configApi } from "@switchyard/contracts";
-import { busNames, connectBus, openWorkspace, ensureCallsStream, startGrpcServer, type Logger } from "@switchyard/platform";
+import { busNames, connectBus, openWorkspace, ensureCallsStream, loadServerTls, startGrpcServer, type Logger } from "@switchyard/platform";
 import { ConcurrentConsumer } from "./concurrent-consumer.js";
 import { configService } from "./config-api.js";
 import type { DeliveryConfig } from "./config.js";
@@ -103,6 +103,7 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
     host: config.HOST,
     port: config.DELIVERY_GRPC_PORT,
     logger,
+    tls: await loadServerTls(config),
     services: [
       {
         name: "switchyard.v1.DeliveryService",

@@ -174,7 +174,6 @@ describe("admin token", () => {
     }
   });
 
-
   it("is required: no token or a wrong one gets UNAUTHENTICATED, and nothing is written", async () => {
     for (const token of [null, "not-the-admin-token-000"]) {
       expect((await failure(api.listSources({}, token))).code).toBe(status.UNAUTHENTICATED);

@@ -1,18 +1,9 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { WebhookReceiver, waitFor } from "@switchyard/testkit";
+import { makeSelfSignedCertificate, WebhookReceiver, waitFor, type SelfSignedCertificate } from "@switchyard/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
-
-/** A self-signed certificate for 127.0.0.1, made for this test run with the openssl CLI. */
-interface SelfSignedCertificate {
-  key: string;
-  cert: string;
-  certPath: string;
-}
 
 let certDir: string;
 let certificate: SelfSignedCertificate;
@@ -32,18 +23,6 @@ afterEach(async () => {
   await receiver?.close();
   receiver = undefined;
 });
-
-async function makeSelfSignedCertificate(dir: string): Promise<SelfSignedCertificate> {
-  const keyPath = join(dir, "key.pem");
-  const certPath = join(dir, "cert.pem");
-  // prettier-ignore
-  await promisify(execFile)("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-    "-keyout", keyPath, "-out", certPath, "-days", "1",
-    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-  ]);
-  return { key: await readFile(keyPath, "utf8"), cert: await readFile(certPath, "utf8"), certPath };
-}
 
 /** An HTTPS receiver presenting the self-signed certificate, and delivery with one destination, "hook", pointing at it. */
 async function startHttpsReceiverAndDelivery(env: Record<string, string> = {}): Promise<{ f: DeliveryFixture; https: WebhookReceiver }> {

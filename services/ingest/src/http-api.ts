@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import { CALL_TYPES } from "@switchyard/contracts";
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES, type Rejection } from "@switchyard/calls";
-import { isServiceError, type Logger, type WorkspaceView } from "@switchyard/platform";
+import { isServiceError, type Logger, type ServerTls, type WorkspaceView } from "@switchyard/platform";
 import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
 import { readBody } from "./http-body.js";
@@ -16,13 +17,20 @@ import { JsonCall } from "./json-call.js";
  */
 type Deps = { workspace: WorkspaceView; acceptor: CallAcceptor; logger: Logger };
 
-export function createHttpApi(deps: Deps): Server {
-  const server = createServer((request, response) => {
+/** An HTTP server, or HTTPS with `tls` (client certificates required when it has a client CA). */
+export function createHttpApi(deps: Deps, tls?: ServerTls): Server {
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
     handle(deps, request, response).catch((error: unknown) => {
       deps.logger.error({ err: error }, "unexpected error in the HTTP API");
       if (!response.headersSent) send(response, 500, failure("internal", "internal error"));
     });
-  });
+  };
+  const server = tls
+    ? createHttpsServer(
+        { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) },
+        listener,
+      )
+    : createServer(listener);
   server.keepAliveTimeout = 65_000;
   return server;
 }

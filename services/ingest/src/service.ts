@@ -1,7 +1,7 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { busNames, connectBus, openWorkspace, ensureCallsStream, startGrpcServer, type Logger } from "@switchyard/platform";
+import { busNames, connectBus, openWorkspace, ensureCallsStream, loadServerTls, startGrpcServer, type Logger } from "@switchyard/platform";
 import { CallAcceptor } from "./acceptor.js";
 import { rateLimitOf, type IngestConfig } from "./config.js";
 import { ingestServiceDefinition } from "./grpc-definition.js";
@@ -19,6 +19,8 @@ export interface IngestHandle {
 
 /** Starts the ingest service: connects to NATS, prepares stream and config, opens both front doors. */
 export async function startIngest(config: IngestConfig, logger: Logger): Promise<IngestHandle> {
+  // Read first: a bad certificate setting stops start-up before anything else happens.
+  const tls = await loadServerTls(config);
   const names = busNames(config.SWITCHYARD_NAMESPACE);
   const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-ingest", logger });
   const jsm = await jetstreamManager(bus.nc);
@@ -43,6 +45,7 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
     host: config.HOST,
     port: config.INGEST_GRPC_PORT,
     logger,
+    tls,
     services: [
       {
         name: "switchyard.v1.IngestService",
@@ -51,9 +54,9 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
       },
     ],
   });
-  const http = createHttpApi({ workspace, acceptor, logger });
+  const http = createHttpApi({ workspace, acceptor, logger }, tls);
   const httpPort = await listen(http, config.HOST, config.INGEST_HTTP_PORT);
-  logger.info({ grpcPort: grpc.port, httpPort, namespace: names.namespace }, "ingest ready");
+  logger.info({ grpcPort: grpc.port, httpPort, namespace: names.namespace, tls: tls !== undefined }, "ingest ready");
 
   return {
     grpcPort: grpc.port,
