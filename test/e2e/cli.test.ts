@@ -143,6 +143,7 @@ describe("switchyard tail", () => {
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     try {
       await waitFor("tail to subscribe", () => stderr.includes("tail: following"), { timeoutMs: 30_000 });
       await stack.grpc.ingestCall(
@@ -165,8 +166,11 @@ describe("switchyard tail", () => {
         payload: { destinationId: "refusing", status: 410 },
       });
       expect(lines.dead.subject).toBe(`${stack.names.namespace}.dead.refusing`);
-    } finally {
+      // Ctrl-C (here: to the bin alone) stops the command cleanly, leaving nothing running.
       child.kill("SIGINT");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
     }
   });
 });

@@ -13,11 +13,11 @@ const child = spawn(process.execPath, ["--conditions=switchyard-source", "--impo
   stdio: "inherit",
 });
 
-// Ctrl-C reaches the child too (same process group); this process just waits for its exit code.
+// Signals are passed on (a Ctrl-C in a terminal reaches both; the command copes with twice), and
+// this process waits for the command's exit code. A process that kills only this one must not
+// leave the command running.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(signal, () => {
-    if (signal !== "SIGINT") child.kill(signal);
-  });
+  process.on(signal, () => child.kill(signal));
 }
 child.on("exit", (code, signal) => {
   process.exitCode = code ?? (signal === "SIGINT" ? 130 : 1);

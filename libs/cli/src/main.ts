@@ -41,17 +41,16 @@ async function main(argv: string[]): Promise<number> {
   return (await (await load())(rest)) ?? 0;
 }
 
+// process.exit: a client still reconnecting (NATS, gRPC) must not keep a finished command alive.
+// Writes to stdout/stderr are synchronous for files and pipes on Linux, so nothing printed is lost.
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => process.exit(code),
   (error: unknown) => {
     if (error instanceof CliError) {
       console.error(`switchyard: ${error.message}`);
-      process.exitCode = error.exitCode;
-    } else {
-      console.error("switchyard: unexpected error:", error);
-      process.exitCode = 1;
+      process.exit(error.exitCode);
     }
+    console.error("switchyard: unexpected error:", error);
+    process.exit(1);
   },
 );

@@ -62,12 +62,18 @@ export async function tail(argv: string[]): Promise<void> {
   process.stderr.write(`tail: following ${subjects.join(", ")} on ${connection.natsUrl} (Ctrl-C to stop)\n`);
 
   const stop = () => finish();
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  // `on`, not `once`: Ctrl-C reaches this process from the terminal and from the bin's forwarding.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, stop);
   process.stdout.on("error", stop); // e.g. `| head` closed the pipe
   await finished;
-  await nc.drain().catch(() => {});
+  // A drain needs the server; when NATS is gone (reconnecting) do not wait for it.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([nc.drain().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, DRAIN_DEADLINE_MS)))]);
+  clearTimeout(timer);
+  await nc.close().catch(() => {});
 }
+
+const DRAIN_DEADLINE_MS = 2_000;
 
 function expandSubject(subject: string, namespace: string): string {
   if (subject === "all") return `${namespace}.>`;
