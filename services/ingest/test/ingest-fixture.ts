@@ -26,6 +26,10 @@ export interface IngestFixture {
   nc: NatsConnection;
   grpc: GrpcIngestClient;
   httpUrl: string;
+  /** Stops ingest (as on SIGTERM), leaving nothing listening on its ports. */
+  stopIngest(): Promise<void>;
+  /** Starts ingest again on the same ports, namespace and workspace (replaces `ingest`). */
+  restartIngest(): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -55,24 +59,31 @@ export async function startIngestFixture(options: { env?: Record<string, string>
     LOG_LEVEL: "silent",
     ...options.env,
   });
-  const ingest = await startIngest(config, createLogger({ service: "ingest", level: "silent" }));
+  const logger = createLogger({ service: "ingest", level: "silent" });
+  const ingest = await startIngest(config, logger);
   const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const grpc = new GrpcIngestClient(`127.0.0.1:${ingest.grpcPort}`);
-  return {
+  const samePorts = { ...config, INGEST_GRPC_PORT: ingest.grpcPort, INGEST_HTTP_PORT: ingest.httpPort };
+  const fixture: IngestFixture = {
     nats,
     names: busNames(namespace),
     ingest,
     nc,
     grpc,
     httpUrl: `http://127.0.0.1:${ingest.httpPort}`,
+    stopIngest: () => fixture.ingest.stop(),
+    restartIngest: async () => {
+      fixture.ingest = await startIngest(samePorts, logger);
+    },
     dispose: async () => {
       grpc.close();
       await nc.close();
-      await ingest.stop().catch(() => {});
+      await fixture.ingest.stop().catch(() => {});
       await nats.dispose();
       await rm(dir, { recursive: true, force: true });
     },
   };
+  return fixture;
 }
 
 /** Promise wrapper over the generated grpc-js client, sending the write key as Basic auth. */

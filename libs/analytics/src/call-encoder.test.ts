@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { protoCallToJson } from "@switchyard/calls";
+import { Call, IngestBatchRequest } from "@switchyard/contracts";
+import { messageIdOf } from "./call-encoder.js";
+import { prepareCall } from "./prepare-call.js";
+import { CallQueue, encodeBatchRequest, QueuedCall, takeBatch } from "./queue.js";
+import { LIBRARY } from "./version.js";
+
+function decoded(type: Parameters<typeof prepareCall>[0], message: object): Record<string, unknown> {
+  const prepared = prepareCall(type, message);
+  const json = protoCallToJson(Call.decode(prepared.bytes));
+  expect(messageIdOf(prepared.bytes)).toBe(prepared.messageId);
+  expect(json.messageId).toBe(prepared.messageId);
+  return json;
+}
+
+describe("the call encoder", () => {
+  const long = "x".repeat(300) + " ünïcødé ✓ 🚀";
+  const context = { ip: "10.0.0.1", nested: { deep: [1, "two", null, true, { three: 3 }] }, long };
+
+  it.each([
+    ["identify", { userId: "u1", traits: { email: "a@example.com", age: 42, vip: false, tags: [] } }],
+    ["track", { userId: "u1", anonymousId: "a1", event: "Order Completed", properties: { total: 12.5, items: [{ sku: long }] } }],
+    ["page", { anonymousId: "a1", name: "Pricing", category: "Docs", properties: { url: "https://example.com/p" } }],
+    ["screen", { userId: "u1", name: "Home", properties: {} }],
+    ["group", { userId: "u1", groupId: "g1", traits: { name: "ACME", employees: 1e21 } }],
+    ["alias", { userId: "u2", previousId: "u1" }],
+  ] as const)("writes a %s call that the generated decoder reads back field for field", (type, message) => {
+    const json = decoded(type, { ...message, context, integrations: { All: false, Webhooks: true, Other: { x: 1 } } });
+    expect(json).toEqual({
+      ...message,
+      type,
+      messageId: json.messageId,
+      context: { ...context, library: LIBRARY },
+      integrations: { All: false, Webhooks: true, Other: { x: 1 } },
+    });
+  });
+
+  it("writes what JSON.stringify would: toJSON, undefined members left out, null in arrays, NaN as null", () => {
+    const when = new Date("2026-01-02T03:04:05.678Z");
+    const json = decoded("track", {
+      userId: "u",
+      event: "E",
+      properties: { when, gone: undefined, list: [undefined, Number.NaN, Infinity, -0.5], fn: () => 1 },
+    });
+    expect(json.properties).toEqual({ when: when.toISOString(), list: [null, null, null, -0.5] });
+  });
+
+  it("keeps timestamps to the millisecond, before and after 1970, given as Date or text", () => {
+    for (const text of ["2026-11-21T10:00:00.123Z", "1969-07-20T20:17:40.500Z", "1970-01-01T00:00:00.000Z"]) {
+      expect(decoded("track", { userId: "u", event: "E", timestamp: new Date(text) }).timestamp).toBe(text);
+      expect(decoded("track", { userId: "u", event: "E", timestamp: text }).timestamp).toBe(text);
+    }
+  });
+
+  it("keeps the caller's messageId and generates distinct ones otherwise", () => {
+    expect(prepareCall("track", { userId: "u", event: "E", messageId: "mine-1" }).messageId).toBe("mine-1");
+    const ids = new Set(Array.from({ length: 100 }, () => prepareCall("track", { userId: "u", event: "E" }).messageId));
+    expect(ids.size).toBe(100);
+  });
+});
+
+describe("batches", () => {
+  function queueOf(sizes: number[]): CallQueue {
+    const queue = new CallQueue();
+    sizes.forEach((jsonBytes, index) => {
+      const prepared = prepareCall("track", { userId: "u", event: `E${index}` });
+      queue.push(new QueuedCall(prepared.bytes, jsonBytes, index + 1, undefined));
+    });
+    return queue;
+  }
+
+  it("take at most maxCalls calls, in order", () => {
+    const queue = queueOf([10, 10, 10, 10, 10]);
+    expect(takeBatch(queue, 2).map((call) => call.seq)).toEqual([1, 2]);
+    expect(takeBatch(queue, 10).map((call) => call.seq)).toEqual([3, 4, 5]);
+    expect(queue.length).toBe(0);
+  });
+
+  it("stay within the JSON budget, and take an oversized first call alone", () => {
+    const queue = queueOf([300, 300, 500, 100, 100]);
+    expect(takeBatch(queue, 100, 700).map((call) => call.seq)).toEqual([1, 2]);
+    expect(takeBatch(queue, 100, 400).map((call) => call.seq)).toEqual([3]);
+    expect(takeBatch(queue, 100, 400).map((call) => call.seq)).toEqual([4, 5]);
+  });
+
+  it("encode as an IngestBatchRequest with the batch id and every call", () => {
+    const queue = queueOf([10, 10, 10]);
+    const calls = takeBatch(queue, 10);
+    const request = IngestBatchRequest.decode(encodeBatchRequest("batch-1", calls));
+    expect(request.batchId).toBe("batch-1");
+    expect(request.calls.map((call) => call.messageId)).toEqual(calls.map((call) => messageIdOf(call.bytes)));
+  });
+});

@@ -1,0 +1,117 @@
+import { OptionsError } from "./errors.js";
+import { debugEnabled, silentLogger, stderrLogger, type Logger } from "./logger.js";
+import type { RetryPolicy } from "./retry.js";
+
+/** Options of `new Analytics(writeKey, options)`. Every one is optional. */
+export interface AnalyticsOptions {
+  /**
+   * The ingest service's gRPC target: `host:port`, optionally with a scheme: `grpc://` (plaintext) or
+   * `grpcs://` (TLS). Default `127.0.0.1:50051`.
+   */
+  endpoint?: string;
+  /**
+   * TLS: `true` to verify the server against the system's CAs, or `{ rootCerts }` (PEM) for a private CA.
+   * Default: plaintext, unless the endpoint starts with `grpcs://`.
+   */
+  tls?: boolean | { rootCerts?: string | Buffer };
+  /** Calls queued before a batch is sent; also the most calls a batch holds. 1 sends each call at once. Default 20. */
+  flushAt?: number;
+  /** Longest time, in ms, a call waits in the queue before it is sent with whatever else is queued. Default 5,000. */
+  flushAfter?: number;
+  /**
+   * Most calls held at once: queued, being sent, or waiting to be retried. A call beyond it is refused
+   * (QueueFullError, and a "failed" outcome with kind "queue_full"). Default 10,000.
+   */
+  maxQueueSize?: number;
+  /** Most bytes of encoded calls held at once; refused beyond it like maxQueueSize. Default 16 MiB. */
+  maxQueueBytes?: number;
+  /** Batches sent (or waiting to be retried) at once. Default 4. */
+  maxInFlight?: number;
+  /** Deadline of each request, in ms. Default 10,000. */
+  timeout?: number;
+  /** Retry schedule of failed sends: `{ initialDelayMs: 100, maxDelayMs: 5000, maxElapsedMs: 60000 }` by default. */
+  retry?: Partial<RetryPolicy>;
+  /** Time close() waits for the last batches when called without a timeout, in ms. Default 10,000. */
+  closeTimeout?: number;
+  /**
+   * Where log lines go. Debug lines are written only when debugging is on (`debug`, or DEBUG=analytics);
+   * warnings and errors always reach a logger given here. Without one, lines go to stderr when debugging
+   * is on, and nothing is printed otherwise.
+   */
+  logger?: Logger;
+  /** Turns debug logging on or off. Default: on when the DEBUG environment variable names `analytics`. */
+  debug?: boolean;
+}
+
+export interface ResolvedOptions {
+  target: string;
+  tls: false | { rootCerts?: Buffer };
+  flushAt: number;
+  flushAfter: number;
+  maxQueueSize: number;
+  maxQueueBytes: number;
+  maxInFlight: number;
+  timeout: number;
+  retry: RetryPolicy;
+  closeTimeout: number;
+  logger: Logger;
+  debug: boolean;
+}
+
+export const DEFAULTS = {
+  endpoint: "127.0.0.1:50051",
+  flushAt: 20,
+  flushAfter: 5_000,
+  maxQueueSize: 10_000,
+  maxQueueBytes: 16 * 1024 * 1024,
+  maxInFlight: 4,
+  timeout: 10_000,
+  retry: { initialDelayMs: 100, maxDelayMs: 5_000, maxElapsedMs: 60_000 },
+  closeTimeout: 10_000,
+} as const;
+
+/** Fills in defaults and checks every value; throws OptionsError naming the option. */
+export function resolveOptions(options: AnalyticsOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
+  const endpoint = options.endpoint ?? DEFAULTS.endpoint;
+  if (typeof endpoint !== "string" || endpoint === "") throw new OptionsError("endpoint", "must be a non-empty string (host:port)");
+  const scheme = /^([a-z]+):\/\//.exec(endpoint)?.[1];
+  if (scheme !== undefined && scheme !== "grpc" && scheme !== "grpcs") {
+    throw new OptionsError("endpoint", `scheme must be grpc:// or grpcs://, not ${scheme}://`);
+  }
+  const target = scheme === undefined ? endpoint : endpoint.slice(scheme.length + 3);
+  const tlsOption = options.tls ?? scheme === "grpcs";
+  const tls =
+    tlsOption === false
+      ? false
+      : tlsOption === true
+        ? {}
+        : { rootCerts: tlsOption.rootCerts === undefined ? undefined : Buffer.from(tlsOption.rootCerts) };
+  const debug = options.debug ?? debugEnabled(env.DEBUG);
+  const retry = { ...DEFAULTS.retry, ...options.retry };
+  const resolved: ResolvedOptions = {
+    target,
+    tls,
+    flushAt: integer("flushAt", options.flushAt ?? DEFAULTS.flushAt, 1),
+    flushAfter: integer("flushAfter", options.flushAfter ?? DEFAULTS.flushAfter, 1),
+    maxQueueSize: integer("maxQueueSize", options.maxQueueSize ?? DEFAULTS.maxQueueSize, 1),
+    maxQueueBytes: integer("maxQueueBytes", options.maxQueueBytes ?? DEFAULTS.maxQueueBytes, 64 * 1024),
+    maxInFlight: integer("maxInFlight", options.maxInFlight ?? DEFAULTS.maxInFlight, 1),
+    timeout: integer("timeout", options.timeout ?? DEFAULTS.timeout, 1),
+    retry: {
+      initialDelayMs: integer("retry.initialDelayMs", retry.initialDelayMs, 1),
+      maxDelayMs: integer("retry.maxDelayMs", retry.maxDelayMs, 1),
+      maxElapsedMs: integer("retry.maxElapsedMs", retry.maxElapsedMs, 0),
+    },
+    closeTimeout: integer("closeTimeout", options.closeTimeout ?? DEFAULTS.closeTimeout, 0),
+    logger: options.logger ?? (debug ? stderrLogger : silentLogger),
+    debug,
+  };
+  return resolved;
+}
+
+function integer(option: string, value: unknown, min: number): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    throw new OptionsError(option, `must be an integer of at least ${min}`);
+  }
+  return value;
+}
