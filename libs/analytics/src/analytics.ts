@@ -170,7 +170,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     if (this.closing) throw new ClosedError(`${type}: the client is closed`);
     const prepared = prepareCall(type, message);
     const { maxQueueSize, maxQueueBytes } = this.options;
-    if (this.unsettledCalls >= maxQueueSize || this.unsettledBytes + prepared.bytes.length > maxQueueBytes) {
+    if (this.unsettledCalls >= maxQueueSize || this.unsettledBytes + prepared.length > maxQueueBytes) {
       const text = `${type}: the queue is full (${this.unsettledCalls} calls, ${this.unsettledBytes} bytes; maxQueueSize ${maxQueueSize}, maxQueueBytes ${maxQueueBytes}); the call was not queued`;
       const reason: FailureReason = { kind: "queue_full", message: text };
       this.options.logger.warn("queue full: call refused", { messageId: prepared.messageId });
@@ -178,8 +178,8 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       throw new QueueFullError(prepared.messageId, text);
     }
     this.unsettledCalls++;
-    this.unsettledBytes += prepared.bytes.length;
-    this.queue.push(new QueuedCall(prepared.bytes, prepared.jsonBytes, ++this.lastSeq, callback));
+    this.unsettledBytes += prepared.length;
+    this.queue.push(new QueuedCall(prepared.chunk, prepared.offset, prepared.length, prepared.jsonBytes, ++this.lastSeq, callback));
     this.pump();
     return prepared.messageId;
   }
@@ -215,7 +215,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     const id = randomUUID();
     const request = encodeBatchRequest(id, calls);
     let bytes = 0;
-    for (const call of calls) bytes += call.bytes.length;
+    for (const call of calls) bytes += call.length;
     const batch: Batch = { id, calls, request, bytes, retries: 0, firstSentAt: Date.now(), call: undefined, retryTimer: undefined };
     this.batches.add(batch);
     this.keepAlive ??= setInterval(() => {}, 1 << 30);
@@ -274,7 +274,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       }
       const reason: FailureReason = { kind: "rejected", field: rejection.field, rule: rejection.rule, message: rejection.message };
       this.options.logger.warn("call rejected by ingest", {
-        messageId: messageIdOf(call.bytes),
+        messageId: messageIdOf(call.chunk, call.offset),
         field: rejection.field,
         rule: rejection.rule,
       });
@@ -305,10 +305,10 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     if (calls.length === 0) return;
     this.unsettledCalls -= calls.length;
     const wantIds = this.closeCollector !== undefined || this.listenerCount(reason ? "failed" : "delivered") > 0;
-    const messageIds = wantIds ? calls.map((call) => messageIdOf(call.bytes)) : [];
+    const messageIds = wantIds ? calls.map((call) => messageIdOf(call.chunk, call.offset)) : [];
     for (const call of calls) {
       if (call.callback === undefined) continue;
-      const messageId = messageIdOf(call.bytes);
+      const messageId = messageIdOf(call.chunk, call.offset);
       this.callBack(call.callback, reason ? { messageId, delivered: false, reason } : { messageId, delivered: true });
     }
     if (reason) {
@@ -369,7 +369,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       this.settleCalls(batch.id, batch.calls, { kind: "close_timeout", unconfirmed, message });
     }
     const queued = this.queue.drain();
-    for (const call of queued) this.unsettledBytes -= call.bytes.length;
+    for (const call of queued) this.unsettledBytes -= call.length;
     this.settleCalls(undefined, queued, { kind: "close_timeout", unconfirmed: false, message });
     clearInterval(this.keepAlive);
     this.keepAlive = undefined;

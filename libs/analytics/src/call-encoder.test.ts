@@ -6,10 +6,14 @@ import { prepareCall } from "./prepare-call.js";
 import { CallQueue, encodeBatchRequest, QueuedCall, takeBatch } from "./queue.js";
 import { LIBRARY } from "./version.js";
 
+function bytesOf(prepared: { chunk: Buffer; offset: number; length: number }): Buffer {
+  return prepared.chunk.subarray(prepared.offset, prepared.offset + prepared.length);
+}
+
 function decoded(type: Parameters<typeof prepareCall>[0], message: object): Record<string, unknown> {
   const prepared = prepareCall(type, message);
-  const json = protoCallToJson(Call.decode(prepared.bytes));
-  expect(messageIdOf(prepared.bytes)).toBe(prepared.messageId);
+  const json = protoCallToJson(Call.decode(bytesOf(prepared)));
+  expect(messageIdOf(prepared.chunk, prepared.offset)).toBe(prepared.messageId);
   expect(json.messageId).toBe(prepared.messageId);
   return json;
 }
@@ -65,7 +69,7 @@ describe("batches", () => {
     const queue = new CallQueue();
     sizes.forEach((jsonBytes, index) => {
       const prepared = prepareCall("track", { userId: "u", event: `E${index}` });
-      queue.push(new QueuedCall(prepared.bytes, jsonBytes, index + 1, undefined));
+      queue.push(new QueuedCall(prepared.chunk, prepared.offset, prepared.length, jsonBytes, index + 1, undefined));
     });
     return queue;
   }
@@ -89,6 +93,56 @@ describe("batches", () => {
     const calls = takeBatch(queue, 10);
     const request = IngestBatchRequest.decode(encodeBatchRequest("batch-1", calls));
     expect(request.batchId).toBe("batch-1");
-    expect(request.calls.map((call) => call.messageId)).toEqual(calls.map((call) => messageIdOf(call.bytes)));
+    expect(request.calls.map((call) => call.messageId)).toEqual(calls.map((call) => messageIdOf(call.chunk, call.offset)));
+  });
+});
+
+describe("the JSON size the encoder measures", () => {
+  it("is exactly the size of the call's JSON as ingest reads it back", () => {
+    const messages: [Parameters<typeof prepareCall>[0], object][] = [
+      [
+        "track",
+        {
+          userId: "u",
+          event: 'quote " backslash \\ tab \t nul \u0000 bell \u0007',
+          properties: { n: -12.75, big: 1e21, small: 5e-7, zero: -0 },
+        },
+      ],
+      [
+        "identify",
+        { anonymousId: "a", traits: { name: "Zoë 🚀 ünïcødé", list: [1, [2, [3]], {}, [], null, true, false], when: new Date(0) } },
+      ],
+      [
+        "page",
+        {
+          userId: "u",
+          name: "x".repeat(100),
+          category: "ä".repeat(50),
+          timestamp: "2026-01-01",
+          properties: { url: 'https://e.com/?q=a&b="c"' },
+        },
+      ],
+      ["group", { userId: "u", groupId: "g", traits: { nested: { deeper: { deepest: [{ k: "v" }] } } }, timestamp: new Date(-1e12) }],
+      ["alias", { userId: "u", previousId: "p", integrations: { All: false, Webhooks: { option: 1 } } }],
+      ["screen", { userId: "u", context: { long: "y".repeat(40_000).slice(0, 30_000) } }],
+    ];
+    for (const [type, message] of messages) {
+      const prepared = prepareCall(type, message);
+      const json = protoCallToJson(Call.decode(bytesOf(prepared)));
+      expect(prepared.jsonBytes, type).toBe(Buffer.byteLength(JSON.stringify(json), "utf8"));
+    }
+  });
+});
+
+describe("calls kept where they were written", () => {
+  it("stay intact across chunk boundaries, also when a call outgrows the chunk half-way", () => {
+    const prepared = Array.from({ length: 400 }, (_, index) =>
+      prepareCall("track", { userId: `u${index}`, event: "E", properties: { index, blob: "b".repeat(index % 10 === 0 ? 30_000 : 100) } }),
+    );
+    expect(new Set(prepared.map((call) => call.chunk)).size).toBeGreaterThan(2);
+    prepared.forEach((call, index) => {
+      const json = protoCallToJson(Call.decode(bytesOf(call)));
+      expect(json).toMatchObject({ messageId: call.messageId, userId: `u${index}`, properties: { index } });
+    });
   });
 });

@@ -60,10 +60,10 @@ describe("validation when a call is made", () => {
     if (field) expect(refused.message).toContain(field);
   });
 
-  it("refuses a circular message", () => {
+  it("refuses a circular message as nested too deeply", () => {
     const properties: Record<string, unknown> = {};
     properties.self = properties;
-    expect(refusal("track", { userId: "u", event: "E", properties })).toMatchObject({ field: "", rule: "type" });
+    expect(refusal("track", { userId: "u", event: "E", properties })).toMatchObject({ field: "properties", rule: "max_depth" });
   });
 
   it("refuses a 33 KB message and accepts one just under 32 KB", () => {

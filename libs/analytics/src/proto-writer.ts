@@ -1,35 +1,62 @@
+/** Control characters JSON.stringify writes as two characters (\b \t \n \f \r); the others take six (\u00XX). */
+const JSON_SHORT_ESCAPES = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
+
 /**
- * A minimal protobuf writer into one reusable, growing buffer. Nested
- * messages reserve one byte for their length and move their body only in the
- * rare case it is 128 bytes or longer, so a call is written in one pass
- * without measuring it first.
+ * A minimal protobuf writer into a growing buffer. Nested messages reserve
+ * one byte for their length and move their body only in the rare case it is
+ * 128 bytes or longer, so a message is written in one pass without measuring
+ * it first.
+ *
+ * Two ways to use it: reset() and copy() for one message at a time, or
+ * take() to keep each message where it was written, one after the other in
+ * large chunks (a slab): the queue keeps calls that way, so a queued call
+ * costs its bytes and no buffer object of its own.
  */
 export class ProtoWriter {
   buf: Buffer;
+  /** Where the message being written starts. */
+  start = 0;
   pos = 0;
 
-  constructor(initialSize = 4096) {
-    this.buf = Buffer.allocUnsafe(initialSize);
+  constructor(private readonly chunkSize = 4096) {
+    this.buf = Buffer.allocUnsafeSlow(chunkSize);
   }
 
   reset(): void {
+    this.start = 0;
     this.pos = 0;
   }
 
-  /** A copy of what was written, in its own small buffer (Buffer.allocUnsafe pools small ones). */
+  /** Drops what was written since the last take(). */
+  discard(): void {
+    this.pos = this.start;
+  }
+
+  /** A copy of the message, in its own small buffer (Buffer.allocUnsafe pools small ones). */
   copy(): Buffer {
-    const out = Buffer.allocUnsafe(this.pos);
-    this.buf.copy(out, 0, 0, this.pos);
+    const out = Buffer.allocUnsafe(this.pos - this.start);
+    this.buf.copy(out, 0, this.start, this.pos);
     return out;
   }
 
+  /** Leaves the message where it is and starts the next one after it: returns where it lies. */
+  take(): { chunk: Buffer; offset: number; length: number } {
+    const taken = { chunk: this.buf, offset: this.start, length: this.pos - this.start };
+    this.start = this.pos;
+    return taken;
+  }
+
+  /** Makes room for `extra` more bytes: a new chunk when needed, with the message so far moved to its start. */
   private ensure(extra: number): void {
     if (this.pos + extra <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + extra) size *= 2;
-    const grown = Buffer.allocUnsafe(size);
-    this.buf.copy(grown, 0, 0, this.pos);
-    this.buf = grown;
+    const written = this.pos - this.start;
+    let size = this.chunkSize;
+    while (size < (written + extra) * 2) size *= 2;
+    const next = Buffer.allocUnsafeSlow(size);
+    this.buf.copy(next, 0, this.start, this.pos);
+    this.buf = next;
+    this.start = 0;
+    this.pos = written;
   }
 
   varint(value: number): void {
@@ -62,31 +89,40 @@ export class ProtoWriter {
     this.varint((field << 3) | wireType);
   }
 
-  /** A string field (wire type 2). */
-  string(field: number, text: string): void {
+  /**
+   * A string field (wire type 2). Returns the size of the string in JSON (quotes and escapes
+   * included, in UTF-8 bytes), which the call's size limit is measured on.
+   */
+  string(field: number, text: string): number {
     this.tag(field, 2);
-    // Up to 42 UTF-16 units need at most 126 UTF-8 bytes: a one-byte length, known after writing.
-    if (text.length <= 42) {
-      this.ensure(1 + text.length * 3);
-      const start = this.pos + 1;
-      // Short ASCII text (most keys and ids) is copied byte by byte: cheaper than a native call.
-      let at = start;
-      for (let index = 0; index < text.length; index++) {
-        const code = text.charCodeAt(index);
-        if (code >= 0x80) {
-          at = start + this.buf.write(text, start, "utf8");
-          break;
-        }
-        this.buf[at++] = code;
+    // One pass over the text: is it ASCII, and how many bytes do JSON's escapes add?
+    let escapes = 0;
+    let ascii = true;
+    for (let index = 0; index < text.length; index++) {
+      const code = text.charCodeAt(index);
+      if (code < 0x20) escapes += JSON_SHORT_ESCAPES.has(code) ? 1 : 5;
+      else if (code === 0x22 || code === 0x5c) escapes += 1;
+      else if (code >= 0x80) {
+        ascii = false;
+        break;
       }
-      this.buf[this.pos] = at - start;
-      this.pos = at;
-      return;
     }
-    const length = Buffer.byteLength(text, "utf8");
+    if (!ascii) {
+      const length = Buffer.byteLength(text, "utf8");
+      this.varint(length);
+      this.ensure(length);
+      this.pos += this.buf.write(text, this.pos, length, "utf8");
+      return Buffer.byteLength(JSON.stringify(text), "utf8");
+    }
+    const length = text.length;
     this.varint(length);
     this.ensure(length);
-    this.pos += this.buf.write(text, this.pos, length, "utf8");
+    if (length <= 32) {
+      // Short ASCII text (most keys and ids): copied byte by byte, cheaper than a native call.
+      for (let index = 0; index < length; index++) this.buf[this.pos + index] = text.charCodeAt(index);
+    } else this.buf.write(text, this.pos, length, "latin1");
+    this.pos += length;
+    return length + 2 + escapes;
   }
 
   /** A double field (wire type 1). */
@@ -101,11 +137,13 @@ export class ProtoWriter {
   begin(field: number): number {
     this.tag(field, 2);
     this.ensure(1);
-    return this.pos++;
+    // Relative to the message's start, which moves when a new chunk is taken.
+    return this.pos++ - this.start;
   }
 
   /** Closes a field opened by `begin`, writing its length (moving the body when the length needs more than a byte). */
-  end(mark: number): void {
+  end(relativeMark: number): void {
+    let mark = this.start + relativeMark;
     const length = this.pos - mark - 1;
     if (length < 0x80) {
       this.buf[mark] = length;
@@ -114,6 +152,7 @@ export class ProtoWriter {
     let extra = 0;
     for (let rest = length >>> 7; rest > 0; rest >>>= 7) extra++;
     this.ensure(extra);
+    mark = this.start + relativeMark;
     this.buf.copy(this.buf, mark + 1 + extra, mark + 1, this.pos);
     const bodyEnd = this.pos + extra;
     this.pos = mark;
@@ -121,12 +160,12 @@ export class ProtoWriter {
     this.pos = bodyEnd;
   }
 
-  /** Raw bytes as a length-delimited field. */
-  bytes(field: number, bytes: Uint8Array): void {
+  /** Bytes source[offset, offset + length) as a length-delimited field. */
+  bytes(field: number, source: Buffer, offset = 0, length = source.length - offset): void {
     this.tag(field, 2);
-    this.varint(bytes.length);
-    this.ensure(bytes.length);
-    this.buf.set(bytes, this.pos);
-    this.pos += bytes.length;
+    this.varint(length);
+    this.ensure(length);
+    source.copy(this.buf, this.pos, offset, offset + length);
+    this.pos += length;
   }
 }

@@ -3,13 +3,16 @@ import type { OutcomeCallback } from "./outcomes.js";
 import { ProtoWriter } from "./proto-writer.js";
 
 /**
- * One queued call: its encoded bytes and little else, so a queued call costs
- * its protobuf size plus a few dozen bytes (the messageId is read back from
- * the bytes when an outcome is reported).
+ * One queued call: where its encoded bytes lie and little else, so a queued
+ * call costs its protobuf size plus a few dozen bytes (the messageId is read
+ * back from the bytes when an outcome is reported).
  */
 export class QueuedCall {
   constructor(
-    readonly bytes: Buffer,
+    /** The switchyard.v1.Call is chunk[offset, offset + length). */
+    readonly chunk: Buffer,
+    readonly offset: number,
+    readonly length: number,
     readonly jsonBytes: number,
     /** Order of arrival, for flush(): it waits for the calls queued before it. */
     readonly seq: number,
@@ -81,6 +84,6 @@ const requestWriter = new ProtoWriter(64 * 1024);
 export function encodeBatchRequest(batchId: string, calls: readonly QueuedCall[]): Buffer {
   requestWriter.reset();
   requestWriter.string(1, batchId);
-  for (const call of calls) requestWriter.bytes(2, call.bytes);
+  for (const call of calls) requestWriter.bytes(2, call.chunk, call.offset, call.length);
   return requestWriter.copy();
 }

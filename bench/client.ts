@@ -1,0 +1,232 @@
+/**
+ * Client library benchmark: `npm run bench:client [-- --enqueue-calls N --deliver-calls N --runs R]`.
+ *
+ * Switchyard's client (@switchyard/analytics) against @segment/analytics-node as the peer:
+ *  1. enqueue: calls per second into the queue, and heap retained per queued call. Each library
+ *     runs in a child process of its own with --expose-gc (bench/lib/client-enqueue-child.ts),
+ *     `runs` times, alternating; the median is reported.
+ *  2. delivered: calls per second from the first call until the library reports everything sent
+ *     (our flush(), the peer's closeAndFlush()), into the same ingest service (its own process)
+ *     and nats-server: ours over gRPC, the peer over ingest's Segment HTTP API (/v1/batch). Both use
+ *     the same batch size (--flush-at, default 100). Every call is then counted in JetStream.
+ *
+ * Calls are the ingest benchmark's realistic ~600-byte mix. Targets: enqueue ≥ 10× the peer,
+ * heap per queued call ≤ 1/10 of the peer's, delivered ≥ 3× the peer. The machine's load average
+ * is recorded with the results (bench/results/client-<time>.json and client-latest.json): on a
+ * shared machine, compare ratios rather than absolute rates. Exits non-zero only on errors.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs, promisify } from "node:util";
+import { connect } from "@nats-io/transport-node";
+import { Analytics as SegmentAnalytics } from "@segment/analytics-node";
+import { busNames } from "@switchyard/platform";
+import { freePort, NatsServer, readCallBatches, uniqueNamespace } from "@switchyard/testkit";
+import { Analytics } from "../libs/analytics/src/index.js";
+import { clientMessages, type ClientMessage } from "./lib/client-messages.js";
+import { IngestChild } from "./lib/ingest-child.js";
+import { Cleanup, machineFacts, writeResults } from "./lib/run-support.js";
+
+const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
+const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
+const TARGETS = { enqueueRatio: 10, heapRatio: 10, deliveredRatio: 3 };
+const SOURCES = {
+  switchyard: { id: "bench-switchyard", writeKey: "wk_bench_switchyard_0123456789" },
+  segment: { id: "bench-segment", writeKey: "wk_bench_segment_0123456789" },
+};
+const run = promisify(execFile);
+
+interface EnqueueResult {
+  library: string;
+  calls: number;
+  seconds: number;
+  callsPerSecond: number;
+  heapBytesPerCall: number;
+}
+
+function parameters() {
+  const { values } = parseArgs({
+    options: {
+      "enqueue-calls": { type: "string", default: "20000" },
+      "deliver-calls": { type: "string", default: "30000" },
+      "warmup-calls": { type: "string", default: "5000" },
+      "flush-at": { type: "string", default: "100" },
+      runs: { type: "string", default: "3" },
+    },
+  });
+  const int = (name: string, text: string) => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name}: must be a positive integer, got ${text}`);
+    return value;
+  };
+  return {
+    enqueueCalls: int("enqueue-calls", values["enqueue-calls"]),
+    deliverCalls: int("deliver-calls", values["deliver-calls"]),
+    warmupCalls: int("warmup-calls", values["warmup-calls"]),
+    flushAt: int("flush-at", values["flush-at"]),
+    runs: int("runs", values.runs),
+  };
+}
+
+async function enqueueRun(library: "switchyard" | "segment", calls: number): Promise<EnqueueResult> {
+  const { stdout } = await run(
+    process.execPath,
+    ["--expose-gc", "--import", "tsx", "bench/lib/client-enqueue-child.ts", "--library", library, "--calls", String(calls)],
+    { cwd: REPO_ROOT, maxBuffer: 1024 * 1024 },
+  );
+  return JSON.parse(stdout.trim().split("\n").pop()!) as EnqueueResult;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+function meanJsonBytes(messages: ClientMessage[]): number {
+  const total = messages.reduce((sum, { type, message }) => sum + Buffer.byteLength(JSON.stringify({ type, ...message })), 0);
+  return Math.round(total / messages.length);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function send(client: { [K in ClientMessage["type"]]: (message: never) => unknown }, { type, message }: ClientMessage): void {
+  client[type](message as never);
+}
+
+/** Our client: all calls, then flush(); resolves with the seconds taken. */
+async function deliverSwitchyard(endpoint: string, messages: ClientMessage[], flushAt: number): Promise<number> {
+  const client = new Analytics(SOURCES.switchyard.writeKey, { endpoint, flushAt, maxQueueSize: messages.length + 1 });
+  let failed = 0;
+  client.on("failed", (event) => (failed += event.messageIds.length));
+  const start = performance.now();
+  for (const message of messages) send(client, message);
+  await client.flush();
+  const seconds = (performance.now() - start) / 1000;
+  await client.close();
+  if (failed > 0) throw new Error(`switchyard: ${failed} calls failed`);
+  return seconds;
+}
+
+/** The peer: all calls, then closeAndFlush(); resolves with the seconds taken. */
+async function deliverSegment(host: string, messages: ClientMessage[], flushAt: number): Promise<number> {
+  const client = new SegmentAnalytics({ writeKey: SOURCES.segment.writeKey, host, flushAt, flushInterval: 10_000 });
+  let errors = 0;
+  client.on("error", () => errors++);
+  const start = performance.now();
+  for (const message of messages) send(client, message);
+  await client.closeAndFlush({ timeout: 600_000 });
+  const seconds = (performance.now() - start) / 1000;
+  if (errors > 0) throw new Error(`segment: ${errors} errors`);
+  return seconds;
+}
+
+async function main(): Promise<void> {
+  const params = parameters();
+  const cleanup = new Cleanup();
+  process.once("SIGINT", () => void cleanup.run().finally(() => process.exit(130)));
+  const loadBefore = os.loadavg();
+  try {
+    // ---- enqueue rate and heap per queued call
+    const enqueue: Record<"switchyard" | "segment", EnqueueResult[]> = { switchyard: [], segment: [] };
+    for (let runIndex = 0; runIndex < params.runs; runIndex++) {
+      for (const library of ["switchyard", "segment"] as const) {
+        const result = await enqueueRun(library, params.enqueueCalls);
+        enqueue[library].push(result);
+        console.log(`enqueue ${library}: ${result.callsPerSecond} calls/s, ${result.heapBytesPerCall} bytes/call`);
+      }
+    }
+    const enqueueRate = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.callsPerSecond));
+    const heapPerCall = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.heapBytesPerCall));
+
+    // ---- delivered into one ingest
+    const nats = await NatsServer.start();
+    cleanup.add("stop nats-server", () => nats.dispose());
+    const dir = await mkdtemp(join(os.tmpdir(), "switchyard-bench-client-"));
+    cleanup.add("remove the workspace dir", () => rm(dir, { recursive: true, force: true }));
+    const workspaceFile = join(dir, "workspace.json");
+    await writeFile(
+      workspaceFile,
+      JSON.stringify({ sources: Object.values(SOURCES).map(({ id, writeKey }) => ({ id, writeKeys: [writeKey] })) }),
+    );
+    const namespace = uniqueNamespace();
+    const grpcPort = await freePort();
+    const httpPort = await freePort();
+    const ingest = IngestChild.start({ cwd: REPO_ROOT, natsUrl: nats.url, namespace, workspaceFile, grpcPort, httpPort });
+    cleanup.add("stop ingest", () => ingest.stop());
+    await ingest.waitUntilReady();
+    const nc = await connect({ servers: nats.url });
+    cleanup.add("close the NATS connection", () => nc.close());
+
+    const endpoint = `127.0.0.1:${grpcPort}`;
+    const host = `http://127.0.0.1:${httpPort}`;
+    const warmup = clientMessages(params.warmupCalls, 7);
+    const messages = clientMessages(params.deliverCalls);
+    // Warm up both paths through ingest (and ingest's JIT) before timing either.
+    await deliverSwitchyard(endpoint, warmup, params.flushAt);
+    await deliverSegment(host, warmup, params.flushAt);
+    const switchyardSeconds = await deliverSwitchyard(endpoint, messages, params.flushAt);
+    console.log(`delivered switchyard: ${Math.round(params.deliverCalls / switchyardSeconds)} calls/s`);
+    const segmentSeconds = await deliverSegment(host, messages, params.flushAt);
+    console.log(`delivered segment: ${Math.round(params.deliverCalls / segmentSeconds)} calls/s`);
+
+    // Every call must be in JetStream, once per run: warm-up plus measured, per source.
+    const stored = { switchyard: 0, segment: 0 };
+    for (const { batch } of await readCallBatches(nc, busNames(namespace))) {
+      if (batch.sourceId === SOURCES.switchyard.id) stored.switchyard += batch.calls.length;
+      if (batch.sourceId === SOURCES.segment.id) stored.segment += batch.calls.length;
+    }
+    const expected = params.warmupCalls + params.deliverCalls;
+    if (stored.switchyard !== expected || stored.segment !== expected) {
+      throw new Error(`JetStream holds ${stored.switchyard} (switchyard) and ${stored.segment} (segment) calls, expected ${expected} each`);
+    }
+
+    const ratios = {
+      enqueue: round(enqueueRate("switchyard") / enqueueRate("segment")),
+      heapPerCall: round(heapPerCall("segment") / heapPerCall("switchyard")),
+      delivered: round(segmentSeconds / switchyardSeconds),
+    };
+    const date = new Date();
+    const results = {
+      benchmark: "client",
+      date: date.toISOString(),
+      parameters: { ...params, meanCallJsonBytes: meanJsonBytes(messages), peer: "@segment/analytics-node 3.1.0 (HTTP /v1/batch)" },
+      enqueue: {
+        switchyardCallsPerSecond: enqueueRate("switchyard"),
+        segmentCallsPerSecond: enqueueRate("segment"),
+        switchyardHeapBytesPerCall: heapPerCall("switchyard"),
+        segmentHeapBytesPerCall: heapPerCall("segment"),
+        runs: enqueue,
+      },
+      delivered: {
+        switchyardCallsPerSecond: Math.round(params.deliverCalls / switchyardSeconds),
+        segmentCallsPerSecond: Math.round(params.deliverCalls / segmentSeconds),
+        switchyardSeconds: round(switchyardSeconds),
+        segmentSeconds: round(segmentSeconds),
+        storedInJetStream: stored,
+      },
+      ratios,
+      targets: {
+        enqueue: { ratio: TARGETS.enqueueRatio, pass: ratios.enqueue >= TARGETS.enqueueRatio },
+        heapPerCall: { ratio: TARGETS.heapRatio, pass: ratios.heapPerCall >= TARGETS.heapRatio },
+        delivered: { ratio: TARGETS.deliveredRatio, pass: ratios.delivered >= TARGETS.deliveredRatio },
+      },
+      loadAverage: { before: loadBefore.map(round), after: os.loadavg().map(round) },
+      machine: await machineFacts(REPO_ROOT, nc),
+    };
+    const file = await writeResults(RESULTS_DIR, "client", results, date);
+    console.log(JSON.stringify({ ratios, targets: results.targets, loadAverage: results.loadAverage }, null, 2));
+    console.log(`results: ${file}`);
+  } finally {
+    await cleanup.run();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
