@@ -8,7 +8,8 @@
  *  2. delivered: calls per second from the first call until the library reports everything sent
  *     (our flush(), the peer's closeAndFlush()), into the same ingest service (its own process)
  *     and nats-server: ours over gRPC, the peer over ingest's Segment HTTP API (/v1/batch). Both use
- *     the same batch size (--flush-at, default 100). Every call is then counted in JetStream.
+ *     the same batch size (--flush-at, default 100). The peer sends every full batch at once; ours
+ *     keeps at most --max-in-flight (default 16) batches out. Every call is then counted in JetStream.
  *
  * Calls are the ingest benchmark's realistic ~600-byte mix. Targets: enqueue ≥ 10× the peer,
  * heap per queued call ≤ 1/10 of the peer's, delivered ≥ 3× the peer. The machine's load average
@@ -54,6 +55,7 @@ function parameters() {
       "deliver-calls": { type: "string", default: "30000" },
       "warmup-calls": { type: "string", default: "5000" },
       "flush-at": { type: "string", default: "100" },
+      "max-in-flight": { type: "string", default: "16" },
       runs: { type: "string", default: "3" },
     },
   });
@@ -67,6 +69,7 @@ function parameters() {
     deliverCalls: int("deliver-calls", values["deliver-calls"]),
     warmupCalls: int("warmup-calls", values["warmup-calls"]),
     flushAt: int("flush-at", values["flush-at"]),
+    maxInFlight: int("max-in-flight", values["max-in-flight"]),
     runs: int("runs", values.runs),
   };
 }
@@ -99,8 +102,8 @@ function send(client: { [K in ClientMessage["type"]]: (message: never) => unknow
 }
 
 /** Our client: all calls, then flush(); resolves with the seconds taken. */
-async function deliverSwitchyard(endpoint: string, messages: ClientMessage[], flushAt: number): Promise<number> {
-  const client = new Analytics(SOURCES.switchyard.writeKey, { endpoint, flushAt, maxQueueSize: messages.length + 1 });
+async function deliverSwitchyard(endpoint: string, messages: ClientMessage[], flushAt: number, maxInFlight: number): Promise<number> {
+  const client = new Analytics(SOURCES.switchyard.writeKey, { endpoint, flushAt, maxInFlight, maxQueueSize: messages.length + 1 });
   let failed = 0;
   client.on("failed", (event) => (failed += event.messageIds.length));
   const start = performance.now();
@@ -167,9 +170,9 @@ async function main(): Promise<void> {
     const warmup = clientMessages(params.warmupCalls, 7);
     const messages = clientMessages(params.deliverCalls);
     // Warm up both paths through ingest (and ingest's JIT) before timing either.
-    await deliverSwitchyard(endpoint, warmup, params.flushAt);
+    await deliverSwitchyard(endpoint, warmup, params.flushAt, params.maxInFlight);
     await deliverSegment(host, warmup, params.flushAt);
-    const switchyardSeconds = await deliverSwitchyard(endpoint, messages, params.flushAt);
+    const switchyardSeconds = await deliverSwitchyard(endpoint, messages, params.flushAt, params.maxInFlight);
     console.log(`delivered switchyard: ${Math.round(params.deliverCalls / switchyardSeconds)} calls/s`);
     const segmentSeconds = await deliverSegment(host, messages, params.flushAt);
     console.log(`delivered segment: ${Math.round(params.deliverCalls / segmentSeconds)} calls/s`);
