@@ -17,19 +17,18 @@
  * shared machine, compare ratios rather than absolute rates. Exits non-zero only on errors.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Analytics as SegmentAnalytics } from "@segment/analytics-node";
 import { busNames } from "@switchyard/platform";
-import { freePort, NatsServer, readCallBatches, uniqueNamespace } from "@switchyard/testkit";
+import { freePort, readCallBatches, uniqueNamespace } from "@switchyard/testkit";
 import { Analytics } from "../libs/analytics/src/index.js";
 import { clientMessages, type ClientMessage } from "./lib/client-messages.js";
-import { IngestChild } from "./lib/ingest-child.js";
-import { Cleanup, machineFacts, writeResults } from "./lib/run-support.js";
+import { Cleanup, machineFacts, startNats, writeResults, writeWorkspaceFile } from "./lib/run-support.js";
+import { ServiceChild } from "./lib/service-child.js";
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -147,23 +146,36 @@ async function main(): Promise<void> {
     const heapPerCall = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.heapBytesPerCall));
 
     // ---- delivered into one ingest
-    const nats = await NatsServer.start();
-    cleanup.add("stop nats-server", () => nats.dispose());
-    const dir = await mkdtemp(join(os.tmpdir(), "switchyard-bench-client-"));
-    cleanup.add("remove the workspace dir", () => rm(dir, { recursive: true, force: true }));
-    const workspaceFile = join(dir, "workspace.json");
-    await writeFile(
-      workspaceFile,
-      JSON.stringify({ sources: Object.values(SOURCES).map(({ id, writeKey }) => ({ id, writeKeys: [writeKey] })) }),
-    );
+    const nats = await startNats(cleanup);
+    const workspaceFile = await writeWorkspaceFile(cleanup, {
+      sources: Object.values(SOURCES).map(({ id, writeKey }) => ({ id, writeKeys: [writeKey] })),
+    });
     const namespace = uniqueNamespace();
+    const names = busNames(namespace);
     const grpcPort = await freePort();
     const httpPort = await freePort();
-    const ingest = IngestChild.start({ cwd: REPO_ROOT, natsUrl: nats.url, namespace, workspaceFile, grpcPort, httpPort });
+    const ingest = ServiceChild.start({
+      service: "ingest",
+      cwd: REPO_ROOT,
+      grpcPort,
+      env: {
+        NATS_URL: nats.url,
+        SWITCHYARD_NAMESPACE: namespace,
+        SWITCHYARD_WORKSPACE_FILE: workspaceFile,
+        INGEST_GRPC_PORT: String(grpcPort),
+        INGEST_HTTP_PORT: String(httpPort),
+      },
+    });
     cleanup.add("stop ingest", () => ingest.stop());
     await ingest.waitUntilReady();
     const nc = await connect({ servers: nats.url });
     cleanup.add("close the NATS connection", () => nc.close());
+    if (nats.external) {
+      const jsm = await jetstreamManager(nc);
+      cleanup.add("delete the run's streams", async () => {
+        for (const stream of [names.callsStream, `KV_${names.configBucket}`]) await jsm.streams.delete(stream).catch(() => false);
+      });
+    }
 
     const endpoint = `127.0.0.1:${grpcPort}`;
     const host = `http://127.0.0.1:${httpPort}`;
@@ -179,7 +191,7 @@ async function main(): Promise<void> {
 
     // Every call must be in JetStream, once per run: warm-up plus measured, per source.
     const stored = { switchyard: 0, segment: 0 };
-    for (const { batch } of await readCallBatches(nc, busNames(namespace))) {
+    for (const { batch } of await readCallBatches(nc, names)) {
       if (batch.sourceId === SOURCES.switchyard.id) stored.switchyard += batch.calls.length;
       if (batch.sourceId === SOURCES.segment.id) stored.segment += batch.calls.length;
     }
@@ -218,11 +230,20 @@ async function main(): Promise<void> {
         heapPerCall: { ratio: TARGETS.heapRatio, pass: ratios.heapPerCall >= TARGETS.heapRatio },
         delivered: { ratio: TARGETS.deliveredRatio, pass: ratios.delivered >= TARGETS.deliveredRatio },
       },
-      loadAverage: { before: loadBefore.map(round), after: os.loadavg().map(round) },
-      machine: await machineFacts(REPO_ROOT, nc),
+      machine: await machineFacts(REPO_ROOT, nc, loadBefore),
     };
     const file = await writeResults(RESULTS_DIR, "client", results, date);
-    console.log(JSON.stringify({ ratios, targets: results.targets, loadAverage: results.loadAverage }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          ratios,
+          targets: results.targets,
+          loadAverage: { start: results.machine.loadAverageAtStart, end: results.machine.loadAverageAtEnd },
+        },
+        null,
+        2,
+      ),
+    );
     console.log(`results: ${file}`);
   } finally {
     await cleanup.run();
