@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { credentials, Metadata } from "@grpc/grpc-js";
+import { credentials, Metadata, type ChannelOptions } from "@grpc/grpc-js";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
@@ -95,8 +95,8 @@ export async function startStack(options: { workspace: unknown; deliveryEnv?: Re
 export class IngestClient {
   private readonly client: IngestServiceClient;
 
-  constructor(target: string) {
-    this.client = new IngestServiceClient(target, credentials.createInsecure());
+  constructor(target: string, options: ChannelOptions = {}) {
+    this.client = new IngestServiceClient(target, credentials.createInsecure(), options);
   }
 
   ingestBatch(request: Partial<IngestBatchRequest>, writeKey: string): Promise<IngestBatchResponse> {

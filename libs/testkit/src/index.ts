@@ -4,6 +4,7 @@ export { makeSelfSignedCertificate } from "./certificates.js";
 export type { SelfSignedCertificate } from "./certificates.js";
 export { freePort } from "./free-port.js";
 export { LOOPBACK_CIDRS } from "./loopback.js";
+export { NatsCluster } from "./nats-cluster.js";
 export { NatsServer } from "./nats-server.js";
 export { ServiceProcess } from "./service-process.js";
 export type { NatsServerOptions } from "./nats-server.js";

@@ -27,12 +27,16 @@ export class WebhookReceiver {
   readonly requests: ReceivedRequest[] = [];
   /** TCP connections accepted so far. With TLS a connection comes before the handshake, a request only after it. */
   connections = 0;
+  /** Requests handled so far (recorded or not). */
+  handled = 0;
   private responder: Responder = () => ({ status: 200 });
   private readonly sockets = new Set<Socket>();
 
   private constructor(
     private readonly server: Server,
     private readonly scheme: "http" | "https",
+    /** False for long runs that only count: requests reach the responder but are not kept. */
+    private readonly record: boolean,
   ) {
     server.on("connection", (socket) => {
       this.connections++;
@@ -42,10 +46,10 @@ export class WebhookReceiver {
   }
 
   /** Listens on 127.0.0.1, on `port` when given (say, one a test first saw refuse connections), else on a free one. */
-  static async start(options: { tls?: { key: string; cert: string }; port?: number } = {}): Promise<WebhookReceiver> {
+  static async start(options: { tls?: { key: string; cert: string }; port?: number; record?: boolean } = {}): Promise<WebhookReceiver> {
     const handler = (request: IncomingMessage, response: ServerResponse) => void receiver.handle(request, response);
     const server = options.tls ? createHttpsServer(options.tls, handler) : createServer(handler);
-    const receiver = new WebhookReceiver(server, options.tls ? "https" : "http");
+    const receiver = new WebhookReceiver(server, options.tls ? "https" : "http", options.record ?? true);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(options.port ?? 0, "127.0.0.1", () => {
@@ -97,7 +101,8 @@ export class WebhookReceiver {
       json,
       receivedAt: Date.now(),
     };
-    const index = this.requests.push(received) - 1;
+    const index = this.record ? this.requests.push(received) - 1 : this.handled;
+    this.handled++;
     const plan = await this.responder(received, index);
     if ("destroy" in plan) {
       request.socket.destroy();
