@@ -27,6 +27,10 @@ export async function readBody(request: IncomingMessage, limit: number): Promise
       if (bytes <= limit) chunks.push(buffer);
     }
   } catch {
+    // The gunzip stream failed and stopped reading the request: drain the rest, or the client
+    // waits forever to finish sending its body, and never reads the answer.
+    request.unpipe();
+    request.resume();
     return { ok: false, reason: "bad_encoding", bytes };
   }
   if (bytes > limit) return { ok: false, reason: "too_large", bytes };

@@ -95,6 +95,16 @@ describe("Segment-compatible HTTP API", () => {
     expect(call?.receivedAt?.getTime()).toBeGreaterThan(call?.timestamp?.getTime() ?? Infinity);
   });
 
+  it("refuses a body that is not the gzip it claims to be, and still answers the next requests", async () => {
+    // Large enough that the client is still sending when gunzip gives up: the rest must be drained, not left hanging.
+    for (let round = 0; round < 3; round++) {
+      const response = await post("/v1/track", undefined, { raw: Buffer.alloc(200_000, "x"), headers: { "Content-Encoding": "gzip" } });
+      expect(response).toMatchObject({ status: 400, body: { error: { code: "bad_encoding" } } });
+      expect(await post("/v1/track", { userId: "u1", event: "After" })).toEqual({ status: 200, body: { success: true } });
+    }
+    expect(await storedCalls()).toHaveLength(3);
+  });
+
   it("applies batch-level context and integrations to each call, the call's own keys winning", async () => {
     await post("/v1/batch", {
       context: { ip: "198.51.100.1", locale: "en" },
