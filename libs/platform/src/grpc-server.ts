@@ -47,7 +47,10 @@ export async function startGrpcServer(options: {
 }): Promise<GrpcServerHandle> {
   // channelz bookkeeping costs CPU on every call and nothing here reads it.
   const server = new Server({ "grpc.max_receive_message_length": MAX_RECEIVE_BYTES, "grpc.enable_channelz": 0 });
-  for (const service of options.services) server.addService(service.definition, service.implementation);
+  for (const service of options.services) {
+    const guarded = refuseMalformedRequests(service.definition, service.implementation);
+    server.addService(guarded.definition, guarded.implementation);
+  }
 
   const health = new HealthImplementation({ "": "SERVING", ...Object.fromEntries(options.services.map((s) => [s.name, "SERVING"])) });
   health.addToServer(server);
@@ -83,6 +86,52 @@ export async function startGrpcServer(options: {
 function serverCredentials(tls: ServerTls | undefined): ServerCredentials {
   if (!tls) return ServerCredentials.createInsecure();
   return ServerCredentials.createSsl(tls.clientCa ?? null, [{ cert_chain: tls.cert, private_key: tls.key }], tls.clientCa !== undefined);
+}
+
+/** What a unary method's deserializer returns for bytes that are not its request message. */
+class MalformedRequest {
+  constructor(readonly reason: string) {}
+}
+
+/**
+ * grpc-js answers INTERNAL when a request deserializer throws, which tells a
+ * client that sent garbage that the server is at fault. For unary methods the
+ * deserializer's failure is turned into INVALID_ARGUMENT naming the method
+ * instead. (Streaming methods decode their own messages.)
+ */
+function refuseMalformedRequests(
+  definition: ServiceDefinition,
+  implementation: UntypedServiceImplementation,
+): { definition: ServiceDefinition; implementation: UntypedServiceImplementation } {
+  const guardedDefinition: Record<string, ServiceDefinition[string]> = { ...definition };
+  const guardedImplementation: UntypedServiceImplementation = { ...implementation };
+  for (const [name, method] of Object.entries(definition)) {
+    const handler = implementation[name];
+    if (method.requestStream || method.responseStream || typeof handler !== "function") continue;
+    const deserialize = method.requestDeserialize;
+    guardedDefinition[name] = {
+      ...method,
+      requestDeserialize: (bytes: Buffer) => {
+        try {
+          return deserialize(bytes);
+        } catch (error) {
+          return new MalformedRequest(error instanceof Error ? error.message : String(error));
+        }
+      },
+    };
+    const unary = handler as (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => void;
+    guardedImplementation[name] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+      if (call.request instanceof MalformedRequest) {
+        callback({
+          code: GrpcStatus.INVALID_ARGUMENT,
+          details: `request: not a valid ${method.path} request message (${call.request.reason.slice(0, 100)})`,
+        });
+        return;
+      }
+      unary(call, callback);
+    };
+  }
+  return { definition: guardedDefinition, implementation: guardedImplementation };
 }
 
 function reflectionService(): ReflectionService {

@@ -186,6 +186,28 @@ describe("admin token", () => {
   });
 });
 
+describe("malformed requests", () => {
+  it("bytes that are not the request message get INVALID_ARGUMENT naming the method, not INTERNAL", async () => {
+    const client = new Client(`127.0.0.1:${fixture.delivery.grpcPort}`, credentials.createInsecure());
+    const metadata = new Metadata();
+    metadata.set("authorization", `Bearer ${ADMIN_TOKEN}`);
+    const error = await new Promise<{ code: number; details: string }>((resolve) =>
+      client.makeUnaryRequest(
+        "/switchyard.v1.ConfigService/PutDestination",
+        (bytes: Buffer) => bytes,
+        (bytes: Buffer) => bytes,
+        Buffer.from([5]),
+        metadata,
+        (e) => resolve(e ?? { code: status.OK, details: "" }),
+      ),
+    );
+    client.close();
+    expect(status[error.code]).toBe("INVALID_ARGUMENT");
+    expect(error.details).toMatch(/^request: not a valid \/switchyard\.v1\.ConfigService\/PutDestination request message/);
+    expect((await api.listDestinations({})).destinations).toEqual([]);
+  });
+});
+
 describe("sources", () => {
   it("CreateSource returns a write key once, stores only its digest, and ingest accepts the key", async () => {
     const created = await api.createSource({ id: "web", name: "Web backend" });
