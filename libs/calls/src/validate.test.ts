@@ -90,4 +90,9 @@ describe("checkCall", () => {
   it("reports the messageId of a refused call when it had one", () => {
     expect(rejectionOf({ type: "track", userId: "u", messageId: "m-1" }).messageId).toBe("m-1");
   });
+
+  it("refuses a call nested too deeply to serialise (max_depth) instead of throwing", () => {
+    const properties = JSON.parse(`{"v":${"[".repeat(50_000)}${"]".repeat(50_000)}}`) as unknown;
+    expect(rejectionOf({ type: "track", userId: "u", event: "E", properties })).toMatchObject({ field: "", rule: "max_depth" });
+  });
 });

@@ -30,7 +30,15 @@ export type CallCheck = { ok: true; call: ValidCall } | { ok: false; rejection: 
  */
 export function checkCall(raw: unknown, index: number, jsonBytes?: number): CallCheck {
   const messageId = messageIdOf(raw);
-  const size = jsonBytes ?? Buffer.byteLength(JSON.stringify(raw) ?? "", "utf8");
+  const size = jsonBytes ?? jsonSize(raw);
+  if (size === undefined) {
+    // Nested thousands of levels deep (JSON.parse accepts that, JSON.stringify overflows the stack):
+    // far beyond what can be stored (MAX_MESSAGE_LEVEL), so refused like any call nested too deeply.
+    return {
+      ok: false,
+      rejection: { index, messageId, field: "", rule: "max_depth", message: "call: objects and lists are nested too deeply to store" },
+    };
+  }
   if (size > MAX_CALL_BYTES) {
     return {
       ok: false,
@@ -77,6 +85,16 @@ function ruleOf(issue: z.core.$ZodIssue): string {
     }
     default:
       return "invalid";
+  }
+}
+
+/** UTF-8 size of the call's JSON, or undefined when it is nested too deeply to serialise. */
+function jsonSize(raw: unknown): number | undefined {
+  try {
+    return Buffer.byteLength(JSON.stringify(raw) ?? "", "utf8");
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
   }
 }
 

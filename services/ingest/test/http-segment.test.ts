@@ -95,6 +95,15 @@ describe("Segment-compatible HTTP API", () => {
     expect(call?.receivedAt?.getTime()).toBeGreaterThan(call?.timestamp?.getTime() ?? Infinity);
   });
 
+  it("refuses a batch call nested thousands of levels deep with 400 max_depth, not a 500", async () => {
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const response = await post("/v1/batch", undefined, {
+      raw: `{"batch":[{"type":"track","userId":"u","event":"E","properties":{"v":${deep}}},{"type":"track","userId":"u","event":"Fine"}]}`,
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ accepted: 1, rejected: [{ index: 0, rule: "max_depth" }] });
+  });
+
   it("refuses a body that is not the gzip it claims to be, and still answers the next requests", async () => {
     // Large enough that the client is still sending when gunzip gives up: the rest must be drained, not left hanging.
     for (let round = 0; round < 3; round++) {
