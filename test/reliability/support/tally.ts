@@ -6,7 +6,10 @@ import { WebhookReceiver, type ResponsePlan } from "@switchyard/testkit";
  * It keeps counts, not requests, so a 50,000-call run stays small.
  */
 export class Tally {
+  /** 2xx answers per key: what the sender counts as delivered. */
   readonly counts = new Map<string, number>();
+  /** Every request per key, whatever the answer. */
+  readonly attempts = new Map<string, number>();
   /** What the receiver answers; the default is 200. Counting happens only for 2xx answers. */
   plan: (messageId: string) => ResponsePlan = () => ({ status: 200 });
 
@@ -17,6 +20,7 @@ export class Tally {
     receiver.respond((request) => {
       const messageId = keyOf(request.json);
       const plan = this.plan(messageId);
+      this.attempts.set(messageId, (this.attempts.get(messageId) ?? 0) + 1);
       if (!("destroy" in plan) && plan.status >= 200 && plan.status < 300)
         this.counts.set(messageId, (this.counts.get(messageId) ?? 0) + 1);
       return plan;
