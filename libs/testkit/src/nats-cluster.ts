@@ -52,7 +52,8 @@ export class NatsCluster {
   async waitForJetStream(timeoutMs = 30_000): Promise<void> {
     const nc = await connect({ servers: this.nodes.filter((node) => node.running).map((node) => node.url) });
     try {
-      const jsm = await jetstreamManager(nc, { timeout: 2_000 });
+      // checkAPI off: the check itself would fail (time out) until the leader is elected, which is what we wait for.
+      const jsm = await jetstreamManager(nc, { timeout: 2_000, checkAPI: false });
       await waitFor("the JetStream cluster to elect a meta leader", async () => (await jsm.getAccountInfo()) !== undefined, {
         timeoutMs,
         intervalMs: 200,

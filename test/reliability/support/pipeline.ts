@@ -5,7 +5,7 @@ import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { busNames, type BusNames } from "@switchyard/platform";
-import { freePort, ServiceProcess, uniqueNamespace, waitFor } from "@switchyard/testkit";
+import { freePort, LOOPBACK_CIDRS, ServiceProcess, uniqueNamespace, waitFor } from "@switchyard/testkit";
 
 export type ServiceName = "ingest" | "delivery" | "audience-sync";
 
@@ -92,7 +92,7 @@ export class Pipeline {
     const own: Record<ServiceName, Record<string, string>> = {
       ingest: { INGEST_GRPC_PORT: String(this.port("ingestGrpc")), INGEST_HTTP_PORT: String(this.port("ingestHttp")) },
       // The receivers are on loopback: allow it past the outbound-address guard.
-      delivery: { DELIVERY_GRPC_PORT: String(this.port("delivery")), DELIVERY_ALLOWED_CIDRS: "127.0.0.0/8" },
+      delivery: { DELIVERY_GRPC_PORT: String(this.port("delivery")), DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS },
       "audience-sync": { AUDIENCE_GRPC_PORT: String(this.port("audience")) },
     };
     const child = ServiceProcess.start(service, { ...common, ...own[service], ...this.options.env?.[service] });

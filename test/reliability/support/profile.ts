@@ -11,6 +11,8 @@ export interface Profile {
   killCalls: number;
   /** SIGKILLs of the service under test during one run. */
   kills: number;
+  /** SIGKILLs of delivery: each costs the calls consumer's 30 s ack wait before the killed replica's batches come back. */
+  deliveryKills: number;
   /** Calls per second the load aims for, so kills land during the run rather than after it. */
   callsPerSecond: number;
   /** Calls sent while nats-server restarts, and while a cluster node is lost. */
@@ -30,6 +32,7 @@ const PROFILES: Record<ProfileName, Profile> = {
     name: "short",
     killCalls: 3_000,
     kills: 2,
+    deliveryKills: 1,
     callsPerSecond: 600,
     outageCalls: 3_000,
     audienceMembers: 5_000,
@@ -41,6 +44,7 @@ const PROFILES: Record<ProfileName, Profile> = {
     name: "long",
     killCalls: 50_000,
     kills: 5,
+    deliveryKills: 3,
     callsPerSecond: 1_500,
     outageCalls: 30_000,
     audienceMembers: 50_000,

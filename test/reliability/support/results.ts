@@ -8,6 +8,8 @@ import { profile } from "./profile.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const RESULTS_DIR = join(REPO_ROOT, "bench", "results");
+/** When this test file started (each file runs in its own worker). */
+const LOAD_AVERAGE_AT_START = os.loadavg();
 
 /** One fault scenario's end-to-end count. `lost` must be 0. */
 export interface ScenarioFigures {
@@ -88,7 +90,7 @@ async function merge(section: "scenarios" | "fuzz", key: string, entry: object, 
     }
     const sectionEntries = (current[section] as Record<string, unknown> | undefined) ?? {};
     sectionEntries[key] = { ...entry, date: new Date().toISOString() };
-    const machine = { ...(await machineFacts(REPO_ROOT, nc)), loadAverage1m: Number(os.loadavg()[0]?.toFixed(2)) };
+    const machine = await machineFacts(REPO_ROOT, nc, LOAD_AVERAGE_AT_START);
     const next = { benchmark: "reliability", profile: profile.name, ...current, machine, [section]: sectionEntries };
     await writeFile(`${file}.tmp`, `${JSON.stringify(next, null, 2)}\n`);
     await rename(`${file}.tmp`, file);

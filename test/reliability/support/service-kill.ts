@@ -54,7 +54,7 @@ export async function runServiceKillScenario(service: "ingest" | "delivery", fil
     );
     const kills = await killDuringRun(pipeline, service, {
       rng,
-      kills: profile.kills,
+      kills: service === "delivery" ? profile.deliveryKills : profile.kills,
       total: profile.killCalls,
       // Ingest is killed as calls are accepted, delivery as they are delivered.
       progress: service === "ingest" ? () => load.acceptedCount : () => tally.distinct,
@@ -73,7 +73,7 @@ export async function runServiceKillScenario(service: "ingest" | "delivery", fil
       details: { kills, refusals: load.refusals, deadLetters: await pipeline.deadLetters(), starts: pipeline.starts.get(service) },
     };
     await recordScenario(figures, pipeline.nc);
-    expect(kills).toHaveLength(profile.kills);
+    expect(kills).toHaveLength(service === "delivery" ? profile.deliveryKills : profile.kills);
     expect(counts.accepted).toBe(profile.killCalls);
     expect(counts.missingSample, "accepted calls that never arrived").toEqual([]);
     expect(counts.lost).toBe(0);
