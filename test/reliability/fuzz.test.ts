@@ -201,6 +201,18 @@ describe("bad input: property-based fuzzing", () => {
     async () => {
       const jsonText = fc.oneof(
         fc.json({ depthSize: "small" }),
+        // Well-formed calls of every type, some of which pass validation (and must then be stored valid).
+        fc
+          .record({
+            type: fc.constantFrom("track", "identify", "page", "screen", "group", "alias"),
+            userId: fc.string({ minLength: 1, maxLength: 20 }),
+            event: fc.string({ minLength: 1, maxLength: 20 }),
+            groupId: fc.string({ minLength: 1, maxLength: 10 }),
+            previousId: fc.string({ minLength: 1, maxLength: 10 }),
+            properties: struct,
+            context: struct,
+          })
+          .map((call) => JSON.stringify({ batch: [call, call] })),
         fc
           .record({
             type: fc.constantFrom("track", "identify", "page", "screen", "group", "alias", "delete", "bogus"),
@@ -242,17 +254,11 @@ describe("bad input: property-based fuzzing", () => {
           .map((size) => Buffer.from(`{"batch":[{"type":"track","userId":"u","event":"${"x".repeat(size)}"}]}`)),
       );
       const request = fc.record({
-        path: fc.constantFrom(
-          "/v1/batch",
-          "/v1/track",
-          "/v1/identify",
-          "/v1/page",
-          "/v1/screen",
-          "/v1/group",
-          "/v1/alias",
-          "/v1/import",
-          "/v1/nope",
-          "/",
+        // Mostly real endpoints, so most cases reach validation rather than a 404.
+        path: fc.oneof(
+          { arbitrary: fc.constant("/v1/batch"), weight: 6 },
+          { arbitrary: fc.constantFrom("/v1/track", "/v1/identify", "/v1/page", "/v1/screen", "/v1/group", "/v1/alias"), weight: 6 },
+          { arbitrary: fc.constantFrom("/v1/import", "/v1/nope", "/", "/v1/track/", "/v1/track?x=1"), weight: 1 },
         ),
         contentType: fc.option(
           fc.oneof(
@@ -267,8 +273,11 @@ describe("bad input: property-based fuzzing", () => {
           ),
           { nil: undefined },
         ),
-        encoding: fc.constantFrom<"none" | "gzip" | "fake-gzip" | "br">("none", "none", "gzip", "fake-gzip", "br"),
-        method: fc.constantFrom("POST", "POST", "POST", "PUT", "GET"),
+        encoding: fc.oneof(
+          { arbitrary: fc.constant<"none">("none"), weight: 6 },
+          { arbitrary: fc.constantFrom<"gzip" | "fake-gzip" | "br">("gzip", "fake-gzip", "br"), weight: 2 },
+        ),
+        method: fc.oneof({ arbitrary: fc.constant("POST"), weight: 10 }, { arbitrary: fc.constantFrom("PUT", "GET"), weight: 1 }),
         body,
       });
       const outcomes = new Outcomes();
