@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { usageError } from "./cli-error.js";
+import { CliError, usageError } from "./cli-error.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -14,6 +15,10 @@ export const CONNECTION_OPTIONS = {
   token: { type: "string" },
   "write-key": { type: "string" },
   timeout: { type: "string" },
+  tls: { type: "boolean" },
+  "ca-file": { type: "string" },
+  "cert-file": { type: "string" },
+  "key-file": { type: "string" },
 } as const satisfies Options;
 
 export const CONNECTION_HELP = `Connection options (flag, else environment variable, else default):
@@ -25,7 +30,12 @@ export const CONNECTION_HELP = `Connection options (flag, else environment varia
   --audience <host:port>  SWITCHYARD_AUDIENCE_ADDR  127.0.0.1:50053  (AudienceService, DeletionService)
   --token <token>         SWITCHYARD_ADMIN_TOKEN    (admin APIs)
   --write-key <key>       SWITCHYARD_WRITE_KEY      (IngestService, Segment HTTP API)
-  --timeout <ms>          SWITCHYARD_TIMEOUT_MS     10000`;
+  --timeout <ms>          SWITCHYARD_TIMEOUT_MS     10000
+  --tls                   SWITCHYARD_TLS=1          gRPC over TLS (services with SWITCHYARD_TLS_CERT_FILE)
+  --ca-file <pem>         SWITCHYARD_CA_FILE        CAs to trust instead of the system's (implies --tls)
+  --cert-file <pem>       SWITCHYARD_CLIENT_CERT_FILE  client certificate, for mutual TLS
+  --key-file <pem>        SWITCHYARD_CLIENT_KEY_FILE   its private key
+  (For --http to an https:// URL with a private CA, set NODE_EXTRA_CA_CERTS=<pem>.)`;
 
 export interface Connection {
   natsUrl: string;
@@ -37,6 +47,8 @@ export interface Connection {
   adminToken: string | undefined;
   writeKey: string | undefined;
   timeoutMs: number;
+  /** Set when gRPC goes over TLS: PEM contents (undefined: the system's CAs, no client certificate). */
+  tls: { ca: Buffer | undefined; cert: Buffer | undefined; key: Buffer | undefined } | undefined;
 }
 
 export function connectionFrom(values: ParsedValues, env: NodeJS.ProcessEnv, command: string): Connection {
@@ -60,7 +72,26 @@ export function connectionFrom(values: ParsedValues, env: NodeJS.ProcessEnv, com
     adminToken: pick("token", "SWITCHYARD_ADMIN_TOKEN"),
     writeKey: pick("write-key", "SWITCHYARD_WRITE_KEY"),
     timeoutMs,
+    tls: tlsFrom(values, pick),
   };
+}
+
+function tlsFrom(values: ParsedValues, pick: (flag: string, variable: string) => string | undefined): Connection["tls"] {
+  const caFile = pick("ca-file", "SWITCHYARD_CA_FILE");
+  const certFile = pick("cert-file", "SWITCHYARD_CLIENT_CERT_FILE");
+  const keyFile = pick("key-file", "SWITCHYARD_CLIENT_KEY_FILE");
+  const on = values.tls === true || process.env.SWITCHYARD_TLS === "1" || caFile !== undefined || certFile !== undefined;
+  if (!on) return undefined;
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new CliError("--cert-file and --key-file go together (mutual TLS)", 2);
+  const read = (flag: string, file: string | undefined) => {
+    if (file === undefined) return undefined;
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new CliError(`--${flag}: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`, 2);
+    }
+  };
+  return { ca: read("ca-file", caFile), cert: read("cert-file", certFile), key: read("key-file", keyFile) };
 }
 
 export type ParsedValues = Record<string, string | boolean | (string | boolean)[] | undefined>;

@@ -129,7 +129,9 @@ export async function invoke(method: RpcMethod, requests: unknown[], connection:
   const { definition, service } = method;
   const metadata = metadataFor(service, connection);
   const messages = requests.map((json) => method.request.fromJSON(json));
-  const client = new Client(connection[service.target], credentials.createInsecure());
+  const { tls } = connection;
+  const channel = tls ? credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null) : credentials.createInsecure();
+  const client = new Client(connection[service.target], channel);
   const serialize = (value: unknown) => definition.requestSerialize(value as never);
   const deserialize = (bytes: Buffer) => definition.responseDeserialize(bytes);
   const options = { deadline: Date.now() + connection.timeoutMs };
