@@ -6,6 +6,7 @@ export { freePort } from "./free-port.js";
 export { LOOPBACK_CIDRS } from "./loopback.js";
 export { NatsCluster } from "./nats-cluster.js";
 export { NatsServer } from "./nats-server.js";
+export { leakedSecrets } from "./secret-scan.js";
 export { ServiceProcess } from "./service-process.js";
 export type { NatsServerOptions } from "./nats-server.js";
 export { waitFor } from "./wait-for.js";
