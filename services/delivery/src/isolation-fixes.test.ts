@@ -59,20 +59,20 @@ describe("DestinationGate: a stalled destination", () => {
 
   it("does not call a stall when its own check ran late: this process was held up, not the receiver", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate({ ...OPTIONS, stallMs: 200 }, clock.now);
+    // Long enough that the re-check (a quarter of it later) cannot overtake the assertions on a busy machine.
+    const gate = new DestinationGate({ ...OPTIONS, stallMs: 800 }, clock.now);
     await gate.acquire();
     await gate.acquire();
     const waiter = track(gate.acquire());
-    clock.advance(200);
-    const blockedUntil = performance.now() + 500;
+    clock.advance(800);
+    const blockedUntil = performance.now() + 1_100;
     while (performance.now() < blockedUntil); // the event loop is blocked well past the check's time
     await sleep(10);
     expect(waiter.settled).toBe(false);
     expect(gate.stalled).toBe(false);
     // Looked at again a quarter of stallMs later, once caught up, it is still stuck: now it counts.
-    await sleep(150);
+    await waitFor("the second look to call the stall", () => waiter.settled);
     expect(gate.stalled).toBe(true);
-    expect(waiter.settled).toBe(true);
   });
 
   it("is not stalled while slots are being freed", async () => {
