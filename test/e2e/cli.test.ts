@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Call } from "@switchyard/contracts";
-import { WebhookReceiver, waitFor } from "@switchyard/testkit";
+import { loadDeliveryConfig, startDelivery } from "@switchyard/delivery";
+import { createLogger } from "@switchyard/platform";
+import { makeSelfSignedCertificate, WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { signStandardWebhook, signXSignature } from "@switchyard/webhook-verify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "../helpers/stack.js";
@@ -247,6 +249,37 @@ describe("switchyard send, config and deliveries against the running services", 
     expect(JSON.parse(listed.stdout).connections).toHaveLength(2);
     expect(noToken).toMatchObject({ code: 2, stderr: expect.stringContaining("--token or set SWITCHYARD_ADMIN_TOKEN") });
     expect(badJson).toMatchObject({ code: 2, stderr: expect.stringContaining("--properties: must be valid JSON") });
+  });
+});
+
+describe("switchyard over TLS", () => {
+  it("reaches a TLS-serving service when told its CA, and says why not otherwise", async () => {
+    const certificate = await makeSelfSignedCertificate(dir);
+    const tlsDelivery = await startDelivery(
+      loadDeliveryConfig({
+        NATS_URL: stack.nats.url,
+        SWITCHYARD_NAMESPACE: `${stack.names.namespace}tls`,
+        DELIVERY_GRPC_PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "silent",
+        SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+        SWITCHYARD_TLS_CERT_FILE: certificate.certPath,
+        SWITCHYARD_TLS_KEY_FILE: certificate.keyPath,
+      }),
+      createLogger({ service: "delivery", level: "silent" }),
+    );
+    try {
+      const address = `127.0.0.1:${tlsDelivery.grpcPort}`;
+      const [trusted, untrusted] = await Promise.all([
+        cli(["call", "ConfigService/ListSources", "--delivery", address, "--ca-file", certificate.certPath]),
+        cli(["call", "ConfigService/ListSources", "--delivery", address, "--tls"]),
+      ]);
+      expect(trusted).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(trusted.stdout)).toEqual({});
+      expect(untrusted).toMatchObject({ code: 1, stderr: expect.stringContaining("trust the server's CA with --ca-file") });
+    } finally {
+      await tlsDelivery.stop();
+    }
   });
 });
 

@@ -9,9 +9,14 @@ import { fileURLToPath } from "node:url";
 
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 const tsx = import.meta.resolve("tsx");
-const child = spawn(process.execPath, ["--conditions=switchyard-source", "--import", tsx, main, ...process.argv.slice(2)], {
-  stdio: "inherit",
-});
+// --no-deprecation: Node's notices (e.g. about TLS to an IP address) are not the command's output.
+const child = spawn(
+  process.execPath,
+  ["--no-deprecation", "--conditions=switchyard-source", "--import", tsx, main, ...process.argv.slice(2)],
+  {
+    stdio: "inherit",
+  },
+);
 
 // Signals are passed on (a Ctrl-C in a terminal reaches both; the command copes with twice), and
 // this process waits for the command's exit code. A process that kills only this one must not

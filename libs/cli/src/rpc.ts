@@ -160,6 +160,12 @@ function describeRpcError(error: unknown, method: RpcMethod, target: string): Er
   const grpcError = error as Partial<ServiceError>;
   if (typeof grpcError.code !== "number") return error instanceof Error ? error : new Error(String(error));
   const name = status[grpcError.code] ?? String(grpcError.code);
-  const hint = grpcError.code === status.UNAVAILABLE ? ` (is the service running at ${target}?)` : "";
-  return new CliError(`${method.fullName}: ${name}: ${grpcError.details ?? grpcError.message}${hint}`);
+  const details = grpcError.details ?? grpcError.message ?? "";
+  const hint =
+    grpcError.code !== status.UNAVAILABLE
+      ? ""
+      : /certificate|SSL|TLS/i.test(details)
+        ? " (TLS: trust the server's CA with --ca-file)"
+        : ` (is the service running at ${target}, plaintext or --tls as it serves?)`;
+  return new CliError(`${method.fullName}: ${name}: ${details}${hint}`);
 }
