@@ -51,7 +51,17 @@ export class ServiceChild {
   static start(options: ServiceChildOptions): ServiceChild {
     const child = spawn(process.execPath, [...(options.nodeFlags ?? []), "--import", "tsx", `services/${options.service}/src/main.ts`], {
       cwd: options.cwd,
-      env: { ...process.env, HOST: "127.0.0.1", LOG_LEVEL: "warn", SHUTDOWN_GRACE_MS: "5000", ...options.env },
+      env: {
+        ...process.env,
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
+        SHUTDOWN_GRACE_MS: "5000",
+        // Free ops ports, so a bench never collides with a suite already running on the defaults.
+        INGEST_OPS_PORT: "0",
+        DELIVERY_OPS_PORT: "0",
+        AUDIENCE_OPS_PORT: "0",
+        ...options.env,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     return new ServiceChild(child, options.service, options.grpcPort);

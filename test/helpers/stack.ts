@@ -52,11 +52,17 @@ export async function startStack(options: { workspace: unknown; deliveryEnv?: Re
     LOG_LEVEL: "silent",
   };
   const ingest = await startIngest(
-    loadIngestConfig({ ...common, INGEST_GRPC_PORT: "0", INGEST_HTTP_PORT: "0" }),
+    loadIngestConfig({ ...common, INGEST_GRPC_PORT: "0", INGEST_OPS_PORT: "0", INGEST_HTTP_PORT: "0" }),
     createLogger({ service: "ingest", level: "silent" }),
   );
   const delivery = await startDelivery(
-    loadDeliveryConfig({ ...common, DELIVERY_GRPC_PORT: "0", DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS, ...options.deliveryEnv }),
+    loadDeliveryConfig({
+      ...common,
+      DELIVERY_GRPC_PORT: "0",
+      DELIVERY_OPS_PORT: "0",
+      DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS,
+      ...options.deliveryEnv,
+    }),
     createLogger({ service: "delivery", level: "silent" }),
   );
   const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });

@@ -26,6 +26,8 @@ export interface GrpcServiceRegistration {
 export interface GrpcServerHandle {
   readonly port: number;
   readonly health: HealthImplementation;
+  /** Sets every service SERVING or NOT_SERVING (readiness drives it); ignored once shutdown began. */
+  setServing(serving: boolean): void;
   /** Marks every service NOT_SERVING, stops accepting calls and waits for in-flight ones (up to graceMs). */
   shutdown(graceMs: number): Promise<void>;
 }
@@ -62,12 +64,21 @@ export async function startGrpcServer(options: {
     );
   });
 
+  let shuttingDown = false;
+  const setAll = (status: "SERVING" | "NOT_SERVING") => {
+    health.setStatus("", status);
+    for (const service of options.services) health.setStatus(service.name, status);
+  };
+
   return {
     port,
     health,
+    setServing: (serving) => {
+      if (!shuttingDown) setAll(serving ? "SERVING" : "NOT_SERVING");
+    },
     shutdown: async (graceMs) => {
-      health.setStatus("", "NOT_SERVING");
-      for (const service of options.services) health.setStatus(service.name, "NOT_SERVING");
+      shuttingDown = true;
+      setAll("NOT_SERVING");
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           options.logger.warn("gRPC calls still running after the grace period; cancelling them");

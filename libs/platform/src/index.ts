@@ -46,3 +46,8 @@ export type {
 } from "./workspace/schema.js";
 export { WorkspaceView } from "./workspace/view.js";
 export { basicAuthorization, hashWriteKey, writeKeyFromAuthorization, writeKeyHashesEqual } from "./write-keys.js";
+export { ChildCache, Counter, Gauge, Histogram, METRIC_PREFIX, Registry, childrenByLabel } from "./ops/metrics.js";
+export { startOpsServer, withOpsServer } from "./ops/ops-server.js";
+export type { OpsServer } from "./ops/ops-server.js";
+export { Readiness, kvStream, objectStoreStream } from "./ops/readiness.js";
+export type { BusRequirements, ReadinessReport } from "./ops/readiness.js";

@@ -9,6 +9,8 @@ import type { Logger } from "pino";
 export interface BusConnection {
   readonly nc: NatsConnection;
   isConnected(): boolean;
+  /** Calls `listener` whenever the link goes down or comes back (readiness re-checks then, not on its next tick). */
+  onLinkChange(listener: (connected: boolean) => void): void;
   /** Drains subscriptions and pending publishes, then closes. */
   drain(): Promise<void>;
 }
@@ -31,17 +33,23 @@ export async function connectBus({ servers, name, logger }: ConnectOptions): Pro
     noAsyncTraces: true,
   });
   let connected = true;
+  const linkListeners: ((connected: boolean) => void)[] = [];
+  const setConnected = (value: boolean) => {
+    if (connected === value) return;
+    connected = value;
+    for (const listener of linkListeners) listener(value);
+  };
   logger.info({ server: nc.getServer() }, "connected to NATS");
 
   void (async () => {
     for await (const status of nc.status()) {
       switch (status.type) {
         case "disconnect":
-          connected = false;
+          setConnected(false);
           logger.warn({ server: status.server }, "disconnected from NATS");
           break;
         case "reconnect":
-          connected = true;
+          setConnected(true);
           logger.info({ server: status.server }, "reconnected to NATS");
           break;
         case "error":
@@ -53,13 +61,16 @@ export async function connectBus({ servers, name, logger }: ConnectOptions): Pro
     }
   })();
   void nc.closed().then((error) => {
-    connected = false;
+    setConnected(false);
     if (error) logger.error({ err: error }, "NATS connection closed with an error");
   });
 
   return {
     nc,
     isConnected: () => connected && !nc.isClosed(),
+    onLinkChange: (listener) => {
+      linkListeners.push(listener);
+    },
     drain: async () => {
       if (!nc.isClosed()) await nc.drain();
     },

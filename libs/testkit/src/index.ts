@@ -4,6 +4,8 @@ export { makeSelfSignedCertificate } from "./certificates.js";
 export type { SelfSignedCertificate } from "./certificates.js";
 export { freePort } from "./free-port.js";
 export { LOOPBACK_CIDRS } from "./loopback.js";
+export { MetricsSnapshot } from "./metrics-scrape.js";
+export type { MetricSample } from "./metrics-scrape.js";
 export { NatsCluster } from "./nats-cluster.js";
 export { NatsServer } from "./nats-server.js";
 export { leakedSecrets } from "./secret-scan.js";

@@ -2,10 +2,13 @@ import { commonEnvSchema, parseEnv, portVar, positiveIntVar } from "@switchyard/
 import { z } from "zod";
 
 export const DEFAULT_GRPC_PORT = 50053;
+export const DEFAULT_OPS_PORT = 9103;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 
 export const audienceSyncEnvSchema = commonEnvSchema.extend({
   AUDIENCE_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
+  /** /healthz, /readyz and /metrics. */
+  AUDIENCE_OPS_PORT: portVar(DEFAULT_OPS_PORT),
   /** Bearer token of the audience and deletion APIs. Unset: they refuse every call. */
   SWITCHYARD_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(10 * 60_000),

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Call, DeletionServiceServer } from "@switchyard/contracts";
 import { requireAdmin, ServiceError, unaryHandler, type Logger, type WorkspaceView } from "@switchyard/platform";
 import { deterministicId, type CallEmitter } from "./call-emitter.js";
+import type { AudienceMetrics } from "./metrics.js";
 
 /**
  * switchyard.v1.DeletionService: a deletion request for a user becomes one
@@ -12,6 +13,7 @@ export function deletionApi(deps: {
   adminToken: string | undefined;
   workspace: WorkspaceView;
   emitter: CallEmitter;
+  metrics: AudienceMetrics;
   logger: Logger;
 }): DeletionServiceServer {
   return {
@@ -41,6 +43,7 @@ export function deletionApi(deps: {
           payload: { $case: "delete", value: {} },
         };
         await deps.emitter.emit(sourceId, `delete:${deterministicId(requestId, request.userId)}`, [call]);
+        deps.metrics.emitted("deletion", 1);
         notified.push(sourceId);
       }
       deps.logger.info({ requestId, notified }, "deletion request forwarded");

@@ -2,22 +2,41 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm, setSha256Backend } from "@nats-io/obj";
 import { DeletionServiceService } from "@switchyard/contracts";
-import { busNames, connectBus, openWorkspace, ensureCallsStream, loadServerTls, startGrpcServer, type Logger } from "@switchyard/platform";
+import {
+  busNames,
+  connectBus,
+  ensureCallsStream,
+  kvStream,
+  loadServerTls,
+  objectStoreStream,
+  openWorkspace,
+  startGrpcServer,
+  withOpsServer,
+  type Logger,
+  type OpsServer,
+} from "@switchyard/platform";
 import { audienceApi } from "./audience-api.js";
 import { CallEmitter } from "./call-emitter.js";
 import type { AudienceSyncConfig } from "./config.js";
 import { deletionApi } from "./deletion-api.js";
+import { AudienceMetrics } from "./metrics.js";
 import { audienceServiceDefinition } from "./snapshot-chunk.js";
 import { StateStore } from "./state-store.js";
 import { SyncEngine } from "./sync-engine.js";
 
 export interface AudienceSyncHandle {
   readonly grpcPort: number;
+  /** /healthz, /readyz, /metrics. */
+  readonly opsPort: number;
   /** Stops accepting syncs, lets running ones finish, drains NATS. */
   stop(): Promise<void>;
 }
 
-export async function startAudienceSync(config: AudienceSyncConfig, logger: Logger): Promise<AudienceSyncHandle> {
+export function startAudienceSync(config: AudienceSyncConfig, logger: Logger): Promise<AudienceSyncHandle> {
+  return withOpsServer({ host: config.HOST, port: config.AUDIENCE_OPS_PORT, logger }, (ops) => startWithOps(config, logger, ops));
+}
+
+async function startWithOps(config: AudienceSyncConfig, logger: Logger, ops: OpsServer): Promise<AudienceSyncHandle> {
   const names = busNames(config.SWITCHYARD_NAMESPACE);
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
   const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-audience-sync", logger });
@@ -43,7 +62,8 @@ export async function startAudienceSync(config: AudienceSyncConfig, logger: Logg
 
   const emitter = new CallEmitter(js, names);
   const store = new StateStore(metaKv, objects);
-  const engine = new SyncEngine({ workspace, store, emitter, logger });
+  const metrics = new AudienceMetrics(ops.registry);
+  const engine = new SyncEngine({ workspace, store, emitter, metrics, logger });
   const adminToken = config.SWITCHYARD_ADMIN_TOKEN;
   const grpc = await startGrpcServer({
     host: config.HOST,
@@ -59,19 +79,32 @@ export async function startAudienceSync(config: AudienceSyncConfig, logger: Logg
       {
         name: "switchyard.v1.DeletionService",
         definition: DeletionServiceService,
-        implementation: deletionApi({ adminToken, workspace, emitter, logger }),
+        implementation: deletionApi({ adminToken, workspace, emitter, metrics, logger }),
       },
     ],
   });
-  logger.info({ grpcPort: grpc.port, namespace: names.namespace }, "audience-sync ready");
+  ops.readiness.onChange((ready) => grpc.setServing(ready));
+  await ops.readiness.watch({
+    bus,
+    streams: [
+      names.callsStream,
+      kvStream(names.configBucket),
+      kvStream(names.audienceStateBucket),
+      objectStoreStream(names.audienceStateObjects),
+    ],
+  });
+  logger.info({ grpcPort: grpc.port, opsPort: ops.port, namespace: names.namespace }, "audience-sync ready");
 
   return {
     grpcPort: grpc.port,
+    opsPort: ops.port,
     stop: async () => {
+      ops.readiness.shutdown();
       await grpc.shutdown(config.SHUTDOWN_GRACE_MS);
       await store.settled();
       workspace.close();
       await bus.drain();
+      await ops.stop();
     },
   };
 }

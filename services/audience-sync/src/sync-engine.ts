@@ -1,6 +1,7 @@
 import type { Call } from "@switchyard/contracts";
 import { ServiceError, type Logger, type WorkspaceView } from "@switchyard/platform";
 import { deterministicId, type CallEmitter } from "./call-emitter.js";
+import type { AudienceMetrics } from "./metrics.js";
 import { snakeCase } from "./snake-case.js";
 import { applyIncrement, diffStates, type Change } from "./state-diff.js";
 import type { LoadedState, StateStore, SyncKind } from "./state-store.js";
@@ -35,7 +36,9 @@ const ABSENT_VALUE: Record<SyncKind, string> = { audience: "false", trait: "null
  * was already applied emits nothing.
  */
 export class SyncEngine {
-  constructor(private readonly deps: { workspace: WorkspaceView; store: StateStore; emitter: CallEmitter; logger: Logger }) {}
+  constructor(
+    private readonly deps: { workspace: WorkspaceView; store: StateStore; emitter: CallEmitter; metrics: AudienceMetrics; logger: Logger },
+  ) {}
 
   /** Checks what a sync names before any of its data is read. Returns the trait key. */
   checkTarget(target: SyncTarget): string {
@@ -61,6 +64,17 @@ export class SyncEngine {
   }
 
   async apply(target: SyncTarget, input: SyncInput, prefetched?: Promise<LoadedState>): Promise<SyncSummary> {
+    try {
+      const summary = await this.applyOnce(target, input, prefetched);
+      this.deps.metrics.sync(target.kind, summary.alreadyApplied ? "already_applied" : "applied");
+      return summary;
+    } catch (error) {
+      this.deps.metrics.sync(target.kind, "failed");
+      throw error;
+    }
+  }
+
+  private async applyOnce(target: SyncTarget, input: SyncInput, prefetched?: Promise<LoadedState>): Promise<SyncSummary> {
     const trait = this.checkTarget(target);
     const { kind, sourceId, syncId } = target;
     const { store, emitter } = this.deps;
@@ -88,6 +102,7 @@ export class SyncEngine {
       const now = new Date();
       const calls = mapIterable(changes, (change) => this.identifyCall(target, trait, change, now));
       emitted = await emitter.emit(sourceId, `${kind}:${deterministicId(trait)}:${syncId}`, calls);
+      this.deps.metrics.emitted(kind, emitted);
     } catch (error) {
       await staged.then(
         (object) => store.discard(object),

@@ -54,12 +54,22 @@ export async function startAudienceFixture(workspace: unknown): Promise<Audience
   };
   const logger = createLogger({ service: "test", level: "silent" });
   const delivery = await startDelivery(
-    loadDeliveryConfig({ ...env, DELIVERY_GRPC_PORT: "0", DELIVERY_RETRY_BASE_DELAY_MS: "100", DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS }),
+    loadDeliveryConfig({
+      ...env,
+      DELIVERY_GRPC_PORT: "0",
+      DELIVERY_OPS_PORT: "0",
+      DELIVERY_RETRY_BASE_DELAY_MS: "100",
+      DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS,
+    }),
     logger,
   );
   // A client that cancels a stream may leave its HTTP/2 stream open until the connection
   // closes; a short grace keeps teardown quick (shutdown forces close after it).
-  const startSync = () => startAudienceSync(loadAudienceSyncConfig({ ...env, AUDIENCE_GRPC_PORT: "0", SHUTDOWN_GRACE_MS: "2000" }), logger);
+  const startSync = () =>
+    startAudienceSync(
+      loadAudienceSyncConfig({ ...env, AUDIENCE_GRPC_PORT: "0", AUDIENCE_OPS_PORT: "0", SHUTDOWN_GRACE_MS: "2000" }),
+      logger,
+    );
   let audienceSync = await startSync();
   let client = new AudienceClient(`127.0.0.1:${audienceSync.grpcPort}`);
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { AddressPolicy } from "./outbound/address-policy.js";
 
 export const DEFAULT_GRPC_PORT = 50052;
+export const DEFAULT_OPS_PORT = 9102;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 export const DEFAULT_RETRY_WINDOW_MS = 4 * 3600_000;
 export const DEFAULT_RETRY_BASE_DELAY_MS = 1_000;
@@ -19,6 +20,8 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 export const deliveryEnvSchema = commonEnvSchema.extend({
   DELIVERY_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
+  /** /healthz, /readyz and /metrics. */
+  DELIVERY_OPS_PORT: portVar(DEFAULT_OPS_PORT),
   /** Bearer token for the configuration and delivery gRPC APIs. Unset: those APIs refuse every call. */
   SWITCHYARD_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   DELIVERY_REQUEST_TIMEOUT_MS: positiveIntVar(DEFAULT_REQUEST_TIMEOUT_MS),

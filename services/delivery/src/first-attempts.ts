@@ -4,6 +4,7 @@ import type { Destination, Logger, WorkspaceView } from "@switchyard/platform";
 import type { DestinationGates } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
 import { webhooksEnabled } from "./integrations.js";
+import type { DeliveryMetrics } from "./metrics.js";
 import type { AttemptOutcome } from "./retry-policy.js";
 import type { RetryQueue } from "./retry-queue.js";
 import type { Settler } from "./settle.js";
@@ -15,6 +16,7 @@ export interface FirstAttemptDeps {
   gates: DestinationGates;
   settler: Settler;
   retryQueue: RetryQueue;
+  metrics: DeliveryMetrics;
   logger: Logger;
 }
 
@@ -72,6 +74,7 @@ export class FirstAttempts {
     if (!release) {
       // The destination is failing: its calls wait on the retry path, not in this batch.
       await this.deps.retryQueue.schedule({ ...task, notBefore: new Date() });
+      this.deps.metrics.deferred();
       return;
     }
     let result: FanOutResult | undefined;

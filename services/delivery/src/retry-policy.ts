@@ -5,6 +5,9 @@
 
 export type AttemptOutcome = "delivered" | "retryable" | "permanent";
 
+/** Why a delivery stopped being retried. */
+export type DeadLetterReason = "window_exhausted" | "permanent_failure" | "destination_removed";
+
 /** Retryable: 5xx, 408, 429. Delivered: 2xx. Everything else (3xx: redirects are never followed, other 4xx) is permanent. */
 export function outcomeOfStatus(status: number): AttemptOutcome {
   if (status >= 200 && status < 300) return "delivered";

@@ -2,7 +2,18 @@ import { readFile } from "node:fs/promises";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { DeliveryServiceService, configApi } from "@switchyard/contracts";
-import { busNames, connectBus, openWorkspace, ensureCallsStream, loadServerTls, startGrpcServer, type Logger } from "@switchyard/platform";
+import {
+  busNames,
+  connectBus,
+  ensureCallsStream,
+  kvStream,
+  loadServerTls,
+  openWorkspace,
+  startGrpcServer,
+  withOpsServer,
+  type Logger,
+  type OpsServer,
+} from "@switchyard/platform";
 import { ConcurrentConsumer } from "./concurrent-consumer.js";
 import { configService } from "./config-api.js";
 import type { DeliveryConfig } from "./config.js";
@@ -12,6 +23,7 @@ import { DeliveryLog } from "./delivery-log.js";
 import { DeliveryStats } from "./delivery-stats.js";
 import { DestinationGates } from "./destination-gate.js";
 import { FirstAttempts } from "./first-attempts.js";
+import { DeliveryMetrics } from "./metrics.js";
 import { Retries } from "./retries.js";
 import { RetryQueue } from "./retry-queue.js";
 import { Settler } from "./settle.js";
@@ -24,12 +36,18 @@ const MIN_STALL_MS = 250;
 
 export interface DeliveryHandle {
   readonly grpcPort: number;
+  /** /healthz, /readyz, /metrics. */
+  readonly opsPort: number;
   /** Stops taking messages, finishes the deliveries in flight, drains NATS. */
   stop(): Promise<void>;
 }
 
 /** Starts the delivery service: streams and consumers, the two delivery loops, and its gRPC APIs. */
-export async function startDelivery(config: DeliveryConfig, logger: Logger): Promise<DeliveryHandle> {
+export function startDelivery(config: DeliveryConfig, logger: Logger): Promise<DeliveryHandle> {
+  return withOpsServer({ host: config.HOST, port: config.DELIVERY_OPS_PORT, logger }, (ops) => startWithOps(config, logger, ops));
+}
+
+async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServer): Promise<DeliveryHandle> {
   const names = busNames(config.SWITCHYARD_NAMESPACE);
   const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-delivery", logger });
   const jsm = await jetstreamManager(bus.nc);
@@ -79,8 +97,9 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
     maxDelayMs: config.DELIVERY_RETRY_MAX_DELAY_MS,
     windowMs: config.DELIVERY_RETRY_WINDOW_MS,
   };
-  const settler = new Settler({ retryQueue, deadLetters, log, stats, schedule, logger });
-  const firstAttempts = new FirstAttempts({ workspace, sender, gates, settler, retryQueue, logger });
+  const metrics = new DeliveryMetrics(ops.registry, { bus, names });
+  const settler = new Settler({ retryQueue, deadLetters, log, stats, metrics, schedule, logger });
+  const firstAttempts = new FirstAttempts({ workspace, sender, gates, settler, retryQueue, metrics, logger });
   const retries = new Retries({ workspace, sender, gates, settler, windowMs: schedule.windowMs, logger });
 
   const consumerOptions = { heartbeatMs: 10_000, failureDelayMs: 1_000 };
@@ -117,17 +136,39 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
       },
     ],
   });
-  logger.info({ grpcPort: grpc.port, namespace: names.namespace, allowedCidrs: config.DELIVERY_ALLOWED_CIDRS.allowlist }, "delivery ready");
+  ops.readiness.onChange((ready) => grpc.setServing(ready));
+  await ops.readiness.watch({
+    bus,
+    streams: [
+      names.callsStream,
+      names.retryStream,
+      names.deadStream,
+      names.deliveryLogStream,
+      kvStream(names.configBucket),
+      kvStream(names.deliveryStatsBucket),
+    ],
+    consumers: [
+      [names.callsStream, CALLS_CONSUMER],
+      [names.retryStream, RETRY_CONSUMER],
+    ],
+  });
+  logger.info(
+    { grpcPort: grpc.port, opsPort: ops.port, namespace: names.namespace, allowedCidrs: config.DELIVERY_ALLOWED_CIDRS.allowlist },
+    "delivery ready",
+  );
 
   return {
     grpcPort: grpc.port,
+    opsPort: ops.port,
     stop: async () => {
+      ops.readiness.shutdown();
       await grpc.shutdown(config.SHUTDOWN_GRACE_MS);
       await Promise.all([callsConsumer.stop(), retryConsumer.stop()]);
       await stats.close();
       workspace.close();
       await sender.close();
       await bus.drain();
+      await ops.stop();
     },
   };
 }

@@ -4,12 +4,11 @@ import type { DeadLetters } from "./dead-letters.js";
 import type { DeliveryLog } from "./delivery-log.js";
 import type { DeliveryStats } from "./delivery-stats.js";
 import type { FanOutResult, UrlAttempt } from "./fan-out.js";
-import { nextStep, type RetrySchedule } from "./retry-policy.js";
+import type { DeliveryMetrics } from "./metrics.js";
+import { nextStep, type DeadLetterReason, type RetrySchedule } from "./retry-policy.js";
 import type { RetryQueue } from "./retry-queue.js";
 
 const SETTLED = Promise.resolve();
-
-export type DeadLetterReason = "window_exhausted" | "permanent_failure" | "destination_removed";
 
 /**
  * Makes the outcome of one round of requests durable, the same way for first
@@ -24,6 +23,7 @@ export class Settler {
       deadLetters: DeadLetters;
       log: DeliveryLog;
       stats: DeliveryStats;
+      metrics: DeliveryMetrics;
       schedule: RetrySchedule;
       logger: Logger;
     },
@@ -34,17 +34,23 @@ export class Settler {
     // The common case, every request answered 2xx: only a count, nothing to store or wait for.
     if (result.delivered && result.attempts.every((a) => a.outcome === "delivered")) {
       this.deps.stats.add(task.destinationId, { delivered: 1 });
+      this.deps.metrics.requestsMade(result.attempts);
+      this.deps.metrics.delivered(task.call?.receivedAt);
       return SETTLED;
     }
     return this.settleFailures(task, result);
   }
 
   private async settleFailures(task: DeliveryTask, result: FanOutResult): Promise<void> {
+    this.deps.metrics.requestsMade(result.attempts);
     const attempt = task.attemptsBefore + 1;
     const failed = result.attempts.filter((a) => a.outcome !== "delivered");
     await Promise.all(failed.map((a) => this.deps.log.record(attemptRecord(task, a, attempt))));
     this.deps.stats.add(task.destinationId, { failedAttempts: failed.length, delivered: result.delivered ? 1 : 0 });
-    if (result.delivered) return;
+    if (result.delivered) {
+      this.deps.metrics.delivered(task.call?.receivedAt);
+      return;
+    }
 
     const lastFailure = failed.at(-1);
     if (result.retryableUrlIndexes.length === 0) {
@@ -70,6 +76,7 @@ export class Settler {
       notBefore: new Date(now + step.delayMs),
       lastFailure: lastFailure ? attemptRecord(task, lastFailure, attempt) : task.lastFailure,
     });
+    this.deps.metrics.retryScheduled();
   }
 
   async deadLetter(task: DeliveryTask, reason: DeadLetterReason, attempts: number, lastFailure?: UrlAttempt): Promise<void> {
@@ -83,6 +90,7 @@ export class Settler {
       at: new Date(),
     });
     this.deps.stats.add(task.destinationId, { deadLettered: 1 });
+    this.deps.metrics.deadLettered(reason);
     this.deps.logger.info(
       { destinationId: task.destinationId, messageId: task.call?.messageId, reason, attempts },
       "dead-lettered a delivery",

@@ -95,6 +95,7 @@ async function startIngestHere(): Promise<string> {
     NATS_URL: fixture.nats.url,
     SWITCHYARD_NAMESPACE: fixture.names.namespace,
     INGEST_GRPC_PORT: "0",
+    INGEST_OPS_PORT: "0",
     INGEST_HTTP_PORT: "0",
     HOST: "127.0.0.1",
     LOG_LEVEL: "silent",

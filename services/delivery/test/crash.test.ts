@@ -64,7 +64,7 @@ async function deliveryEnv(namespace: string): Promise<Record<string, string>> {
 }
 
 async function startDelivery(env: Record<string, string>): Promise<ServiceProcess> {
-  const service = ServiceProcess.start("delivery", { ...env, DELIVERY_GRPC_PORT: String(await freePort()) });
+  const service = ServiceProcess.start("delivery", { ...env, DELIVERY_GRPC_PORT: String(await freePort()), DELIVERY_OPS_PORT: "0" });
   processes.push(service);
   await service.waitForOutput(/delivery ready/);
   return service;

@@ -74,6 +74,7 @@ export async function startDeliveryFixture(options: { workspace: unknown; env?: 
     NATS_URL: nats.url,
     SWITCHYARD_NAMESPACE: namespace,
     DELIVERY_GRPC_PORT: "0",
+    DELIVERY_OPS_PORT: "0",
     HOST: "127.0.0.1",
     LOG_LEVEL: "silent",
     SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,

@@ -3,6 +3,7 @@ import type { Rejection } from "@switchyard/calls";
 import type { Logger, SourceRecord } from "@switchyard/platform";
 import { derivedMessageId, resolveBatchId } from "./batch-ids.js";
 import type { IncomingCall } from "./incoming-call.js";
+import type { IngestMetrics, Transport } from "./metrics.js";
 import type { BatchPublisher } from "./publisher.js";
 import type { IngestRateLimiter } from "./rate-limit.js";
 import { encodeCallBatch, type EncodedCall } from "./wire/call-batch-encoder.js";
@@ -10,6 +11,8 @@ import { AcceptTime } from "./wire/pass-through-call.js";
 
 export interface AcceptRequest {
   source: SourceRecord;
+  /** Which front door the calls came through, for the metrics. */
+  transport: Transport;
   /** The client's batch id, when it gave one. */
   batchId?: string;
   /** The calls in request order. */
@@ -34,13 +37,19 @@ export interface AcceptResult {
 export class CallAcceptor {
   constructor(
     private readonly publisher: BatchPublisher,
+    private readonly metrics: IngestMetrics,
     private readonly logger: Logger,
     private readonly rateLimiter?: IngestRateLimiter,
   ) {}
 
   async accept(request: AcceptRequest): Promise<AcceptResult> {
     // Before anything is checked or published: a refused request costs nothing and stores nothing.
-    this.rateLimiter?.admit(request.source.id, request.calls.length);
+    try {
+      this.rateLimiter?.admit(request.source.id, request.calls.length);
+    } catch (error) {
+      this.metrics.callsRejected(request.transport, "rate_limited", request.calls.length);
+      throw error;
+    }
     const receivedAt = new Date();
     const acceptTime = new AcceptTime(receivedAt);
     const batchId = resolveBatchId(
@@ -63,6 +72,7 @@ export class CallAcceptor {
     });
 
     if (rejections.length > 0) {
+      for (const rejection of rejections) this.metrics.callsRejected(request.transport, rejection.rule);
       // Field and rule only: values are customer data and stay out of logs.
       const refused = rejections.map(({ index, field, rule }) => ({ index, field, rule }));
       this.logger.debug({ sourceId: request.source.id, batchId, rejections: refused }, "refused calls");
@@ -71,7 +81,14 @@ export class CallAcceptor {
 
     const sourceId = request.source.id;
     const payload = encodeCallBatch({ batchId, sourceId, receivedAt }, accepted);
-    const { duplicate } = await this.publisher.publish({ batchId, sourceId, payload });
+    let duplicate: boolean;
+    try {
+      ({ duplicate } = await this.publisher.publish({ batchId, sourceId, payload }));
+    } catch (error) {
+      this.metrics.callsRejected(request.transport, "unavailable", accepted.length);
+      throw error;
+    }
+    this.metrics.callsAccepted(request.transport, accepted.length, duplicate);
     this.logger.debug({ sourceId, batchId, accepted: accepted.length, duplicate }, "batch published");
     return { batchId, messageIds, rejections, duplicate };
   }

@@ -4,6 +4,7 @@ import type { RateLimit } from "./rate-limit.js";
 
 export const DEFAULT_GRPC_PORT = 50051;
 export const DEFAULT_HTTP_PORT = 8080;
+export const DEFAULT_OPS_PORT = 9101;
 export const DEFAULT_PUBLISH_TIMEOUT_MS = 5_000;
 export const DEFAULT_DUPLICATE_WINDOW_MS = 10 * 60_000;
 export const DEFAULT_CALLS_MAX_AGE_MS = 7 * 24 * 3600_000;
@@ -13,6 +14,8 @@ export const ingestEnvSchema = commonEnvSchema
   .extend({
     INGEST_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
     INGEST_HTTP_PORT: portVar(DEFAULT_HTTP_PORT),
+    /** /healthz, /readyz and /metrics. */
+    INGEST_OPS_PORT: portVar(DEFAULT_OPS_PORT),
     INGEST_PUBLISH_TIMEOUT_MS: positiveIntVar(DEFAULT_PUBLISH_TIMEOUT_MS),
     SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(DEFAULT_DUPLICATE_WINDOW_MS),
     SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(DEFAULT_CALLS_MAX_AGE_MS),

@@ -1,25 +1,41 @@
 import type { Metadata } from "@grpc/grpc-js";
 import { MAX_ID_LENGTH } from "@switchyard/calls";
 import type { IngestBatchResponse, IngestCallResponse } from "@switchyard/contracts";
-import { ServiceError, unaryHandler as unary, type Logger, type WorkspaceView } from "@switchyard/platform";
+import { isServiceError, ServiceError, unaryHandler, type Logger, type WorkspaceView } from "@switchyard/platform";
 import type { CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
 import type { IngestServiceWireServer } from "./grpc-definition.js";
 import { grpcBatchCalls, grpcCall } from "./grpc-calls.js";
+import type { IngestMetrics } from "./metrics.js";
 import type { WireBatchRequest, WireCallRequest } from "./wire/ingest-requests.js";
 
-export function ingestGrpcService(deps: { workspace: WorkspaceView; acceptor: CallAcceptor; logger: Logger }): IngestServiceWireServer {
-  const { workspace, acceptor, logger } = deps;
+export function ingestGrpcService(deps: {
+  workspace: WorkspaceView;
+  acceptor: CallAcceptor;
+  metrics: IngestMetrics;
+  logger: Logger;
+}): IngestServiceWireServer {
+  const { workspace, acceptor, metrics, logger } = deps;
+  // Every refused request is counted by its status, whatever refused it.
+  const unary = <Request, Response>(handler: (request: Request, metadata: Metadata) => Promise<Response>) =>
+    unaryHandler(logger, async (request: Request, metadata: Metadata) => {
+      try {
+        return await handler(request, metadata);
+      } catch (error) {
+        metrics.requestRejected("grpc", isServiceError(error) ? error.code.toLowerCase() : "internal");
+        throw error;
+      }
+    });
 
   return {
-    ingestBatch: unary(logger, async (request: WireBatchRequest, metadata): Promise<IngestBatchResponse> => {
+    ingestBatch: unary(async (request: WireBatchRequest, metadata): Promise<IngestBatchResponse> => {
       const source = authenticate(workspace, authorizationOf(metadata));
       if (!request.ok) throw new ServiceError("INVALID_ARGUMENT", `request: is not a valid IngestBatchRequest (${request.problem})`);
       if (request.calls.length === 0) throw new ServiceError("INVALID_ARGUMENT", "calls: a batch needs at least one call");
       if (request.batchId.length > MAX_ID_LENGTH)
         throw new ServiceError("INVALID_ARGUMENT", `batch_id: must be at most ${MAX_ID_LENGTH} characters`);
       const calls = grpcBatchCalls(request.calls);
-      const result = await acceptor.accept({ source, batchId: request.batchId || undefined, calls });
+      const result = await acceptor.accept({ source, transport: "grpc", batchId: request.batchId || undefined, calls });
       return {
         batchId: result.batchId,
         accepted: result.messageIds.length,
@@ -29,11 +45,11 @@ export function ingestGrpcService(deps: { workspace: WorkspaceView; acceptor: Ca
       };
     }),
 
-    ingestCall: unary(logger, async (request: WireCallRequest, metadata): Promise<IngestCallResponse> => {
+    ingestCall: unary(async (request: WireCallRequest, metadata): Promise<IngestCallResponse> => {
       const source = authenticate(workspace, authorizationOf(metadata));
       if (!request.ok) throw new ServiceError("INVALID_ARGUMENT", `request: is not a valid IngestCallRequest (${request.problem})`);
       if (!request.call) throw new ServiceError("INVALID_ARGUMENT", "call: is required");
-      const result = await acceptor.accept({ source, calls: [grpcCall(request.call)] });
+      const result = await acceptor.accept({ source, transport: "grpc", calls: [grpcCall(request.call)] });
       const rejection = result.rejections[0];
       if (rejection) throw new ServiceError("INVALID_ARGUMENT", `${rejection.message} (rule: ${rejection.rule})`);
       return { messageId: result.messageIds[0] ?? "", duplicate: result.duplicate };

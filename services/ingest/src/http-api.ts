@@ -7,6 +7,7 @@ import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
 import { readBody } from "./http-body.js";
 import { JsonCall } from "./json-call.js";
+import type { IngestMetrics } from "./metrics.js";
 
 /**
  * The Segment tracking API (POST /v1/batch, /v1/identify, /v1/track, /v1/page,
@@ -15,14 +16,14 @@ import { JsonCall } from "./json-call.js";
  * a bad write key; 429 (Retry-After) over the source's rate limit; 503
  * (Retry-After) when the bus did not confirm.
  */
-type Deps = { workspace: WorkspaceView; acceptor: CallAcceptor; logger: Logger };
+type Deps = { workspace: WorkspaceView; acceptor: CallAcceptor; metrics: IngestMetrics; logger: Logger };
 
 /** An HTTP server, or HTTPS with `tls` (client certificates required when it has a client CA). */
 export function createHttpApi(deps: Deps, tls?: ServerTls): Server {
   const listener = (request: IncomingMessage, response: ServerResponse) => {
     handle(deps, request, response).catch((error: unknown) => {
       deps.logger.error({ err: error }, "unexpected error in the HTTP API");
-      if (!response.headersSent) send(response, 500, failure("internal", "internal error"));
+      if (!response.headersSent) refuse(deps, response, 500, "internal", "internal error");
     });
   };
   const server = tls
@@ -44,16 +45,18 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
   const endpoint = endpointOf(request.url ?? "");
   if (!endpoint) {
     request.resume();
-    return send(
+    return refuse(
+      deps,
       response,
       404,
-      failure("not_found", "no such endpoint; use POST /v1/batch, /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group or /v1/alias"),
+      "not_found",
+      "no such endpoint; use POST /v1/batch, /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group or /v1/alias",
     );
   }
   if (request.method !== "POST") {
     request.resume();
     response.setHeader("Allow", "POST");
-    return send(response, 405, failure("method_not_allowed", `${request.url}: only POST is allowed`));
+    return refuse(deps, response, 405, "method_not_allowed", `${request.url}: only POST is allowed`);
   }
 
   let source;
@@ -66,38 +69,37 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
     );
     request.resume();
     response.setHeader("WWW-Authenticate", 'Basic realm="switchyard"');
-    return send(response, 401, failure("unauthorized", isServiceError(error) ? error.message : "unauthorized"));
+    return refuse(deps, response, 401, "unauthorized", isServiceError(error) ? error.message : "unauthorized");
   }
 
   const limit = endpoint === "batch" ? MAX_BATCH_BYTES : MAX_CALL_BYTES;
   const body = await readBody(request, limit);
   if (!body.ok) {
     return body.reason === "too_large"
-      ? send(
+      ? refuse(
+          deps,
           response,
           400,
-          failure(
-            endpoint === "batch" ? "batch_too_large" : "call_too_large",
-            `request body is over ${limit} bytes (${endpoint === "batch" ? "500" : "32"} KB); split it`,
-          ),
+          endpoint === "batch" ? "batch_too_large" : "call_too_large",
+          `request body is over ${limit} bytes (${endpoint === "batch" ? "500" : "32"} KB); split it`,
         )
-      : send(response, 400, failure("bad_encoding", "Content-Encoding must be gzip or absent, and the body must decode"));
+      : refuse(deps, response, 400, "bad_encoding", "Content-Encoding must be gzip or absent, and the body must decode");
   }
 
   let json: unknown;
   try {
     json = JSON.parse(body.text);
   } catch {
-    return send(response, 400, failure("invalid_json", "request body is not valid JSON"));
+    return refuse(deps, response, 400, "invalid_json", "request body is not valid JSON");
   }
 
   const parsed = endpoint === "batch" ? batchRequest(json) : singleRequest(endpoint, json, body.bytes);
-  if ("error" in parsed) return send(response, 400, failure("invalid_request", parsed.error));
+  if ("error" in parsed) return refuse(deps, response, 400, "invalid_request", parsed.error);
 
   try {
-    const result = await deps.acceptor.accept({ source, ...parsed });
+    const result = await deps.acceptor.accept({ source, transport: "http", ...parsed });
     if (result.messageIds.length === 0) {
-      return send(response, 400, failure("invalid_call", describeRejections(result.rejections), result.rejections));
+      return refuse(deps, response, 400, "invalid_call", describeRejections(result.rejections), result.rejections);
     }
     if (result.rejections.length > 0) {
       // Partial success: the valid calls are stored; a retry would only repeat the refusals.
@@ -107,11 +109,11 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
   } catch (error) {
     if (isServiceError(error) && error.code === "RESOURCE_EXHAUSTED") {
       response.setHeader("Retry-After", String(error.retryAfterSeconds ?? 1));
-      return send(response, 429, failure("rate_limited", error.message));
+      return refuse(deps, response, 429, "rate_limited", error.message);
     }
     if (isServiceError(error) && error.code === "UNAVAILABLE") {
       response.setHeader("Retry-After", "1");
-      return send(response, 503, failure("unavailable", error.message));
+      return refuse(deps, response, 503, "unavailable", error.message);
     }
     throw error;
   }
@@ -124,7 +126,7 @@ function endpointOf(url: string): Endpoint | undefined {
   return name !== undefined && ENDPOINTS.has(name) ? (name as Endpoint) : undefined;
 }
 
-type ParsedRequest = Omit<AcceptRequest, "source"> | { error: string };
+type ParsedRequest = Omit<AcceptRequest, "source" | "transport"> | { error: string };
 
 function singleRequest(type: string, json: unknown, bytes: number): ParsedRequest {
   if (!isObject(json)) return { error: "body: must be a JSON object" };
@@ -164,6 +166,12 @@ function describeRejections(rejections: Rejection[]): string {
   if (!first) return "no valid call";
   const more = rejections.length > 1 ? ` (and ${rejections.length - 1} more)` : "";
   return `call ${first.index}: ${first.message}${more}`;
+}
+
+/** Answers with an error and counts the refusal by its code. */
+function refuse(deps: Deps, response: ServerResponse, status: number, code: string, message: string, rejected?: Rejection[]): void {
+  deps.metrics.requestRejected("http", code);
+  send(response, status, failure(code, message, rejected));
 }
 
 function failure(code: string, message: string, rejected?: Rejection[]) {

@@ -2,6 +2,7 @@ import { headers } from "@nats-io/nats-core";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/contracts";
 import { ServiceError, type BusConnection, type BusNames } from "@switchyard/platform";
+import type { IngestMetrics } from "./metrics.js";
 
 const BATCH_TYPE = "switchyard.v1.CallBatch";
 
@@ -26,6 +27,7 @@ export class BatchPublisher {
     private readonly js: JetStreamClient,
     private readonly names: BusNames,
     private readonly timeoutMs: number,
+    private readonly metrics: IngestMetrics,
   ) {}
 
   async publish(batch: EncodedBatch): Promise<{ duplicate: boolean; sequence: number }> {
@@ -35,14 +37,17 @@ export class BatchPublisher {
     const header = headers();
     header.set(BUS_MESSAGE_TYPE_HEADER, BATCH_TYPE);
     this.inFlight++;
+    const started = performance.now();
     try {
       const ack = await this.js.publish(this.names.callsSubject(batch.sourceId), batch.payload, {
         msgID: `${batch.sourceId}:${batch.batchId}`,
         headers: header,
         timeout: this.timeoutMs,
       });
+      this.metrics.published((performance.now() - started) / 1000, true);
       return { duplicate: ack.duplicate, sequence: ack.seq };
     } catch (error) {
+      this.metrics.published((performance.now() - started) / 1000, false);
       throw new ServiceError("UNAVAILABLE", "JetStream did not confirm the batch; retry with the same batch id", { cause: error });
     } finally {
       this.inFlight--;

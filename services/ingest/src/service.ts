@@ -1,18 +1,32 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { busNames, connectBus, openWorkspace, ensureCallsStream, loadServerTls, startGrpcServer, type Logger } from "@switchyard/platform";
+import {
+  busNames,
+  connectBus,
+  ensureCallsStream,
+  kvStream,
+  loadServerTls,
+  openWorkspace,
+  startGrpcServer,
+  withOpsServer,
+  type Logger,
+  type OpsServer,
+} from "@switchyard/platform";
 import { CallAcceptor } from "./acceptor.js";
 import { rateLimitOf, type IngestConfig } from "./config.js";
 import { ingestServiceDefinition } from "./grpc-definition.js";
 import { ingestGrpcService } from "./grpc-service.js";
 import { createHttpApi } from "./http-api.js";
+import { IngestMetrics } from "./metrics.js";
 import { BatchPublisher } from "./publisher.js";
 import { IngestRateLimiter } from "./rate-limit.js";
 
 export interface IngestHandle {
   readonly grpcPort: number;
   readonly httpPort: number;
+  /** /healthz, /readyz, /metrics. */
+  readonly opsPort: number;
   /** Stops accepting, finishes in-flight publishes, drains NATS. */
   stop(): Promise<void>;
 }
@@ -21,7 +35,17 @@ export interface IngestHandle {
 export async function startIngest(config: IngestConfig, logger: Logger): Promise<IngestHandle> {
   // Read first: a bad certificate setting stops start-up before anything else happens.
   const tls = await loadServerTls(config);
+  return withOpsServer({ host: config.HOST, port: config.INGEST_OPS_PORT, logger }, (ops) => startWithOps(config, logger, ops, tls));
+}
+
+async function startWithOps(
+  config: IngestConfig,
+  logger: Logger,
+  ops: OpsServer,
+  tls: Awaited<ReturnType<typeof loadServerTls>>,
+): Promise<IngestHandle> {
   const names = busNames(config.SWITCHYARD_NAMESPACE);
+  const metrics = new IngestMetrics(ops.registry);
   const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-ingest", logger });
   const jsm = await jetstreamManager(bus.nc);
   await ensureCallsStream(jsm, names, {
@@ -38,9 +62,9 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
     logger,
   });
 
-  const publisher = new BatchPublisher(bus, js, names, config.INGEST_PUBLISH_TIMEOUT_MS);
+  const publisher = new BatchPublisher(bus, js, names, config.INGEST_PUBLISH_TIMEOUT_MS, metrics);
   const rateLimit = rateLimitOf(config);
-  const acceptor = new CallAcceptor(publisher, logger, rateLimit ? new IngestRateLimiter(rateLimit) : undefined);
+  const acceptor = new CallAcceptor(publisher, metrics, logger, rateLimit ? new IngestRateLimiter(rateLimit) : undefined);
   const grpc = await startGrpcServer({
     host: config.HOST,
     port: config.INGEST_GRPC_PORT,
@@ -50,24 +74,29 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
       {
         name: "switchyard.v1.IngestService",
         definition: ingestServiceDefinition,
-        implementation: ingestGrpcService({ workspace, acceptor, logger }),
+        implementation: ingestGrpcService({ workspace, acceptor, metrics, logger }),
       },
     ],
   });
-  const http = createHttpApi({ workspace, acceptor, logger }, tls);
+  const http = createHttpApi({ workspace, acceptor, metrics, logger }, tls);
   const httpPort = await listen(http, config.HOST, config.INGEST_HTTP_PORT);
-  logger.info({ grpcPort: grpc.port, httpPort, namespace: names.namespace, tls: tls !== undefined }, "ingest ready");
+  ops.readiness.onChange((ready) => grpc.setServing(ready));
+  await ops.readiness.watch({ bus, streams: [names.callsStream, kvStream(names.configBucket)] });
+  logger.info({ grpcPort: grpc.port, httpPort, opsPort: ops.port, namespace: names.namespace, tls: tls !== undefined }, "ingest ready");
 
   return {
     grpcPort: grpc.port,
     httpPort,
+    opsPort: ops.port,
     stop: async () => {
+      ops.readiness.shutdown();
       const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       await Promise.all([grpc.shutdown(config.SHUTDOWN_GRACE_MS), httpClosed]);
       await publisher.idle();
       workspace.close();
       await bus.drain();
+      await ops.stop();
     },
   };
 }

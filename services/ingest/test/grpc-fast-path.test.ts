@@ -1,10 +1,11 @@
 import { callSchema, checkCall, MAX_BATCH_BYTES, protoCallToJson, validCallToProto, type Rejection } from "@switchyard/calls";
 import { Call, CallBatch, IngestBatchRequest } from "@switchyard/contracts";
-import { createLogger, isServiceError, type SourceRecord } from "@switchyard/platform";
+import { createLogger, isServiceError, Registry, type SourceRecord } from "@switchyard/platform";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CallAcceptor } from "../src/acceptor.js";
 import { derivedMessageId } from "../src/batch-ids.js";
+import { IngestMetrics } from "../src/metrics.js";
 import { grpcBatchCalls, WireCall } from "../src/grpc-calls.js";
 import type { BatchPublisher, EncodedBatch } from "../src/publisher.js";
 import { call, callBytes, callNearSize, deeplyNestedCall, lengthDelimited } from "./call-arbitraries.js";
@@ -37,7 +38,7 @@ type Outcome =
 /** The fast path as ingest runs it: scan, check, pass through, encode one CallBatch. */
 async function fastPath(bytes: Buffer[]): Promise<Exclude<Outcome, { malformedAt: number[] }>> {
   const publisher = new CapturingPublisher();
-  const acceptor = new CallAcceptor(publisher as unknown as BatchPublisher, logger);
+  const acceptor = new CallAcceptor(publisher as unknown as BatchPublisher, new IngestMetrics(new Registry()), logger);
   let calls;
   try {
     calls = grpcBatchCalls(bytes);
@@ -45,7 +46,7 @@ async function fastPath(bytes: Buffer[]): Promise<Exclude<Outcome, { malformedAt
     if (isServiceError(error)) return { refused: error.message };
     throw error;
   }
-  const result = await acceptor.accept({ source: SOURCE, batchId: BATCH_ID, calls });
+  const result = await acceptor.accept({ source: SOURCE, transport: "grpc", batchId: BATCH_ID, calls });
   const published = publisher.published[0];
   const batch = published ? CallBatch.decode(published.payload) : undefined;
   if (batch) expect([batch.batchId, batch.sourceId, published?.batchId]).toEqual([BATCH_ID, SOURCE.id, BATCH_ID]);

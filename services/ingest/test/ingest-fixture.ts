@@ -53,6 +53,7 @@ export async function startIngestFixture(options: { env?: Record<string, string>
     SWITCHYARD_NAMESPACE: namespace,
     SWITCHYARD_WORKSPACE_FILE: workspaceFile,
     INGEST_GRPC_PORT: "0",
+    INGEST_OPS_PORT: "0",
     INGEST_HTTP_PORT: "0",
     INGEST_PUBLISH_TIMEOUT_MS: "2000",
     HOST: "127.0.0.1",

@@ -36,6 +36,7 @@ async function ingestEnv(extra: Record<string, string> = {}) {
     SWITCHYARD_NAMESPACE: uniqueNamespace(),
     SWITCHYARD_WORKSPACE_FILE: workspaceFile,
     INGEST_GRPC_PORT: String(await freePort()),
+    INGEST_OPS_PORT: "0",
     INGEST_HTTP_PORT: String(await freePort()),
     HOST: "127.0.0.1",
     LOG_LEVEL: "debug",

@@ -1,0 +1,148 @@
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  METRIC_PREFIX,
+  childrenByLabel,
+  type BusConnection,
+  type BusNames,
+  type Registry,
+} from "@switchyard/platform";
+import type { UrlAttempt } from "./fan-out.js";
+import type { AttemptOutcome, DeadLetterReason } from "./retry-policy.js";
+
+const OUTCOMES = ["delivered", "retryable", "permanent"] as const satisfies readonly AttemptOutcome[];
+/** "none": no HTTP answer (timeout, refused connection, TLS or DNS failure). */
+const STATUS_CLASSES = ["1xx", "2xx", "3xx", "4xx", "5xx", "none"] as const;
+type StatusClass = (typeof STATUS_CLASSES)[number];
+/** What became of one call for one destination after a round: see DeliveryMetrics.round*. */
+const ROUND_RESULTS = ["delivered", "retry_scheduled", "deferred", "dead_lettered"] as const;
+type RoundResult = (typeof ROUND_RESULTS)[number];
+const DEAD_LETTER_REASONS = ["window_exhausted", "permanent_failure", "destination_removed"] as const satisfies readonly DeadLetterReason[];
+
+/** From tens of milliseconds (first attempt at once) to the 4-hour retry window. */
+const ACCEPT_TO_DELIVERY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 14400];
+/** One HTTP request, up to the 5 s default timeout and beyond. */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** A scrape must not wait long for JetStream: the gauges keep their last value instead. */
+const STREAM_LOOKUP_TIMEOUT_MS = 2_000;
+
+type CounterChild = ReturnType<Counter["labels"]>;
+type HistogramChild = ReturnType<Histogram["labels"]>;
+
+/**
+ * The delivery service's metrics (docs/operations.md lists them). Counted
+ * where a round of requests is settled, so first attempts and retries are
+ * counted the same way. The retry backlog and the stored dead letters are
+ * read from their streams when scraped: they are shared by every replica and
+ * survive restarts, which no in-process count would.
+ */
+export class DeliveryMetrics {
+  /** [outcome][status class] */
+  private readonly requests: Record<AttemptOutcome, Record<StatusClass, CounterChild>>;
+  private readonly rounds: Record<RoundResult, CounterChild>;
+  private readonly deadLetters: Record<DeadLetterReason, CounterChild>;
+  private readonly requestSeconds: HistogramChild;
+  private readonly acceptToDelivery: HistogramChild;
+
+  constructor(registry: Registry, streams: { bus: BusConnection; names: BusNames }) {
+    const requests = new Counter({
+      name: `${METRIC_PREFIX}delivery_requests_total`,
+      help: "Webhook requests made, by outcome (delivered, retryable, permanent) and HTTP status class (none: no answer)",
+      labelNames: ["outcome", "status_class"],
+      registers: [registry],
+    });
+    const rounds = new Counter({
+      name: `${METRIC_PREFIX}delivery_deliveries_total`,
+      help: "Deliveries (one call to one destination) by result of their latest round: delivered, retry_scheduled, deferred (destination failing, no request made), dead_lettered",
+      labelNames: ["result"],
+      registers: [registry],
+    });
+    const deadLetters = new Counter({
+      name: `${METRIC_PREFIX}delivery_dead_letters_total`,
+      help: "Deliveries dead-lettered by this replica, by reason",
+      labelNames: ["reason"],
+      registers: [registry],
+    });
+    const requestSeconds = new Histogram({
+      name: `${METRIC_PREFIX}delivery_request_duration_seconds`,
+      help: "Duration of one webhook request, until the answer's status (or the failure)",
+      buckets: REQUEST_BUCKETS,
+      registers: [registry],
+    });
+    const acceptToDelivery = new Histogram({
+      name: `${METRIC_PREFIX}delivery_accept_to_delivery_seconds`,
+      help: "Time from ingest accepting a call (its receivedAt) to a destination answering 2xx, retries included",
+      buckets: ACCEPT_TO_DELIVERY_BUCKETS,
+      registers: [registry],
+    });
+
+    this.requests = childrenByLabel(OUTCOMES, (outcome) => childrenByLabel(STATUS_CLASSES, (cls) => requests.labels(outcome, cls)));
+    this.rounds = childrenByLabel(ROUND_RESULTS, (result) => rounds.labels(result));
+    this.deadLetters = childrenByLabel(DEAD_LETTER_REASONS, (reason) => deadLetters.labels(reason));
+    this.requestSeconds = requestSeconds.labels();
+    this.acceptToDelivery = acceptToDelivery.labels();
+    registerStreamGauges(registry, streams.bus, streams.names);
+  }
+
+  /** The requests of one round, whatever came of them. */
+  requestsMade(attempts: readonly UrlAttempt[]): void {
+    for (const attempt of attempts) {
+      this.requests[attempt.outcome][statusClass(attempt.status)].inc();
+      this.requestSeconds.observe(attempt.latencyMs / 1000);
+    }
+  }
+
+  /** A destination answered 2xx; `receivedAt` is when ingest accepted the call. */
+  delivered(receivedAt: Date | undefined): void {
+    this.rounds.delivered.inc();
+    if (receivedAt) this.acceptToDelivery.observe(Math.max(0, Date.now() - receivedAt.getTime()) / 1000);
+  }
+
+  /** The round failed retryably and its next attempt is stored in the retry stream. */
+  retryScheduled(): void {
+    this.rounds.retry_scheduled.inc();
+  }
+
+  /** A first attempt handed straight to the retry path because its destination is failing. */
+  deferred(): void {
+    this.rounds.deferred.inc();
+  }
+
+  deadLettered(reason: DeadLetterReason): void {
+    this.rounds.dead_lettered.inc();
+    this.deadLetters[reason].inc();
+  }
+}
+
+export function statusClass(status: number | undefined): StatusClass {
+  if (!status || status < 100 || status > 599) return "none";
+  return STATUS_CLASSES[Math.floor(status / 100) - 1] ?? "none";
+}
+
+/** Gauges read from JetStream at scrape time; the same value on every replica (aggregate with max, not sum). */
+function registerStreamGauges(registry: Registry, bus: BusConnection, names: BusNames): void {
+  let jsm: Promise<JetStreamManager> | undefined;
+  const messagesIn = async (stream: string): Promise<number | undefined> => {
+    if (!bus.isConnected()) return undefined;
+    try {
+      jsm ??= jetstreamManager(bus.nc, { timeout: STREAM_LOOKUP_TIMEOUT_MS, checkAPI: false });
+      return (await (await jsm).streams.info(stream)).state.messages;
+    } catch {
+      return undefined; // keep the last value; /readyz reports what is wrong
+    }
+  };
+  const streamGauge = (name: string, help: string, stream: string) =>
+    new Gauge({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      registers: [registry],
+      async collect() {
+        const messages = await messagesIn(stream);
+        if (messages !== undefined) this.set(messages);
+      },
+    });
+  streamGauge("delivery_retry_backlog", "Deliveries waiting in the retry stream for their next attempt (all replicas)", names.retryStream);
+  streamGauge("delivery_dead_letters", "Dead letters stored (kept for DELIVERY_DEAD_LETTER_MAX_AGE_MS; all replicas)", names.deadStream);
+}
