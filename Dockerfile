@@ -32,11 +32,16 @@ COPY --from=manifests /app ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /out/services ./services
 COPY config ./config
+COPY scripts/healthcheck.mjs ./scripts/healthcheck.mjs
 
+# Everything above belongs to root and is read-only for the service; it writes nothing (state lives in NATS).
 USER node
-# ingest: gRPC 50051, Segment-compatible HTTP 8080; delivery: gRPC 50052; audience-sync: gRPC 50053
-EXPOSE 50051 8080 50052 50053
-# Without curl/grpc_health_probe in the image: a TCP connect to the service's gRPC port.
-HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "const e = process.env; const port = Number({ delivery: e.DELIVERY_GRPC_PORT || 50052, 'audience-sync': e.AUDIENCE_GRPC_PORT || 50053 }[e.SERVICE] || e.INGEST_GRPC_PORT || 50051); const s = require('node:net').connect(port, '127.0.0.1'); s.setTimeout(2000, () => process.exit(1)); s.on('connect', () => { s.end(); process.exit(0); }); s.on('error', () => process.exit(1));"]
+# ingest: gRPC 50051, Segment-compatible HTTP 8080; delivery: gRPC 50052; audience-sync: gRPC 50053;
+# ops endpoints (/healthz, /readyz, /metrics): ingest 9101, delivery 9102, audience-sync 9103
+EXPOSE 50051 8080 50052 50053 9101 9102 9103
+# Liveness, with node since the image has no curl: /healthz on the service's ops port ($SERVICE picks it).
+# Liveness rather than readiness, so that a NATS outage does not get containers replaced by an orchestrator;
+# docker-compose.yml probes /readyz instead.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "/app/scripts/healthcheck.mjs", "/healthz"]
 CMD ["sh", "-c", "exec node --enable-source-maps services/$SERVICE/dist/main.js"]
