@@ -10,18 +10,20 @@ import { superviseWorkers } from "./worker-cluster.js";
  * message naming the variable.
  *
  * With SWITCHYARD_WORKERS > 1 this process only supervises that many workers
- * (worker-cluster.ts), each of which runs `start` on the shared ports.
+ * (worker-cluster.ts), each of which runs `start` on the shared ports; it
+ * serves the ops endpoint at `opsAddress` for all of them.
  */
 export function runService<Config extends { LOG_LEVEL: string; SWITCHYARD_WORKERS: number }>(
   service: string,
   loadConfig: () => Config,
   start: (config: Config, logger: Logger) => Promise<{ stop(): Promise<void> }>,
+  opsAddress?: (config: Config) => { host: string; port: number },
 ): void {
   const main = async () => {
     const config = loadConfig();
     const logger = createLogger({ service, level: config.LOG_LEVEL });
     if (config.SWITCHYARD_WORKERS > 1 && cluster.isPrimary) {
-      superviseWorkers({ count: config.SWITCHYARD_WORKERS, logger });
+      superviseWorkers({ count: config.SWITCHYARD_WORKERS, logger, ...(opsAddress ? { ops: opsAddress(config) } : {}) });
       return;
     }
     const handle = await start(config, logger);

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
+import { startSupervisorOpsServer } from "./ops/ops-server.js";
 
 /** A worker that dies sooner than this after its start counts as a crash loop and is restarted with back-off. */
 const HEALTHY_UPTIME_MS = 10_000;
@@ -22,8 +23,16 @@ const MAX_RESTART_DELAY_MS = 30_000;
  * stopped cleanly, 1 otherwise. If the primary itself is killed, Node makes
  * the workers exit as soon as their IPC channel closes, so none is orphaned.
  */
-export function superviseWorkers(options: { count: number; logger: Logger }): void {
+export function superviseWorkers(options: { count: number; logger: Logger; ops?: { host: string; port: number } }): void {
   const { count, logger } = options;
+  if (options.ops) {
+    // Workers do not open the ops port; this process answers for all of them (ops/worker-ops.ts).
+    startSupervisorOpsServer({ ...options.ops, workers: count, logger }).catch((error: unknown) => {
+      logger.error({ err: error }, "cannot open the ops port; stopping");
+      logger.flush();
+      process.exit(1);
+    });
+  }
   let stopping = false;
   let failedStop = false;
   let restartDelayMs = FIRST_RESTART_DELAY_MS;

@@ -2,4 +2,9 @@ import { runService } from "@switchyard/platform";
 import { loadDeliveryConfig } from "./config.js";
 import { startDelivery } from "./service.js";
 
-runService("delivery", () => loadDeliveryConfig(), startDelivery);
+runService(
+  "delivery",
+  () => loadDeliveryConfig(),
+  startDelivery,
+  (config) => ({ host: config.HOST, port: config.DELIVERY_OPS_PORT }),
+);

@@ -138,6 +138,8 @@ function registerStreamGauges(registry: Registry, bus: BusConnection, names: Bus
       name: `${METRIC_PREFIX}${name}`,
       help,
       registers: [registry],
+      // Under SWITCHYARD_WORKERS every worker reads the same stream: do not add them up.
+      aggregator: "max",
       async collect() {
         const messages = await messagesIn(stream);
         if (messages !== undefined) this.set(messages);

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, NatsServer, ServiceProcess, uniqueNamespace, waitFor } from "@switchyard/testkit";
+import { freePort, MetricsSnapshot, NatsServer, ServiceProcess, uniqueNamespace, waitFor } from "@switchyard/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const WRITE_KEY = "wk_workers_test_key_0001";
@@ -11,6 +11,7 @@ let nats: NatsServer;
 let dir: string;
 let ingest: ServiceProcess;
 let httpPort: number;
+let opsPort: number;
 
 beforeAll(async () => {
   nats = await NatsServer.start();
@@ -18,6 +19,7 @@ beforeAll(async () => {
   const workspaceFile = join(dir, "workspace.json");
   await writeFile(workspaceFile, JSON.stringify({ sources: [{ id: "web", writeKeys: [WRITE_KEY] }] }));
   httpPort = await freePort();
+  opsPort = await freePort();
   ingest = ServiceProcess.start("ingest", {
     NATS_URL: nats.url,
     SWITCHYARD_NAMESPACE: uniqueNamespace(),
@@ -25,6 +27,7 @@ beforeAll(async () => {
     SWITCHYARD_WORKERS: "2",
     INGEST_GRPC_PORT: String(await freePort()),
     INGEST_HTTP_PORT: String(httpPort),
+    INGEST_OPS_PORT: String(opsPort),
     HOST: "127.0.0.1",
     LOG_LEVEL: "debug",
   });
@@ -76,6 +79,14 @@ describe("ingest with SWITCHYARD_WORKERS=2", () => {
     for (let i = 0; i < 6; i++) expect(await trackOnNewConnection()).toBe(200);
     await waitFor("six batches logged", () => pidsLogging("batch published").length === 6);
     expect(new Set(pidsLogging("batch published"))).toEqual(workers);
+
+    // The supervisor answers the ops port for both workers: metrics summed, ready when both are.
+    const metrics = await MetricsSnapshot.scrape(`http://127.0.0.1:${opsPort}/metrics`);
+    expect(metrics.value("switchyard_ingest_calls_accepted_total", { transport: "http" })).toBe(6);
+    const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+    expect(ready.status).toBe(200);
+    const report = (await ready.json()) as { checks: { name: string; ok: boolean }[] };
+    expect(report.checks.map((check) => check.name).sort()).toEqual([...workers].map((pid) => `worker ${pid}`).sort());
   });
 
   it("replaces a worker that dies", async () => {

@@ -1,13 +1,16 @@
+import cluster from "node:cluster";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { Readiness } from "./readiness.js";
+import { Readiness, type ReadinessReport } from "./readiness.js";
+import { answerSupervisor, supervisorOps } from "./worker-ops.js";
 
 /**
  * The operations endpoint every service serves on its own port, apart from
  * its API ports so that probes and scrapers never queue behind API traffic
- * and the port can stay private:
+ * and the port can stay private (with SWITCHYARD_WORKERS > 1 the supervisor
+ * serves it for all workers: worker-ops.ts):
  *   GET /healthz  200 while the process runs (liveness)
  *   GET /readyz   200 when connected to NATS with every needed stream present, else 503 with the reason (JSON)
  *   GET /metrics  Prometheus text format
@@ -21,13 +24,64 @@ export interface OpsServer {
   stop(): Promise<void>;
 }
 
+/** What the ops endpoint answers with: this process's own state, or (supervisor) its workers'. */
+interface OpsAnswers {
+  readiness(): Promise<ReadinessReport>;
+  metrics(): Promise<string>;
+  contentType: string;
+}
+
 export async function startOpsServer(options: { host: string; port: number; logger: Logger }): Promise<OpsServer> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const readiness = new Readiness();
 
+  if (cluster.isWorker) {
+    // The supervisor serves the port and asks this worker (worker-ops.ts).
+    const detach = answerSupervisor(registry, readiness);
+    return {
+      port: options.port,
+      registry,
+      readiness,
+      stop: async () => {
+        readiness.shutdown();
+        detach();
+      },
+    };
+  }
+
+  const close = await listenOps(options, {
+    readiness: () => readiness.check(),
+    metrics: () => registry.metrics(),
+    contentType: registry.contentType,
+  });
+  return {
+    port: close.port,
+    registry,
+    readiness,
+    stop: async () => {
+      readiness.shutdown();
+      await close.close();
+    },
+  };
+}
+
+/** The supervisor's ops endpoint under SWITCHYARD_WORKERS > 1: answers gathered from `workers` workers. */
+export async function startSupervisorOpsServer(options: {
+  host: string;
+  port: number;
+  workers: number;
+  logger: Logger;
+}): Promise<{ port: number; close(): Promise<void> }> {
+  return listenOps(options, supervisorOps(options.workers));
+}
+
+async function listenOps(
+  options: { host: string; port: number; logger: Logger },
+  answers: OpsAnswers,
+): Promise<{ port: number; close(): Promise<void> }> {
   const server = createServer((request, response) => {
-    route(request, response, registry, readiness).catch((error: unknown) => {
+    route(request, response, answers).catch((error: unknown) => {
       options.logger.error({ err: error, path: request.url }, "ops endpoint failed");
       if (!response.headersSent) sendJson(response, 500, { status: "error", reason: "internal error" });
       else response.destroy();
@@ -44,13 +98,9 @@ export async function startOpsServer(options: { host: string; port: number; logg
   });
   const port = (server.address() as AddressInfo).port;
   options.logger.info({ opsPort: port }, "ops endpoint listening (/healthz, /readyz, /metrics)");
-
   return {
     port,
-    registry,
-    readiness,
-    stop: async () => {
-      readiness.shutdown();
+    close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
@@ -58,7 +108,7 @@ export async function startOpsServer(options: { host: string; port: number; logg
   };
 }
 
-async function route(request: IncomingMessage, response: ServerResponse, registry: Registry, readiness: Readiness): Promise<void> {
+async function route(request: IncomingMessage, response: ServerResponse, answers: OpsAnswers): Promise<void> {
   request.resume();
   if (request.method !== "GET" && request.method !== "HEAD") {
     response.setHeader("Allow", "GET, HEAD");
@@ -68,13 +118,13 @@ async function route(request: IncomingMessage, response: ServerResponse, registr
     case "/healthz":
       return sendJson(response, 200, { status: "ok" });
     case "/readyz": {
-      const report = await readiness.check();
+      const report = await answers.readiness();
       return sendJson(response, report.ready ? 200 : 503, { status: report.ready ? "ready" : "unready", ...report });
     }
     case "/metrics": {
-      const text = await registry.metrics();
-      response.writeHead(200, { "Content-Type": registry.contentType, "Content-Length": Buffer.byteLength(text) });
-      response.end(request.method === "HEAD" ? undefined : text);
+      const text = await answers.metrics();
+      response.writeHead(200, { "Content-Type": answers.contentType, "Content-Length": Buffer.byteLength(text) });
+      response.end(text);
       return;
     }
     default:
