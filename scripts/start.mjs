@@ -219,6 +219,7 @@ function startService(name, outfile, extraEnv, width) {
       proc.ready = true;
       if (entry.grpcPort !== undefined) proc.grpcPort = entry.grpcPort;
       if (entry.httpPort !== undefined) proc.httpPort = entry.httpPort;
+      if (entry.opsPort !== undefined) proc.opsPort = entry.opsPort;
       setImmediate(() => {
         if (services.every((s) => s.ready) && !stopping) printSummary(extraEnv.SWITCHYARD_WORKSPACE_FILE);
       });
@@ -274,6 +275,8 @@ function printSummary(workspaceFile) {
     const grpcPort = audienceSync.grpcPort ?? env.AUDIENCE_GRPC_PORT ?? 50053;
     lines.push(`  audience-sync gRPC 127.0.0.1:${grpcPort}  (switchyard.v1.AudienceService, switchyard.v1.DeletionService)`);
   }
+  const opsPorts = services.filter((s) => s.opsPort !== undefined).map((s) => `${s.name} http://127.0.0.1:${s.opsPort}`);
+  if (opsPorts.length > 0) lines.push(`  ops endpoints (/healthz, /readyz, /metrics): ${opsPorts.join(", ")}`);
   lines.push("");
   console.log(lines.join("\n"));
 }
