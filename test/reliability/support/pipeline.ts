@@ -88,6 +88,10 @@ export class Pipeline {
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       SHUTDOWN_GRACE_MS: "2000",
+      // Free ops ports: never the defaults another run may hold.
+      INGEST_OPS_PORT: "0",
+      DELIVERY_OPS_PORT: "0",
+      AUDIENCE_OPS_PORT: "0",
     };
     const own: Record<ServiceName, Record<string, string>> = {
       ingest: { INGEST_GRPC_PORT: String(this.port("ingestGrpc")), INGEST_HTTP_PORT: String(this.port("ingestHttp")) },
