@@ -4,7 +4,9 @@
  * Switchyard's client (@switchyard/analytics) against @segment/analytics-node as the peer:
  *  1. enqueue: calls per second into the queue, and heap retained per queued call. Each library
  *     runs in a child process of its own with --expose-gc (bench/lib/client-enqueue-child.ts),
- *     `runs` times, alternating; the median is reported.
+ *     `runs` times, alternating; the median is reported. The rate is measured per second of CPU
+ *     time the process used (the target's ratio) and per wall-clock second (also reported): on a
+ *     shared machine the wall clock mostly measures when the process got a core.
  *  2. delivered: calls per second from the first call until the library reports everything sent
  *     (our flush(), the peer's closeAndFlush()), into the same ingest service (its own process)
  *     and nats-server: ours over gRPC, the peer over ingest's Segment HTTP API (/v1/batch). Both use
@@ -44,6 +46,8 @@ interface EnqueueResult {
   calls: number;
   seconds: number;
   callsPerSecond: number;
+  cpuSeconds: number;
+  callsPerCpuSecond: number;
   heapBytesPerCall: number;
 }
 
@@ -51,7 +55,7 @@ function parameters() {
   const { values } = parseArgs({
     options: {
       "enqueue-calls": { type: "string", default: "20000" },
-      "deliver-calls": { type: "string", default: "30000" },
+      "deliver-calls": { type: "string", default: "20000" },
       "warmup-calls": { type: "string", default: "5000" },
       "flush-at": { type: "string", default: "100" },
       "max-in-flight": { type: "string", default: "16" },
@@ -102,7 +106,14 @@ function send(client: { [K in ClientMessage["type"]]: (message: never) => unknow
 
 /** Our client: all calls, then flush(); resolves with the seconds taken. */
 async function deliverSwitchyard(endpoint: string, messages: ClientMessage[], flushAt: number, maxInFlight: number): Promise<number> {
-  const client = new Analytics(SOURCES.switchyard.writeKey, { endpoint, flushAt, maxInFlight, maxQueueSize: messages.length + 1 });
+  // A queue that holds the whole run: the peer's has no limit.
+  const client = new Analytics(SOURCES.switchyard.writeKey, {
+    endpoint,
+    flushAt,
+    maxInFlight,
+    maxQueueSize: messages.length + 1,
+    maxQueueBytes: 1 << 30,
+  });
   let failed = 0;
   client.on("failed", (event) => (failed += event.messageIds.length));
   const start = performance.now();
@@ -114,11 +125,15 @@ async function deliverSwitchyard(endpoint: string, messages: ClientMessage[], fl
   return seconds;
 }
 
+let segmentHttpRequests = 0;
+
 /** The peer: all calls, then closeAndFlush(); resolves with the seconds taken. */
 async function deliverSegment(host: string, messages: ClientMessage[], flushAt: number): Promise<number> {
   const client = new SegmentAnalytics({ writeKey: SOURCES.segment.writeKey, host, flushAt, flushInterval: 10_000 });
   let errors = 0;
   client.on("error", () => errors++);
+  // Every HTTP request it makes, retries included (it sends each full batch at once, with no limit).
+  client.on("http_request", () => segmentHttpRequests++);
   const start = performance.now();
   for (const message of messages) send(client, message);
   await client.closeAndFlush({ timeout: 600_000 });
@@ -139,10 +154,13 @@ async function main(): Promise<void> {
       for (const library of ["switchyard", "segment"] as const) {
         const result = await enqueueRun(library, params.enqueueCalls);
         enqueue[library].push(result);
-        console.log(`enqueue ${library}: ${result.callsPerSecond} calls/s, ${result.heapBytesPerCall} bytes/call`);
+        console.log(
+          `enqueue ${library}: ${result.callsPerSecond} calls/s, ${result.callsPerCpuSecond} calls/CPU-s, ${result.heapBytesPerCall} bytes/call`,
+        );
       }
     }
     const enqueueRate = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.callsPerSecond));
+    const enqueueCpuRate = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.callsPerCpuSecond));
     const heapPerCall = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.heapBytesPerCall));
 
     // ---- delivered into one ingest
@@ -186,6 +204,7 @@ async function main(): Promise<void> {
     await deliverSegment(host, warmup, params.flushAt);
     const switchyardSeconds = await deliverSwitchyard(endpoint, messages, params.flushAt, params.maxInFlight);
     console.log(`delivered switchyard: ${Math.round(params.deliverCalls / switchyardSeconds)} calls/s`);
+    segmentHttpRequests = 0;
     const segmentSeconds = await deliverSegment(host, messages, params.flushAt);
     console.log(`delivered segment: ${Math.round(params.deliverCalls / segmentSeconds)} calls/s`);
 
@@ -201,7 +220,8 @@ async function main(): Promise<void> {
     }
 
     const ratios = {
-      enqueue: round(enqueueRate("switchyard") / enqueueRate("segment")),
+      enqueue: round(enqueueCpuRate("switchyard") / enqueueCpuRate("segment")),
+      enqueueWallClock: round(enqueueRate("switchyard") / enqueueRate("segment")),
       heapPerCall: round(heapPerCall("segment") / heapPerCall("switchyard")),
       delivered: round(segmentSeconds / switchyardSeconds),
     };
@@ -211,6 +231,8 @@ async function main(): Promise<void> {
       date: date.toISOString(),
       parameters: { ...params, meanCallJsonBytes: meanJsonBytes(messages), peer: "@segment/analytics-node 3.1.0 (HTTP /v1/batch)" },
       enqueue: {
+        switchyardCallsPerCpuSecond: enqueueCpuRate("switchyard"),
+        segmentCallsPerCpuSecond: enqueueCpuRate("segment"),
         switchyardCallsPerSecond: enqueueRate("switchyard"),
         segmentCallsPerSecond: enqueueRate("segment"),
         switchyardHeapBytesPerCall: heapPerCall("switchyard"),
@@ -223,6 +245,9 @@ async function main(): Promise<void> {
         switchyardSeconds: round(switchyardSeconds),
         segmentSeconds: round(segmentSeconds),
         storedInJetStream: stored,
+        // Batches the peer needed, and the HTTP requests it made for them (more: retries after timeouts).
+        segmentBatches: Math.ceil(params.deliverCalls / params.flushAt),
+        segmentHttpRequests,
       },
       ratios,
       targets: {

@@ -10,10 +10,11 @@ export interface AnalyticsOptions {
    */
   endpoint?: string;
   /**
-   * TLS: `true` to verify the server against the system's CAs, or `{ rootCerts }` (PEM) for a private CA.
-   * Default: plaintext, unless the endpoint starts with `grpcs://`.
+   * TLS: `true` to verify the server against the system's CAs, or `{ rootCerts }` (PEM) for a private CA;
+   * add `certChain` and `privateKey` (PEM) to present a client certificate (ingest with
+   * SWITCHYARD_TLS_CLIENT_CA_FILE). Default: plaintext, unless the endpoint starts with `grpcs://`.
    */
-  tls?: boolean | { rootCerts?: string | Buffer };
+  tls?: boolean | { rootCerts?: string | Buffer; certChain?: string | Buffer; privateKey?: string | Buffer };
   /** Calls queued before a batch is sent; also the most calls a batch holds. 1 sends each call at once. Default 20. */
   flushAt?: number;
   /** Longest time, in ms, a call waits in the queue before it is sent with whatever else is queued. Default 5,000. */
@@ -45,7 +46,7 @@ export interface AnalyticsOptions {
 
 export interface ResolvedOptions {
   target: string;
-  tls: false | { rootCerts?: Buffer };
+  tls: false | { rootCerts?: Buffer; certChain?: Buffer; privateKey?: Buffer };
   flushAt: number;
   flushAfter: number;
   maxQueueSize: number;
@@ -80,12 +81,16 @@ export function resolveOptions(options: AnalyticsOptions = {}, env: NodeJS.Proce
   }
   const target = scheme === undefined ? endpoint : endpoint.slice(scheme.length + 3);
   const tlsOption = options.tls ?? scheme === "grpcs";
+  const pem = (value: string | Buffer | undefined) => (value === undefined ? undefined : Buffer.from(value));
   const tls =
     tlsOption === false
       ? false
       : tlsOption === true
         ? {}
-        : { rootCerts: tlsOption.rootCerts === undefined ? undefined : Buffer.from(tlsOption.rootCerts) };
+        : { rootCerts: pem(tlsOption.rootCerts), certChain: pem(tlsOption.certChain), privateKey: pem(tlsOption.privateKey) };
+  if (tls && (tls.certChain === undefined) !== (tls.privateKey === undefined)) {
+    throw new OptionsError("tls", "certChain and privateKey go together");
+  }
   const debug = options.debug ?? debugEnabled(env.DEBUG);
   const retry = { ...DEFAULTS.retry, ...options.retry };
   const resolved: ResolvedOptions = {

@@ -17,7 +17,10 @@ export class IngestTransport {
     writeKey: string,
     private readonly options: ResolvedOptions,
   ) {
-    const channelCredentials = options.tls ? credentials.createSsl(options.tls.rootCerts ?? null) : credentials.createInsecure();
+    const { tls } = options;
+    const channelCredentials = tls
+      ? credentials.createSsl(tls.rootCerts ?? null, tls.privateKey ?? null, tls.certChain ?? null)
+      : credentials.createInsecure();
     this.client = new Client(options.target, channelCredentials, {
       // The client retries on its own schedule; the channel should be ready to reconnect by then.
       "grpc.enable_retries": 0,
