@@ -260,6 +260,7 @@ describe("switchyard over TLS", () => {
         NATS_URL: stack.nats.url,
         SWITCHYARD_NAMESPACE: `${stack.names.namespace}tls`,
         DELIVERY_GRPC_PORT: "0",
+        DELIVERY_OPS_PORT: "0",
         HOST: "127.0.0.1",
         LOG_LEVEL: "silent",
         SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,

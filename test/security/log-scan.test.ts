@@ -123,6 +123,9 @@ describe("logs of a full run", () => {
       HOST: "127.0.0.1",
       LOG_LEVEL: "trace",
       SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+      // Free ops ports: never the defaults another run may hold.
+      INGEST_OPS_PORT: "0",
+      DELIVERY_OPS_PORT: "0",
     };
     const deliveryPort = await freePort();
     const delivery = ServiceProcess.start("delivery", {
