@@ -9,6 +9,9 @@ import { grpcBatchCalls, grpcCall } from "./grpc-calls.js";
 import type { IngestMetrics } from "./metrics.js";
 import type { WireBatchRequest, WireCallRequest } from "./wire/ingest-requests.js";
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 export function ingestGrpcService(deps: {
   workspace: WorkspaceView;
   acceptor: CallAcceptor;
@@ -34,6 +37,9 @@ export function ingestGrpcService(deps: {
       if (request.calls.length === 0) throw new ServiceError("INVALID_ARGUMENT", "calls: a batch needs at least one call");
       if (request.batchId.length > MAX_ID_LENGTH)
         throw new ServiceError("INVALID_ARGUMENT", `batch_id: must be at most ${MAX_ID_LENGTH} characters`);
+      // It becomes part of the Nats-Msg-Id header, where a line break would end the header early.
+      if (CONTROL_CHARACTER.test(request.batchId))
+        throw new ServiceError("INVALID_ARGUMENT", "batch_id: must not contain control characters");
       const calls = grpcBatchCalls(request.calls);
       const result = await acceptor.accept({ source, transport: "grpc", batchId: request.batchId || undefined, calls });
       return {

@@ -149,6 +149,19 @@ describe("gRPC ingest", () => {
     expect(await readCallBatches(fixture.nc, fixture.names)).toHaveLength(0);
   });
 
+  it("refuses a batch id with control characters, naming the field, and publishes nothing", async () => {
+    // The batch id goes into the Nats-Msg-Id header; a line break there broke the publish (UNAVAILABLE after a timeout).
+    for (const batchId of ["line\nbreak", "\r\nNats-Expected-Stream: X", "nul\u0000", "tab\t"]) {
+      await expectGrpcError(
+        fixture.grpc.ingestBatch({ batchId, calls: [trackCall(0)] }),
+        status.INVALID_ARGUMENT,
+        /^batch_id: must not contain control characters/,
+      );
+    }
+    expect(await readCallBatches(fixture.nc, fixture.names)).toHaveLength(0);
+    expect((await fixture.grpc.ingestBatch({ batchId: "ünïcode is fine", calls: [trackCall(0)] })).accepted).toBe(1);
+  });
+
   it("answers UNAUTHENTICATED for a missing or wrong write key and publishes nothing", async () => {
     await expectGrpcError(fixture.grpc.ingestBatch({ calls: [trackCall(0)] }, null), status.UNAUTHENTICATED, /missing write key/);
     await expectGrpcError(
