@@ -3,8 +3,8 @@
  *
  * Measures, against one nats-server with JetStream (file storage):
  *  1. ingest: calls per second durably accepted through gRPC IngestBatch —
- *     batches of 100 realistic ~600-byte calls, a few batches in flight over
- *     two channels, the ingest service in its own process. A call counts once
+ *     batches of 100 realistic ~600-byte calls, 16 batches in flight over
+ *     four channels (several clients), the ingest service in its own process. A call counts once
  *     its batch was answered with accepted === 100, i.e. after JetStream's
  *     PubAck for the batch. Measured twice: with one worker process, and
  *     with `--workers` (default: one per core, SWITCHYARD_WORKERS=auto).
@@ -71,8 +71,8 @@ function parseParameters(argv: string[]): Parameters {
       calls: { type: "string", default: "200000" },
       "warmup-calls": { type: "string", default: "20000" },
       "batch-size": { type: "string", default: "100" },
-      concurrency: { type: "string", default: "4" },
-      channels: { type: "string", default: "2" },
+      concurrency: { type: "string", default: "16" },
+      channels: { type: "string", default: "4" },
       workers: { type: "string", default: String(os.availableParallelism()) },
       "raw-calls": { type: "string" },
       "raw-window": { type: "string", default: "256" },
