@@ -36,9 +36,8 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { credentials, Metadata } from "@grpc/grpc-js";
-import { jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstream, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
 import {
   AudienceServiceClient,
   AudienceServiceService,
@@ -47,9 +46,9 @@ import {
   type SyncHeader,
   type SyncSummary,
 } from "@switchyard/contracts";
-import { busNames, type BusNames } from "@switchyard/platform";
-import { freePort, uniqueNamespace } from "@switchyard/testkit";
-import { Cleanup, machineFacts, startNats, writeResults, writeWorkspaceFile } from "./lib/run-support.js";
+import type { BusNames } from "@switchyard/platform";
+import { freePort } from "@switchyard/testkit";
+import { machineFacts, openBenchBus, runBenchmark, writeResults, writeWorkspaceFile, type Cleanup } from "./lib/run-support.js";
 import { ServiceChild } from "./lib/service-child.js";
 
 const LARGE_MEMBERS = 1_000_000;
@@ -368,127 +367,106 @@ function printSummary(first: SyncFigures, resync: SyncFigures, ratio: number, cp
 
 // ---------------------------------------------------------------- main
 
-async function main(): Promise<void> {
+async function main(cleanup: Cleanup): Promise<void> {
   const params = parseParameters(process.argv.slice(2));
-  const cleanup = new Cleanup();
-  const onSignal = () => void cleanup.run().finally(() => process.exit(130));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    const date = new Date();
-    const loadAverageAtStart = os.loadavg();
-    const nats = await startNats(cleanup);
-    const namespace = uniqueNamespace();
-    const names = busNames(namespace);
-    const nc = await connect({ servers: nats.url });
-    cleanup.add("close the NATS connection", () => nc.close());
-    const jsm = await jetstreamManager(nc);
-    if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names));
+  const date = new Date();
+  const loadAverageAtStart = os.loadavg();
+  const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
+  if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names));
 
-    const child = await startAudienceSync(params, nats.url, namespace, await writeWorkspaceFile(cleanup, WORKSPACE), cleanup);
-    const client = new AudienceServiceClient(`127.0.0.1:${child.grpcPort}`, credentials.createInsecure());
-    cleanup.add("close the gRPC client", async () => client.close());
-    const bus = { nc, jsm, names };
-    // What the service takes before any sync (Node, tsx, gRPC, NATS clients): the rest of its peak is the syncs'.
-    const idleRss = (await child.memory())?.rss ?? Number.NaN;
-    console.log(`audience-sync idle RSS: ${(idleRss / MIB).toFixed(1)} MiB`);
+  const child = await startAudienceSync(params, nats.url, namespace, await writeWorkspaceFile(cleanup, WORKSPACE), cleanup);
+  const client = new AudienceServiceClient(`127.0.0.1:${child.grpcPort}`, credentials.createInsecure());
+  cleanup.add("close the gRPC client", async () => client.close());
+  const bus = { nc, jsm, names };
+  // What the service takes before any sync (Node, tsx, gRPC, NATS clients): the rest of its peak is the syncs'.
+  const idleRss = (await child.memory())?.rss ?? Number.NaN;
+  console.log(`audience-sync idle RSS: ${(idleRss / MIB).toFixed(1)} MiB`);
 
-    const n = params.members;
-    console.log(`encoding snapshots of ${n.toLocaleString("en-US")} members in chunks of ${params.chunk} …`);
-    const firstIds = members(0, n);
-    const changed = changedMembers(firstIds);
-    const firstRequests = encodeSnapshot(header("first", n), firstIds, params.chunk);
-    const resyncRequests = encodeSnapshot(header("resync", changed.ids.length), changed.ids, params.chunk);
+  const n = params.members;
+  console.log(`encoding snapshots of ${n.toLocaleString("en-US")} members in chunks of ${params.chunk} …`);
+  const firstIds = members(0, n);
+  const changed = changedMembers(firstIds);
+  const firstRequests = encodeSnapshot(header("first", n), firstIds, params.chunk);
+  const resyncRequests = encodeSnapshot(header("resync", changed.ids.length), changed.ids, params.chunk);
 
-    // Both kinds of sync once on another audience, so that neither measured one runs cold code.
-    const warmup = params.warmupMembers;
-    console.log(`warm-up: a sync and a re-sync of ${warmup.toLocaleString("en-US")} members of another audience …`);
-    const warmupIds = members(0, warmup);
-    const warmupChanged = changedMembers(warmupIds);
-    for (const [syncId, ids, calls] of [
-      ["warmup-first", warmupIds, warmup],
-      ["warmup-resync", warmupChanged.ids, warmupChanged.left + warmupChanged.joined],
-    ] as const) {
-      const summary = await child.guard(
-        sendSnapshot(client, encodeSnapshot(header(syncId, ids.length, "Bench Warmup"), ids, params.chunk)),
-      );
-      if (summary.emitted !== calls) throw new Error(`warm-up ${syncId} emitted ${summary.emitted} calls, expected ${calls}`);
-    }
-
-    console.log(`first sync: ${n.toLocaleString("en-US")} members …`);
-    const first = await timedSync(params, child, client, firstRequests, { members: n, calls: n, joined: n, left: 0 }, bus);
-    console.log(`re-sync: ${changed.left} left, ${changed.joined} joined …`);
-    const resync = await timedSync(
-      params,
-      child,
-      client,
-      resyncRequests,
-      { members: changed.ids.length, calls: changed.left + changed.joined, joined: changed.joined, left: changed.left },
-      bus,
-    );
-    const memory = await child.memory();
-    if (!memory) throw new Error(`cannot read /proc/<pid>/status of audience-sync (Linux only):\n${child.recentOutput}`);
-    await child.stop(); // now, so a --cpu-prof/--heap-prof profile is written before the results
-
-    const ratio = resync.seconds / first.seconds;
-    // On a shared machine wall time swings with other work; the service's own CPU time much less.
-    const cpuRatio = resync.serviceCpuSeconds / first.serviceCpuSeconds;
-    const rssJudged = n >= TARGETS.peakRssAtMembers;
-    const rssPass = memory.peak < TARGETS.peakRssBytes;
-    printSummary(first, resync, ratio, cpuRatio, memory.peak, rssJudged);
-    const file = await writeResults(
-      RESULTS_DIR,
-      params.large ? "audience-large" : "audience",
-      {
-        benchmark: "audience",
-        date: date.toISOString(),
-        parameters: {
-          members: n,
-          large: params.large,
-          chunkSize: params.chunk,
-          chunks: firstRequests.length,
-          memberIdExample: memberId(0),
-          resyncLeft: changed.left,
-          resyncJoined: changed.joined,
-          warmupMembers: warmup,
-          rssSampleIntervalMs: params.rssIntervalMs,
-          storage: "file",
-          natsServer: nats.external ? "NATS_URL" : "own nats-server",
-          cpuProfiled: params.cpuProfDir !== undefined,
-          heapProfiled: params.heapProfDir !== undefined,
-        },
-        firstSync: syncResult(first),
-        resync: syncResult(resync),
-        resyncToFirstRatio: Number(ratio.toFixed(4)),
-        resyncToFirstServiceCpuRatio: Number(cpuRatio.toFixed(4)),
-        idleRssBytes: idleRss,
-        peakRssBytes: memory.peak,
-        peakRssMiB: Number((memory.peak / MIB).toFixed(1)),
-        targets: {
-          resyncRatio: { below: TARGETS.resyncRatio, value: Number(ratio.toFixed(4)), pass: ratio < TARGETS.resyncRatio },
-          peakRss: {
-            belowBytes: TARGETS.peakRssBytes,
-            atMembers: TARGETS.peakRssAtMembers,
-            judged: rssJudged,
-            value: memory.peak,
-            pass: rssPass,
-          },
-        },
-        pass: ratio < TARGETS.resyncRatio && (!rssJudged || rssPass),
-        machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
-      },
-      date,
-    );
-    console.log(`results: ${file}`);
-  } finally {
-    await cleanup.run();
+  // Both kinds of sync once on another audience, so that neither measured one runs cold code.
+  const warmup = params.warmupMembers;
+  console.log(`warm-up: a sync and a re-sync of ${warmup.toLocaleString("en-US")} members of another audience …`);
+  const warmupIds = members(0, warmup);
+  const warmupChanged = changedMembers(warmupIds);
+  for (const [syncId, ids, calls] of [
+    ["warmup-first", warmupIds, warmup],
+    ["warmup-resync", warmupChanged.ids, warmupChanged.left + warmupChanged.joined],
+  ] as const) {
+    const summary = await child.guard(sendSnapshot(client, encodeSnapshot(header(syncId, ids.length, "Bench Warmup"), ids, params.chunk)));
+    if (summary.emitted !== calls) throw new Error(`warm-up ${syncId} emitted ${summary.emitted} calls, expected ${calls}`);
   }
+
+  console.log(`first sync: ${n.toLocaleString("en-US")} members …`);
+  const first = await timedSync(params, child, client, firstRequests, { members: n, calls: n, joined: n, left: 0 }, bus);
+  console.log(`re-sync: ${changed.left} left, ${changed.joined} joined …`);
+  const resync = await timedSync(
+    params,
+    child,
+    client,
+    resyncRequests,
+    { members: changed.ids.length, calls: changed.left + changed.joined, joined: changed.joined, left: changed.left },
+    bus,
+  );
+  const memory = await child.memory();
+  if (!memory) throw new Error(`cannot read /proc/<pid>/status of audience-sync (Linux only):\n${child.recentOutput}`);
+  await child.stop(); // now, so a --cpu-prof/--heap-prof profile is written before the results
+
+  const ratio = resync.seconds / first.seconds;
+  // On a shared machine wall time swings with other work; the service's own CPU time much less.
+  const cpuRatio = resync.serviceCpuSeconds / first.serviceCpuSeconds;
+  const rssJudged = n >= TARGETS.peakRssAtMembers;
+  const rssPass = memory.peak < TARGETS.peakRssBytes;
+  printSummary(first, resync, ratio, cpuRatio, memory.peak, rssJudged);
+  const file = await writeResults(
+    RESULTS_DIR,
+    params.large ? "audience-large" : "audience",
+    {
+      benchmark: "audience",
+      date: date.toISOString(),
+      parameters: {
+        members: n,
+        large: params.large,
+        chunkSize: params.chunk,
+        chunks: firstRequests.length,
+        memberIdExample: memberId(0),
+        resyncLeft: changed.left,
+        resyncJoined: changed.joined,
+        warmupMembers: warmup,
+        rssSampleIntervalMs: params.rssIntervalMs,
+        storage: "file",
+        natsServer: nats.external ? "NATS_URL" : "own nats-server",
+        cpuProfiled: params.cpuProfDir !== undefined,
+        heapProfiled: params.heapProfDir !== undefined,
+      },
+      firstSync: syncResult(first),
+      resync: syncResult(resync),
+      resyncToFirstRatio: Number(ratio.toFixed(4)),
+      resyncToFirstServiceCpuRatio: Number(cpuRatio.toFixed(4)),
+      idleRssBytes: idleRss,
+      peakRssBytes: memory.peak,
+      peakRssMiB: Number((memory.peak / MIB).toFixed(1)),
+      targets: {
+        resyncRatio: { below: TARGETS.resyncRatio, value: Number(ratio.toFixed(4)), pass: ratio < TARGETS.resyncRatio },
+        peakRss: {
+          belowBytes: TARGETS.peakRssBytes,
+          atMembers: TARGETS.peakRssAtMembers,
+          judged: rssJudged,
+          value: memory.peak,
+          pass: rssPass,
+        },
+      },
+      pass: ratio < TARGETS.resyncRatio && (!rssJudged || rssPass),
+      machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+    },
+    date,
+  );
+  console.log(`results: ${file}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error("benchmark failed:", error);
-    process.exit(1);
-  },
-);
+runBenchmark(main);

@@ -29,7 +29,7 @@ import { busNames } from "@switchyard/platform";
 import { freePort, readCallBatches, uniqueNamespace } from "@switchyard/testkit";
 import { Analytics } from "../libs/analytics/src/index.js";
 import { clientMessages, type ClientMessage } from "./lib/client-messages.js";
-import { Cleanup, machineFacts, startNats, writeResults, writeWorkspaceFile } from "./lib/run-support.js";
+import { machineFacts, runBenchmark, startNats, writeResults, writeWorkspaceFile, type Cleanup } from "./lib/run-support.js";
 import { ServiceChild } from "./lib/service-child.js";
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -142,140 +142,131 @@ async function deliverSegment(host: string, messages: ClientMessage[], flushAt: 
   return seconds;
 }
 
-async function main(): Promise<void> {
+async function main(cleanup: Cleanup): Promise<void> {
   const params = parameters();
-  const cleanup = new Cleanup();
-  process.once("SIGINT", () => void cleanup.run().finally(() => process.exit(130)));
   const loadBefore = os.loadavg();
-  try {
-    // ---- enqueue rate and heap per queued call
-    const enqueue: Record<"switchyard" | "segment", EnqueueResult[]> = { switchyard: [], segment: [] };
-    for (let runIndex = 0; runIndex < params.runs; runIndex++) {
-      for (const library of ["switchyard", "segment"] as const) {
-        const result = await enqueueRun(library, params.enqueueCalls);
-        enqueue[library].push(result);
-        console.log(
-          `enqueue ${library}: ${result.callsPerSecond} calls/s, ${result.callsPerCpuSecond} calls/CPU-s, ${result.heapBytesPerCall} bytes/call`,
-        );
-      }
+  // ---- enqueue rate and heap per queued call
+  const enqueue: Record<"switchyard" | "segment", EnqueueResult[]> = { switchyard: [], segment: [] };
+  for (let runIndex = 0; runIndex < params.runs; runIndex++) {
+    for (const library of ["switchyard", "segment"] as const) {
+      const result = await enqueueRun(library, params.enqueueCalls);
+      enqueue[library].push(result);
+      console.log(
+        `enqueue ${library}: ${result.callsPerSecond} calls/s, ${result.callsPerCpuSecond} calls/CPU-s, ${result.heapBytesPerCall} bytes/call`,
+      );
     }
-    const enqueueRate = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.callsPerSecond));
-    const enqueueCpuRate = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.callsPerCpuSecond));
-    const heapPerCall = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.heapBytesPerCall));
-
-    // ---- delivered into one ingest
-    const nats = await startNats(cleanup);
-    const workspaceFile = await writeWorkspaceFile(cleanup, {
-      sources: Object.values(SOURCES).map(({ id, writeKey }) => ({ id, writeKeys: [writeKey] })),
-    });
-    const namespace = uniqueNamespace();
-    const names = busNames(namespace);
-    const grpcPort = await freePort();
-    const httpPort = await freePort();
-    const ingest = ServiceChild.start({
-      service: "ingest",
-      cwd: REPO_ROOT,
-      grpcPort,
-      env: {
-        NATS_URL: nats.url,
-        SWITCHYARD_NAMESPACE: namespace,
-        SWITCHYARD_WORKSPACE_FILE: workspaceFile,
-        INGEST_GRPC_PORT: String(grpcPort),
-        INGEST_HTTP_PORT: String(httpPort),
-      },
-    });
-    cleanup.add("stop ingest", () => ingest.stop());
-    await ingest.waitUntilReady();
-    const nc = await connect({ servers: nats.url });
-    cleanup.add("close the NATS connection", () => nc.close());
-    if (nats.external) {
-      const jsm = await jetstreamManager(nc);
-      cleanup.add("delete the run's streams", async () => {
-        for (const stream of [names.callsStream, `KV_${names.configBucket}`]) await jsm.streams.delete(stream).catch(() => false);
-      });
-    }
-
-    const endpoint = `127.0.0.1:${grpcPort}`;
-    const host = `http://127.0.0.1:${httpPort}`;
-    const warmup = clientMessages(params.warmupCalls, 7);
-    const messages = clientMessages(params.deliverCalls);
-    // Warm up both paths through ingest (and ingest's JIT) before timing either.
-    await deliverSwitchyard(endpoint, warmup, params.flushAt, params.maxInFlight);
-    await deliverSegment(host, warmup, params.flushAt);
-    const switchyardSeconds = await deliverSwitchyard(endpoint, messages, params.flushAt, params.maxInFlight);
-    console.log(`delivered switchyard: ${Math.round(params.deliverCalls / switchyardSeconds)} calls/s`);
-    segmentHttpRequests = 0;
-    const segmentSeconds = await deliverSegment(host, messages, params.flushAt);
-    console.log(`delivered segment: ${Math.round(params.deliverCalls / segmentSeconds)} calls/s`);
-
-    // Every call must be in JetStream, once per run: warm-up plus measured, per source.
-    const stored = { switchyard: 0, segment: 0 };
-    for (const { batch } of await readCallBatches(nc, names)) {
-      if (batch.sourceId === SOURCES.switchyard.id) stored.switchyard += batch.calls.length;
-      if (batch.sourceId === SOURCES.segment.id) stored.segment += batch.calls.length;
-    }
-    const expected = params.warmupCalls + params.deliverCalls;
-    if (stored.switchyard !== expected || stored.segment !== expected) {
-      throw new Error(`JetStream holds ${stored.switchyard} (switchyard) and ${stored.segment} (segment) calls, expected ${expected} each`);
-    }
-
-    const ratios = {
-      enqueue: round(enqueueCpuRate("switchyard") / enqueueCpuRate("segment")),
-      enqueueWallClock: round(enqueueRate("switchyard") / enqueueRate("segment")),
-      heapPerCall: round(heapPerCall("segment") / heapPerCall("switchyard")),
-      delivered: round(segmentSeconds / switchyardSeconds),
-    };
-    const date = new Date();
-    const results = {
-      benchmark: "client",
-      date: date.toISOString(),
-      parameters: { ...params, meanCallJsonBytes: meanJsonBytes(messages), peer: "@segment/analytics-node 3.1.0 (HTTP /v1/batch)" },
-      enqueue: {
-        switchyardCallsPerCpuSecond: enqueueCpuRate("switchyard"),
-        segmentCallsPerCpuSecond: enqueueCpuRate("segment"),
-        switchyardCallsPerSecond: enqueueRate("switchyard"),
-        segmentCallsPerSecond: enqueueRate("segment"),
-        switchyardHeapBytesPerCall: heapPerCall("switchyard"),
-        segmentHeapBytesPerCall: heapPerCall("segment"),
-        runs: enqueue,
-      },
-      delivered: {
-        switchyardCallsPerSecond: Math.round(params.deliverCalls / switchyardSeconds),
-        segmentCallsPerSecond: Math.round(params.deliverCalls / segmentSeconds),
-        switchyardSeconds: round(switchyardSeconds),
-        segmentSeconds: round(segmentSeconds),
-        storedInJetStream: stored,
-        // Batches the peer needed, and the HTTP requests it made for them (more: retries after timeouts).
-        segmentBatches: Math.ceil(params.deliverCalls / params.flushAt),
-        segmentHttpRequests,
-      },
-      ratios,
-      targets: {
-        enqueue: { ratio: TARGETS.enqueueRatio, pass: ratios.enqueue >= TARGETS.enqueueRatio },
-        heapPerCall: { ratio: TARGETS.heapRatio, pass: ratios.heapPerCall >= TARGETS.heapRatio },
-        delivered: { ratio: TARGETS.deliveredRatio, pass: ratios.delivered >= TARGETS.deliveredRatio },
-      },
-      machine: await machineFacts(REPO_ROOT, nc, loadBefore),
-    };
-    const file = await writeResults(RESULTS_DIR, "client", results, date);
-    console.log(
-      JSON.stringify(
-        {
-          ratios,
-          targets: results.targets,
-          loadAverage: { start: results.machine.loadAverageAtStart, end: results.machine.loadAverageAtEnd },
-        },
-        null,
-        2,
-      ),
-    );
-    console.log(`results: ${file}`);
-  } finally {
-    await cleanup.run();
   }
+  const enqueueRate = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.callsPerSecond));
+  const enqueueCpuRate = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.callsPerCpuSecond));
+  const heapPerCall = (library: "switchyard" | "segment") => median(enqueue[library].map((result) => result.heapBytesPerCall));
+
+  // ---- delivered into one ingest
+  const nats = await startNats(cleanup);
+  const workspaceFile = await writeWorkspaceFile(cleanup, {
+    sources: Object.values(SOURCES).map(({ id, writeKey }) => ({ id, writeKeys: [writeKey] })),
+  });
+  const namespace = uniqueNamespace();
+  const names = busNames(namespace);
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  const ingest = ServiceChild.start({
+    service: "ingest",
+    cwd: REPO_ROOT,
+    grpcPort,
+    env: {
+      NATS_URL: nats.url,
+      SWITCHYARD_NAMESPACE: namespace,
+      SWITCHYARD_WORKSPACE_FILE: workspaceFile,
+      INGEST_GRPC_PORT: String(grpcPort),
+      INGEST_HTTP_PORT: String(httpPort),
+    },
+  });
+  cleanup.add("stop ingest", () => ingest.stop());
+  await ingest.waitUntilReady();
+  const nc = await connect({ servers: nats.url });
+  cleanup.add("close the NATS connection", () => nc.close());
+  if (nats.external) {
+    const jsm = await jetstreamManager(nc);
+    cleanup.add("delete the run's streams", async () => {
+      for (const stream of [names.callsStream, `KV_${names.configBucket}`]) await jsm.streams.delete(stream).catch(() => false);
+    });
+  }
+
+  const endpoint = `127.0.0.1:${grpcPort}`;
+  const host = `http://127.0.0.1:${httpPort}`;
+  const warmup = clientMessages(params.warmupCalls, 7);
+  const messages = clientMessages(params.deliverCalls);
+  // Warm up both paths through ingest (and ingest's JIT) before timing either.
+  await deliverSwitchyard(endpoint, warmup, params.flushAt, params.maxInFlight);
+  await deliverSegment(host, warmup, params.flushAt);
+  const switchyardSeconds = await deliverSwitchyard(endpoint, messages, params.flushAt, params.maxInFlight);
+  console.log(`delivered switchyard: ${Math.round(params.deliverCalls / switchyardSeconds)} calls/s`);
+  segmentHttpRequests = 0;
+  const segmentSeconds = await deliverSegment(host, messages, params.flushAt);
+  console.log(`delivered segment: ${Math.round(params.deliverCalls / segmentSeconds)} calls/s`);
+
+  // Every call must be in JetStream, once per run: warm-up plus measured, per source.
+  const stored = { switchyard: 0, segment: 0 };
+  for (const { batch } of await readCallBatches(nc, names)) {
+    if (batch.sourceId === SOURCES.switchyard.id) stored.switchyard += batch.calls.length;
+    if (batch.sourceId === SOURCES.segment.id) stored.segment += batch.calls.length;
+  }
+  const expected = params.warmupCalls + params.deliverCalls;
+  if (stored.switchyard !== expected || stored.segment !== expected) {
+    throw new Error(`JetStream holds ${stored.switchyard} (switchyard) and ${stored.segment} (segment) calls, expected ${expected} each`);
+  }
+
+  const ratios = {
+    enqueue: round(enqueueCpuRate("switchyard") / enqueueCpuRate("segment")),
+    enqueueWallClock: round(enqueueRate("switchyard") / enqueueRate("segment")),
+    heapPerCall: round(heapPerCall("segment") / heapPerCall("switchyard")),
+    delivered: round(segmentSeconds / switchyardSeconds),
+  };
+  const date = new Date();
+  const results = {
+    benchmark: "client",
+    date: date.toISOString(),
+    parameters: { ...params, meanCallJsonBytes: meanJsonBytes(messages), peer: "@segment/analytics-node 3.1.0 (HTTP /v1/batch)" },
+    enqueue: {
+      switchyardCallsPerCpuSecond: enqueueCpuRate("switchyard"),
+      segmentCallsPerCpuSecond: enqueueCpuRate("segment"),
+      switchyardCallsPerSecond: enqueueRate("switchyard"),
+      segmentCallsPerSecond: enqueueRate("segment"),
+      switchyardHeapBytesPerCall: heapPerCall("switchyard"),
+      segmentHeapBytesPerCall: heapPerCall("segment"),
+      runs: enqueue,
+    },
+    delivered: {
+      switchyardCallsPerSecond: Math.round(params.deliverCalls / switchyardSeconds),
+      segmentCallsPerSecond: Math.round(params.deliverCalls / segmentSeconds),
+      switchyardSeconds: round(switchyardSeconds),
+      segmentSeconds: round(segmentSeconds),
+      storedInJetStream: stored,
+      // Batches the peer needed, and the HTTP requests it made for them (more: retries after timeouts).
+      segmentBatches: Math.ceil(params.deliverCalls / params.flushAt),
+      segmentHttpRequests,
+    },
+    ratios,
+    targets: {
+      enqueue: { ratio: TARGETS.enqueueRatio, pass: ratios.enqueue >= TARGETS.enqueueRatio },
+      heapPerCall: { ratio: TARGETS.heapRatio, pass: ratios.heapPerCall >= TARGETS.heapRatio },
+      delivered: { ratio: TARGETS.deliveredRatio, pass: ratios.delivered >= TARGETS.deliveredRatio },
+    },
+    machine: await machineFacts(REPO_ROOT, nc, loadBefore),
+  };
+  const file = await writeResults(RESULTS_DIR, "client", results, date);
+  console.log(
+    JSON.stringify(
+      {
+        ratios,
+        targets: results.targets,
+        loadAverage: { start: results.machine.loadAverageAtStart, end: results.machine.loadAverageAtEnd },
+      },
+      null,
+      2,
+    ),
+  );
+  console.log(`results: ${file}`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runBenchmark(main);

@@ -51,9 +51,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { credentials, Metadata } from "@grpc/grpc-js";
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstream, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
 import {
   BUS_MESSAGE_TYPE_HEADER,
   CallBatch,
@@ -64,18 +63,19 @@ import {
   type IngestBatchResponse,
 } from "@switchyard/contracts";
 import { loadDeliveryConfig, webhookBody, webhookSignature } from "@switchyard/delivery";
-import { basicAuthorization, busNames, ensureCallsStream, type BusNames } from "@switchyard/platform";
-import { freePort, LOOPBACK_CIDRS, uniqueNamespace } from "@switchyard/testkit";
+import { basicAuthorization, ensureCallsStream, type BusNames } from "@switchyard/platform";
+import { freePort, LOOPBACK_CIDRS } from "@switchyard/testkit";
 import { Agent, request } from "undici";
 import {
-  Cleanup,
   machineFacts,
+  openBenchBus,
   percentile,
   processCpuMs,
+  runBenchmark,
   runLanes,
-  startNats,
   writeResults,
   writeWorkspaceFile,
+  type Cleanup,
 } from "./lib/run-support.js";
 import { ServiceChild } from "./lib/service-child.js";
 import { sampleCall, seededRandom } from "./lib/sample-calls.js";
@@ -686,188 +686,169 @@ const rateJson = (rate: Rate) => ({ count: rate.count, seconds: round(rate.secon
 
 // ---------------------------------------------------------------- main
 
-async function main(): Promise<void> {
+async function main(cleanup: Cleanup): Promise<void> {
   const params = parseParameters(process.argv.slice(2));
-  const cleanup = new Cleanup();
-  const onSignal = () => void cleanup.run().finally(() => process.exit(130));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    const date = new Date();
-    // The machine may be shared: a busy one at the start or end explains odd figures.
-    const loadAverageAtStart = os.loadavg();
-    const nats = await startNats(cleanup);
-    const namespace = uniqueNamespace();
-    const names = busNames(namespace);
-    const nc = await connect({ servers: nats.url });
-    cleanup.add("close the NATS connection", () => nc.close());
-    const jsm = await jetstreamManager(nc);
-    if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespace(jsm, names));
-    // As the services create it (their defaults), so the backlogs can be published before delivery starts.
-    await ensureCallsStream(jsm, names, { duplicateWindowMs: 10 * 60_000, maxAgeMs: 7 * 24 * 3600_000, replicas: 1 });
+  const date = new Date();
+  // The machine may be shared: a busy one at the start or end explains odd figures.
+  const loadAverageAtStart = os.loadavg();
+  const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
+  if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespace(jsm, names));
+  // As the services create it (their defaults), so the backlogs can be published before delivery starts.
+  await ensureCallsStream(jsm, names, { duplicateWindowMs: 10 * 60_000, maxAgeMs: 7 * 24 * 3600_000, replicas: 1 });
 
-    const sink = await WebhookSinkChild.start(REPO_ROOT);
-    cleanup.add("stop the webhook sink", () => sink.stop());
-    const workspaceFile = await writeWorkspaceFile(cleanup, workspace(sink));
-    const settings = loadDeliveryConfig({ NATS_URL: nats.url, SWITCHYARD_NAMESPACE: namespace, ...params.deliveryEnv });
+  const sink = await WebhookSinkChild.start(REPO_ROOT);
+  cleanup.add("stop the webhook sink", () => sink.stop());
+  const workspaceFile = await writeWorkspaceFile(cleanup, workspace(sink));
+  const settings = loadDeliveryConfig({ NATS_URL: nats.url, SWITCHYARD_NAMESPACE: namespace, ...params.deliveryEnv });
 
-    const ctx: Context = {
-      params,
-      natsUrl: nats.url,
-      namespace,
-      names,
-      nc,
-      js: jetstream(nc),
-      jsm,
-      sink,
-      workspaceFile,
-      cleanup,
-      destinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
-    };
-    // Isolation last: its failing destination leaves retries behind.
-    const throughput = params.phases.includes("throughput") ? await throughputPhase(ctx) : undefined;
-    const latency = params.phases.includes("latency") ? await latencyPhase(ctx) : undefined;
-    const isolation = params.phases.includes("isolation") ? await isolationPhase(ctx) : undefined;
+  const ctx: Context = {
+    params,
+    natsUrl: nats.url,
+    namespace,
+    names,
+    nc,
+    js: jetstream(nc),
+    jsm,
+    sink,
+    workspaceFile,
+    cleanup,
+    destinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
+  };
+  // Isolation last: its failing destination leaves retries behind.
+  const throughput = params.phases.includes("throughput") ? await throughputPhase(ctx) : undefined;
+  const latency = params.phases.includes("latency") ? await latencyPhase(ctx) : undefined;
+  const isolation = params.phases.includes("isolation") ? await isolationPhase(ctx) : undefined;
 
-    const targets = {
+  const targets = {
+    ...(throughput
+      ? {
+          throughputRatio: {
+            target: TARGETS.throughputRatio,
+            value: round(throughput.ratio, 3),
+            pass: throughput.ratio >= TARGETS.throughputRatio,
+          },
+        }
+      : {}),
+    ...(isolation
+      ? {
+          isolationRatio: {
+            target: TARGETS.isolationRatio,
+            value: round(isolation.ratio, 3),
+            pass: isolation.ratio >= TARGETS.isolationRatio,
+          },
+        }
+      : {}),
+    ...(latency
+      ? {
+          latencyP50Ms: { target: TARGETS.latencyP50Ms, value: latency.p50Ms, pass: latency.p50Ms <= TARGETS.latencyP50Ms },
+          latencyP99Ms: { target: TARGETS.latencyP99Ms, value: latency.p99Ms, pass: latency.p99Ms <= TARGETS.latencyP99Ms },
+        }
+      : {}),
+  };
+
+  console.log("");
+  if (throughput) {
+    console.log(
+      `1. throughput  delivered ${format(throughput.delivered.perSecond)} webhooks/s (${format(throughput.delivered.count)} in ${throughput.delivered.seconds.toFixed(2)} s)`,
+    );
+    console.log(
+      `               raw undici ${format(throughput.raw.perSecond)} POSTs/s (${format(throughput.raw.count)} in ${throughput.raw.seconds.toFixed(2)} s)`,
+    );
+    console.log(
+      `               ratio ${throughput.ratio.toFixed(2)}× (target ≥ ${TARGETS.throughputRatio}×: ${verdict(targets.throughputRatio!.pass)})`,
+    );
+    const perRound = throughput.rounds.map((r) => `${r.ratio.toFixed(2)}×`).join(", ");
+    const cpu = (costs: CpuCost[]) => costs.map((cost) => cost.senderMicrosPerRequest ?? "?").join("/");
+    console.log(
+      `               per round ${perRound}; CPU µs per request, service ${cpu(throughput.rounds.map((r) => r.deliveryCpu))} vs raw client ${cpu(throughput.rounds.map((r) => r.rawCpu))}`,
+    );
+  }
+  if (isolation) {
+    const runs = (list: IsolationRun[]) => list.map((run) => format(run.fourHealthy.perSecond)).join(", ");
+    console.log(
+      `2. isolation   four healthy, all healthy: ${format(isolation.healthy.perSecond)} webhooks/s (runs: ${runs(isolation.runs.healthy)})`,
+    );
+    console.log(
+      `               four healthy, one failing: ${format(isolation.withSlow.perSecond)} webhooks/s (runs: ${runs(isolation.runs.withSlow)})`,
+    );
+    console.log(
+      `               ratio ${isolation.ratio.toFixed(2)} (target ≥ ${TARGETS.isolationRatio}: ${verdict(targets.isolationRatio!.pass)})`,
+    );
+  }
+  if (latency) {
+    console.log(
+      `3. latency     p50 ${latency.p50Ms} ms (target ≤ ${TARGETS.latencyP50Ms}: ${verdict(targets.latencyP50Ms!.pass)}), p99 ${latency.p99Ms} ms (target ≤ ${TARGETS.latencyP99Ms}: ${verdict(targets.latencyP99Ms!.pass)}), max ${latency.maxMs} ms, ${format(latency.samples)} calls`,
+    );
+  }
+
+  const file = await writeResults(
+    RESULTS_DIR,
+    "delivery",
+    {
+      benchmark: "delivery",
+      date: date.toISOString(),
+      parameters: {
+        phases: params.phases,
+        batchSize: BATCH_SIZE,
+        throughputCalls: params.calls,
+        throughputRounds: params.rounds,
+        warmupCalls: params.warmupCalls,
+        isolationCallsPerDestination: params.isolationCalls,
+        isolationRounds: params.isolationRounds,
+        isolationFailingHoldMs: HOLD_MS,
+        latencyCallsPerSecond: params.latencyRate,
+        latencyBatchSize: params.latencyBatchSize,
+        latencySeconds: params.latencySeconds,
+        latencyWarmupSeconds: params.latencyWarmupSeconds,
+        phaseTimeoutSeconds: params.phaseTimeoutMs / 1000,
+        deliveryEnv: params.deliveryEnv,
+        deliveryDestinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
+        deliveryBatchConcurrency: settings.DELIVERY_BATCH_CONCURRENCY,
+        deliveryRequestTimeoutMs: settings.DELIVERY_REQUEST_TIMEOUT_MS,
+        rawConnections: ctx.destinationConcurrency,
+        signedWebhooks: true,
+        natsServer: nats.external ? "NATS_URL" : "own nats-server",
+        cpuProfiled: params.cpuProfDir !== undefined,
+      },
       ...(throughput
         ? {
-            throughputRatio: {
-              target: TARGETS.throughputRatio,
-              value: round(throughput.ratio, 3),
-              pass: throughput.ratio >= TARGETS.throughputRatio,
+            throughput: {
+              delivered: rateJson(throughput.delivered),
+              raw: rateJson(throughput.raw),
+              ratio: round(throughput.ratio, 3),
+              rounds: throughput.rounds.map((r) => ({
+                delivered: rateJson(r.delivered),
+                raw: rateJson(r.raw),
+                ratio: round(r.ratio, 3),
+                cpuMicrosPerRequest: { service: r.deliveryCpu, rawClient: r.rawCpu },
+              })),
+              complete: throughput.complete,
+              meanBodyBytes: Math.round(throughput.meanBodyBytes),
+              bus: throughput.bus,
             },
           }
         : {}),
       ...(isolation
         ? {
-            isolationRatio: {
-              target: TARGETS.isolationRatio,
-              value: round(isolation.ratio, 3),
-              pass: isolation.ratio >= TARGETS.isolationRatio,
+            isolation: {
+              fourHealthyAllHealthy: rateJson(isolation.healthy),
+              fourHealthyOneFailing: rateJson(isolation.withSlow),
+              ratio: round(isolation.ratio, 3),
+              runs: {
+                allHealthy: isolation.runs.healthy.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
+                oneFailing: isolation.runs.withSlow.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
+              },
             },
           }
         : {}),
-      ...(latency
-        ? {
-            latencyP50Ms: { target: TARGETS.latencyP50Ms, value: latency.p50Ms, pass: latency.p50Ms <= TARGETS.latencyP50Ms },
-            latencyP99Ms: { target: TARGETS.latencyP99Ms, value: latency.p99Ms, pass: latency.p99Ms <= TARGETS.latencyP99Ms },
-          }
-        : {}),
-    };
-
-    console.log("");
-    if (throughput) {
-      console.log(
-        `1. throughput  delivered ${format(throughput.delivered.perSecond)} webhooks/s (${format(throughput.delivered.count)} in ${throughput.delivered.seconds.toFixed(2)} s)`,
-      );
-      console.log(
-        `               raw undici ${format(throughput.raw.perSecond)} POSTs/s (${format(throughput.raw.count)} in ${throughput.raw.seconds.toFixed(2)} s)`,
-      );
-      console.log(
-        `               ratio ${throughput.ratio.toFixed(2)}× (target ≥ ${TARGETS.throughputRatio}×: ${verdict(targets.throughputRatio!.pass)})`,
-      );
-      const perRound = throughput.rounds.map((r) => `${r.ratio.toFixed(2)}×`).join(", ");
-      const cpu = (costs: CpuCost[]) => costs.map((cost) => cost.senderMicrosPerRequest ?? "?").join("/");
-      console.log(
-        `               per round ${perRound}; CPU µs per request, service ${cpu(throughput.rounds.map((r) => r.deliveryCpu))} vs raw client ${cpu(throughput.rounds.map((r) => r.rawCpu))}`,
-      );
-    }
-    if (isolation) {
-      const runs = (list: IsolationRun[]) => list.map((run) => format(run.fourHealthy.perSecond)).join(", ");
-      console.log(
-        `2. isolation   four healthy, all healthy: ${format(isolation.healthy.perSecond)} webhooks/s (runs: ${runs(isolation.runs.healthy)})`,
-      );
-      console.log(
-        `               four healthy, one failing: ${format(isolation.withSlow.perSecond)} webhooks/s (runs: ${runs(isolation.runs.withSlow)})`,
-      );
-      console.log(
-        `               ratio ${isolation.ratio.toFixed(2)} (target ≥ ${TARGETS.isolationRatio}: ${verdict(targets.isolationRatio!.pass)})`,
-      );
-    }
-    if (latency) {
-      console.log(
-        `3. latency     p50 ${latency.p50Ms} ms (target ≤ ${TARGETS.latencyP50Ms}: ${verdict(targets.latencyP50Ms!.pass)}), p99 ${latency.p99Ms} ms (target ≤ ${TARGETS.latencyP99Ms}: ${verdict(targets.latencyP99Ms!.pass)}), max ${latency.maxMs} ms, ${format(latency.samples)} calls`,
-      );
-    }
-
-    const file = await writeResults(
-      RESULTS_DIR,
-      "delivery",
-      {
-        benchmark: "delivery",
-        date: date.toISOString(),
-        parameters: {
-          phases: params.phases,
-          batchSize: BATCH_SIZE,
-          throughputCalls: params.calls,
-          throughputRounds: params.rounds,
-          warmupCalls: params.warmupCalls,
-          isolationCallsPerDestination: params.isolationCalls,
-          isolationRounds: params.isolationRounds,
-          isolationFailingHoldMs: HOLD_MS,
-          latencyCallsPerSecond: params.latencyRate,
-          latencyBatchSize: params.latencyBatchSize,
-          latencySeconds: params.latencySeconds,
-          latencyWarmupSeconds: params.latencyWarmupSeconds,
-          phaseTimeoutSeconds: params.phaseTimeoutMs / 1000,
-          deliveryEnv: params.deliveryEnv,
-          deliveryDestinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
-          deliveryBatchConcurrency: settings.DELIVERY_BATCH_CONCURRENCY,
-          deliveryRequestTimeoutMs: settings.DELIVERY_REQUEST_TIMEOUT_MS,
-          rawConnections: ctx.destinationConcurrency,
-          signedWebhooks: true,
-          natsServer: nats.external ? "NATS_URL" : "own nats-server",
-          cpuProfiled: params.cpuProfDir !== undefined,
-        },
-        ...(throughput
-          ? {
-              throughput: {
-                delivered: rateJson(throughput.delivered),
-                raw: rateJson(throughput.raw),
-                ratio: round(throughput.ratio, 3),
-                rounds: throughput.rounds.map((r) => ({
-                  delivered: rateJson(r.delivered),
-                  raw: rateJson(r.raw),
-                  ratio: round(r.ratio, 3),
-                  cpuMicrosPerRequest: { service: r.deliveryCpu, rawClient: r.rawCpu },
-                })),
-                complete: throughput.complete,
-                meanBodyBytes: Math.round(throughput.meanBodyBytes),
-                bus: throughput.bus,
-              },
-            }
-          : {}),
-        ...(isolation
-          ? {
-              isolation: {
-                fourHealthyAllHealthy: rateJson(isolation.healthy),
-                fourHealthyOneFailing: rateJson(isolation.withSlow),
-                ratio: round(isolation.ratio, 3),
-                runs: {
-                  allHealthy: isolation.runs.healthy.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
-                  oneFailing: isolation.runs.withSlow.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
-                },
-              },
-            }
-          : {}),
-        ...(latency ? { latency } : {}),
-        targets,
-        pass: Object.values(targets).every((target) => target.pass),
-        machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
-      },
-      date,
-    );
-    console.log(`results: ${file}`);
-  } finally {
-    await cleanup.run();
-  }
+      ...(latency ? { latency } : {}),
+      targets,
+      pass: Object.values(targets).every((target) => target.pass),
+      machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+    },
+    date,
+  );
+  console.log(`results: ${file}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error("benchmark failed:", error);
-    process.exit(1);
-  },
-);
+runBenchmark(main);

@@ -26,13 +26,12 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { credentials, Metadata } from "@grpc/grpc-js";
-import { jetstream, jetstreamManager, StorageType, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstream, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
 import { IngestServiceClient, IngestServiceService, type IngestBatchResponse } from "@switchyard/contracts";
-import { basicAuthorization, busNames, type BusNames } from "@switchyard/platform";
-import { freePort, uniqueNamespace } from "@switchyard/testkit";
-import { Cleanup, machineFacts, runLanes, startNats, writeResults, writeWorkspaceFile } from "./lib/run-support.js";
+import { basicAuthorization, type BusNames } from "@switchyard/platform";
+import { freePort } from "@switchyard/testkit";
+import { machineFacts, openBenchBus, runBenchmark, runLanes, writeResults, writeWorkspaceFile, type Cleanup } from "./lib/run-support.js";
 import { encodedBatchRequests, encodedCalls, seededRandom } from "./lib/sample-calls.js";
 import { ServiceChild } from "./lib/service-child.js";
 
@@ -299,88 +298,69 @@ function printSummary(ingestRuns: IngestRun[], raw: Rate): void {
 
 // ---------------------------------------------------------------- main
 
-async function main(): Promise<void> {
+async function main(cleanup: Cleanup): Promise<void> {
   const params = parseParameters(process.argv.slice(2));
-  const cleanup = new Cleanup();
-  const onSignal = () => void cleanup.run().finally(() => process.exit(130));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    const date = new Date();
-    const loadAverageAtStart = os.loadavg();
-    const nats = await startNats(cleanup);
-    const namespace = uniqueNamespace();
-    const names = busNames(namespace);
-    const nc = await connect({ servers: nats.url });
-    cleanup.add("close the NATS connection", () => nc.close());
-    const jsm = await jetstreamManager(nc);
-    const raw = await createRawStream(jsm, namespace);
-    if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names, raw.stream));
-    const run: Run = { natsUrl: nats.url, namespace, workspaceFile: await writeWorkspaceFile(cleanup, WORKSPACE), cleanup };
+  const date = new Date();
+  const loadAverageAtStart = os.loadavg();
+  const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
+  const raw = await createRawStream(jsm, namespace);
+  if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names, raw.stream));
+  const run: Run = { natsUrl: nats.url, namespace, workspaceFile: await writeWorkspaceFile(cleanup, WORKSPACE), cleanup };
 
-    const ingestRuns: IngestRun[] = [];
-    for (const workers of params.workers > 1 ? [1, params.workers] : [1]) {
-      ingestRuns.push(await benchmarkIngest(params, run, workers));
-      await checkStored(
-        jsm,
-        names.callsStream,
-        ingestRuns.reduce((sum, ingestRun) => sum + ingestRun.batches, 0),
-      );
-    }
-
-    const rawRun = await benchmarkRawJetStream(params, nc, raw.subject);
-    await checkStored(jsm, raw.stream, params.rawWarmupCalls + params.rawCalls);
-
-    printSummary(ingestRuns, rawRun.rate);
-    const judged = ingestRuns[ingestRuns.length - 1]!;
-    const ratio = judged.rate.perSecond / rawRun.rate.perSecond;
-    const file = await writeResults(
-      RESULTS_DIR,
-      "ingest",
-      {
-        benchmark: "ingest",
-        date: date.toISOString(),
-        parameters: {
-          calls: judged.rate.count,
-          warmupCalls: params.warmupCalls,
-          batchSize: params.batchSize,
-          concurrentBatches: params.concurrency,
-          grpcChannels: params.channels,
-          workers: params.workers,
-          meanCallJsonBytes: Math.round(judged.meanCallJsonBytes),
-          rawCalls: params.rawCalls,
-          rawWarmupCalls: params.rawWarmupCalls,
-          rawWindow: params.rawWindow,
-          rawPayloadBytes: Math.round(rawRun.payloadBytes),
-          storage: "file",
-          natsServer: nats.external ? "NATS_URL" : "own nats-server",
-          cpuProfiled: params.cpuProfDir !== undefined,
-        },
-        ingestRuns: ingestRuns.map(({ workers, rate }) => ({
-          workers,
-          callsPerSecond: Math.round(rate.perSecond),
-          seconds: Number(rate.seconds.toFixed(3)),
-          ratio: Number((rate.perSecond / rawRun.rate.perSecond).toFixed(3)),
-        })),
-        ingestCallsPerSecond: Math.round(judged.rate.perSecond),
-        rawPublishesPerSecond: Math.round(rawRun.rate.perSecond),
-        rawSeconds: Number(rawRun.rate.seconds.toFixed(3)),
-        ratio: Number(ratio.toFixed(3)),
-        target: { ratio: TARGET_RATIO, judgedOnWorkers: judged.workers, pass: ratio >= TARGET_RATIO },
-        machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
-      },
-      date,
+  const ingestRuns: IngestRun[] = [];
+  for (const workers of params.workers > 1 ? [1, params.workers] : [1]) {
+    ingestRuns.push(await benchmarkIngest(params, run, workers));
+    await checkStored(
+      jsm,
+      names.callsStream,
+      ingestRuns.reduce((sum, ingestRun) => sum + ingestRun.batches, 0),
     );
-    console.log(`results: ${file}`);
-  } finally {
-    await cleanup.run();
   }
+
+  const rawRun = await benchmarkRawJetStream(params, nc, raw.subject);
+  await checkStored(jsm, raw.stream, params.rawWarmupCalls + params.rawCalls);
+
+  printSummary(ingestRuns, rawRun.rate);
+  const judged = ingestRuns[ingestRuns.length - 1]!;
+  const ratio = judged.rate.perSecond / rawRun.rate.perSecond;
+  const file = await writeResults(
+    RESULTS_DIR,
+    "ingest",
+    {
+      benchmark: "ingest",
+      date: date.toISOString(),
+      parameters: {
+        calls: judged.rate.count,
+        warmupCalls: params.warmupCalls,
+        batchSize: params.batchSize,
+        concurrentBatches: params.concurrency,
+        grpcChannels: params.channels,
+        workers: params.workers,
+        meanCallJsonBytes: Math.round(judged.meanCallJsonBytes),
+        rawCalls: params.rawCalls,
+        rawWarmupCalls: params.rawWarmupCalls,
+        rawWindow: params.rawWindow,
+        rawPayloadBytes: Math.round(rawRun.payloadBytes),
+        storage: "file",
+        natsServer: nats.external ? "NATS_URL" : "own nats-server",
+        cpuProfiled: params.cpuProfDir !== undefined,
+      },
+      ingestRuns: ingestRuns.map(({ workers, rate }) => ({
+        workers,
+        callsPerSecond: Math.round(rate.perSecond),
+        seconds: Number(rate.seconds.toFixed(3)),
+        ratio: Number((rate.perSecond / rawRun.rate.perSecond).toFixed(3)),
+      })),
+      ingestCallsPerSecond: Math.round(judged.rate.perSecond),
+      rawPublishesPerSecond: Math.round(rawRun.rate.perSecond),
+      rawSeconds: Number(rawRun.rate.seconds.toFixed(3)),
+      ratio: Number(ratio.toFixed(3)),
+      target: { ratio: TARGET_RATIO, judgedOnWorkers: judged.workers, pass: ratio >= TARGET_RATIO },
+      machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+    },
+    date,
+  );
+  console.log(`results: ${file}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error("benchmark failed:", error);
-    process.exit(1);
-  },
-);
+runBenchmark(main);

@@ -3,8 +3,11 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promise
 import os from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { NatsServer } from "@switchyard/testkit";
+import { connect } from "@nats-io/transport-node";
+import { busNames, type BusNames } from "@switchyard/platform";
+import { NatsServer, uniqueNamespace } from "@switchyard/testkit";
 
 const run = promisify(execFile);
 
@@ -34,6 +37,42 @@ export async function startNats(cleanup: Cleanup): Promise<{ url: string; extern
   const server = await NatsServer.start();
   cleanup.add("stop nats-server", () => server.dispose());
   return { url: server.url, external: false };
+}
+
+/**
+ * Runs a benchmark's main: it gets a Cleanup whose steps run once it ends,
+ * fails or is interrupted (Ctrl-C, SIGTERM). Exits 0, or 1 after printing the
+ * error; a missed target is not an error.
+ */
+export function runBenchmark(main: (cleanup: Cleanup) => Promise<void>): void {
+  const cleanup = new Cleanup();
+  const onSignal = () => void cleanup.run().finally(() => process.exit(130));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  main(cleanup)
+    .finally(() => cleanup.run())
+    .then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error("benchmark failed:", error);
+        process.exit(1);
+      },
+    );
+}
+
+/** The run's NATS (see startNats), a fresh namespace on it, and a connection closed at clean-up. */
+export async function openBenchBus(cleanup: Cleanup): Promise<{
+  nats: { url: string; external: boolean };
+  namespace: string;
+  names: BusNames;
+  nc: NatsConnection;
+  jsm: JetStreamManager;
+}> {
+  const nats = await startNats(cleanup);
+  const namespace = uniqueNamespace();
+  const nc = await connect({ servers: nats.url });
+  cleanup.add("close the NATS connection", () => nc.close());
+  return { nats, namespace, names: busNames(namespace), nc, jsm: await jetstreamManager(nc) };
 }
 
 /** Writes the run's workspace file into a temp folder removed at clean-up; returns its path. */
