@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials, Metadata, status } from "@grpc/grpc-js";
-import { configApi, IngestServiceClient, type Call } from "@switchyard/contracts";
+import { configApi, IngestServiceClient } from "@switchyard/contracts";
 import { basicAuthorization } from "@switchyard/platform";
 import {
   freePort,
@@ -10,6 +10,7 @@ import {
   LOOPBACK_CIDRS,
   NatsServer,
   ServiceProcess,
+  signedUpCall,
   uniqueNamespace,
   waitFor,
   WebhookReceiver,
@@ -47,19 +48,6 @@ afterEach(async () => {
   await nats?.dispose();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-function call(messageId: string): Call {
-  return {
-    messageId,
-    userId: "user-1",
-    anonymousId: "",
-    timestamp: undefined,
-    context: undefined,
-    integrations: undefined,
-    receivedAt: undefined,
-    payload: { $case: "track", value: { event: "Signed Up", properties: undefined } },
-  };
-}
 
 function metadataWith(authorization: string): Metadata {
   const metadata = new Metadata();
@@ -151,7 +139,7 @@ describe("logs of a full run", () => {
         body: JSON.stringify({ userId: "user-1", event: "Signed Up", messageId }),
       }).then((response) => response.status);
     const grpcTrack = (writeKey: string, messageId: string) =>
-      unary((callback) => ingestGrpc.ingestCall({ call: call(messageId) }, metadataWith(basicAuthorization(writeKey)), callback));
+      unary((callback) => ingestGrpc.ingestCall({ call: signedUpCall(messageId) }, metadataWith(basicAuthorization(writeKey)), callback));
     const admin = metadataWith(`Bearer ${ADMIN_TOKEN}`);
 
     try {

@@ -1,5 +1,6 @@
 export { readCallBatches, uniqueNamespace } from "./bus.js";
 export type { StoredBatch } from "./bus.js";
+export { signedUpCall } from "./calls.js";
 export { makeSelfSignedCertificate } from "./certificates.js";
 export type { SelfSignedCertificate } from "./certificates.js";
 export { freePort } from "./free-port.js";

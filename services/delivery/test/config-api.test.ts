@@ -2,7 +2,7 @@ import { Client, credentials, Metadata, status, type ServiceDefinition } from "@
 import { configApi, DeliveryServiceService, IngestServiceClient } from "@switchyard/contracts";
 import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
 import { basicAuthorization, createLogger, hashWriteKey, kvKeys } from "@switchyard/platform";
-import { WebhookReceiver, waitFor } from "@switchyard/testkit";
+import { signedUpCall, WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { createHmac } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
@@ -109,16 +109,7 @@ function grpcTrack(writeKey: string, messageId: string): Promise<number> {
   const client = new IngestServiceClient(`127.0.0.1:${ingest!.grpcPort}`, credentials.createInsecure());
   const metadata = new Metadata();
   metadata.set("authorization", basicAuthorization(writeKey));
-  const call = {
-    messageId,
-    userId: "user-1",
-    anonymousId: "",
-    timestamp: undefined,
-    context: undefined,
-    integrations: undefined,
-    receivedAt: undefined,
-    payload: { $case: "track" as const, value: { event: "Signed Up", properties: undefined } },
-  };
+  const call = signedUpCall(messageId);
   return new Promise<number>((resolve) =>
     client.ingestCall({ call }, metadata, { deadline: Date.now() + 10_000 }, (error) => {
       client.close();

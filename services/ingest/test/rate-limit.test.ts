@@ -1,7 +1,6 @@
 import { status } from "@grpc/grpc-js";
-import type { Call } from "@switchyard/contracts";
 import { basicAuthorization } from "@switchyard/platform";
-import { readCallBatches, waitFor } from "@switchyard/testkit";
+import { readCallBatches, signedUpCall, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadIngestConfig, rateLimitOf } from "../src/config.js";
 import { isGrpcError, OTHER_WRITE_KEY, startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
@@ -17,19 +16,6 @@ afterEach(async () => {
   await fixture?.dispose();
   fixture = undefined;
 });
-
-function call(messageId: string): Call {
-  return {
-    messageId,
-    userId: "user-1",
-    anonymousId: "",
-    timestamp: undefined,
-    context: undefined,
-    integrations: undefined,
-    receivedAt: undefined,
-    payload: { $case: "track", value: { event: "Signed Up", properties: undefined } },
-  };
-}
 
 function httpTrack(f: IngestFixture, writeKey: string, messageId: string): Promise<Response> {
   return fetch(`${f.httpUrl}/v1/track`, {
@@ -51,7 +37,7 @@ async function grpcRefusal(promise: Promise<unknown>): Promise<{ code: number; d
 describe("ingest rate limiting", () => {
   it("is off by default", async () => {
     const f = (fixture = await startIngestFixture());
-    const calls = Array.from({ length: 200 }, (_, i) => call(`m-${i}`));
+    const calls = Array.from({ length: 200 }, (_, i) => signedUpCall(`m-${i}`));
     expect((await f.grpc.ingestBatch({ calls })).accepted).toBe(200);
     expect((await f.grpc.ingestBatch({ calls: calls.map((c) => ({ ...c, messageId: `again-${c.messageId}` })) })).accepted).toBe(200);
   });
@@ -60,9 +46,11 @@ describe("ingest rate limiting", () => {
     const f = (fixture = await startIngestFixture({ env: { INGEST_RATE_LIMIT_PER_SECOND: "0.25", INGEST_RATE_LIMIT_BURST: "3" } }));
 
     // A batch of 3 calls takes the whole burst.
-    expect((await f.grpc.ingestBatch({ batchId: "b-1", calls: [call("m-1"), call("m-2"), call("m-3")] })).accepted).toBe(3);
+    expect(
+      (await f.grpc.ingestBatch({ batchId: "b-1", calls: [signedUpCall("m-1"), signedUpCall("m-2"), signedUpCall("m-3")] })).accepted,
+    ).toBe(3);
 
-    const refused = await grpcRefusal(f.grpc.ingestCall({ call: call("m-refused-grpc") }));
+    const refused = await grpcRefusal(f.grpc.ingestCall({ call: signedUpCall("m-refused-grpc") }));
     expect(refused.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(refused.details).toMatch(/^rate limit: this source may send 0\.25 calls per second \(bursts of 3\); retry in [1-4] s$/);
     expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);

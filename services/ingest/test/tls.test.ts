@@ -3,9 +3,9 @@ import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials, Metadata, status, type ChannelCredentials } from "@grpc/grpc-js";
-import { IngestServiceClient, type Call } from "@switchyard/contracts";
+import { IngestServiceClient } from "@switchyard/contracts";
 import { basicAuthorization, loadServerTls } from "@switchyard/platform";
-import { makeSelfSignedCertificate, type SelfSignedCertificate } from "@switchyard/testkit";
+import { makeSelfSignedCertificate, signedUpCall, type SelfSignedCertificate } from "@switchyard/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
 
@@ -36,16 +36,7 @@ afterEach(async () => {
 
 const tlsEnv = () => ({ SWITCHYARD_TLS_CERT_FILE: server.certPath, SWITCHYARD_TLS_KEY_FILE: server.keyPath });
 
-const call: Call = {
-  messageId: "m-tls",
-  userId: "user-1",
-  anonymousId: "",
-  timestamp: undefined,
-  context: undefined,
-  integrations: undefined,
-  receivedAt: undefined,
-  payload: { $case: "track", value: { event: "Signed Up", properties: undefined } },
-};
+const call = signedUpCall("m-tls");
 
 /** One IngestCall with the given channel credentials: the gRPC status code it ended with. */
 function grpcCall(port: number, channel: ChannelCredentials): Promise<number> {
