@@ -1,5 +1,5 @@
 import { CallBatch } from "./gen/switchyard/v1/calls.js";
-import { DeadLetter, DeliveryAttempt, DeliveryTask } from "./gen/switchyard/v1/delivery.js";
+import { DeadLetter, DeferredCalls, DeliveryAttempt, DeliveryTask } from "./gen/switchyard/v1/delivery.js";
 
 /**
  * Every message Switchyard puts on NATS carries this header with the fully
@@ -11,6 +11,7 @@ export const BUS_MESSAGE_TYPE_HEADER = "Switchyard-Type";
 export const busMessageTypes = {
   "switchyard.v1.CallBatch": CallBatch,
   "switchyard.v1.DeliveryTask": DeliveryTask,
+  "switchyard.v1.DeferredCalls": DeferredCalls,
   "switchyard.v1.DeadLetter": DeadLetter,
   "switchyard.v1.DeliveryAttempt": DeliveryAttempt,
 } as const;

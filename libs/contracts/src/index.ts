@@ -21,6 +21,7 @@ export {
   DeliveryServiceClient,
   DeliveryServiceService,
   DeliveryTask,
+  DeferredCalls,
   DestinationStats,
   GetDeliveryStatsRequest,
   GetDeliveryStatsResponse,

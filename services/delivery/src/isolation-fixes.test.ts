@@ -7,6 +7,7 @@ import { busNames, createLogger, type Destination, type WorkspaceView } from "@s
 import { waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions } from "./destination-gate.js";
+import type { DeliveryMetrics } from "./metrics.js";
 import { nakDelay, Retries } from "./retries.js";
 import { RetryQueue } from "./retry-queue.js";
 import type { Settler } from "./settle.js";
@@ -216,6 +217,8 @@ describe("Retries: a parked retry", () => {
       sender: new WebhookSender({ timeoutMs: 1_000, maxResponseBytes: 1024, connectionsPerOrigin: 1, addressPolicy: LOOPBACK }),
       gates,
       settler: {} as Settler,
+      retryQueue: {} as RetryQueue,
+      metrics: {} as DeliveryMetrics,
       windowMs: 3600_000,
       logger: createLogger({ service: "test", level: "silent" }),
     });
@@ -247,13 +250,27 @@ describe("Retries: a parked retry", () => {
     }
   });
 
-  it("is parked from its headers alone, without decoding the task and its call", async () => {
-    let published: { data: Uint8Array; headers: MsgHdrs } | undefined;
+  /** What a RetryQueue publishes, captured instead of sent. */
+  function capturingQueue() {
+    const published: { data: Uint8Array; headers: MsgHdrs }[] = [];
     const js = {
       publish: async (_subject: string, data: Uint8Array, options: { headers: MsgHdrs }) =>
-        (published = { data, headers: options.headers }),
+        published.push({ data, headers: options.headers }),
     };
-    await new RetryQueue(js as unknown as JetStreamClient, busNames("test")).schedule({ ...task, notBefore: new Date() });
+    return { queue: new RetryQueue(js as unknown as JetStreamClient, busNames("test")), published };
+  }
+
+  it.each([
+    ["a task", (queue: RetryQueue) => queue.schedule({ ...task, notBefore: new Date() })],
+    [
+      "deferred calls",
+      (queue: RetryQueue) =>
+        queue.defer({ calls: [], sourceId: "web", destinationId: "hook", windowStart: new Date(), notBefore: new Date() }, "calls-1"),
+    ],
+  ])("holding %s is parked from its headers alone, without decoding it", async (_, publish) => {
+    const { queue, published: all } = capturingQueue();
+    await publish(queue);
+    const published = all[0];
     expect(published).toBeDefined();
 
     // Bytes that are no task at all: decoding them would terminate the message.

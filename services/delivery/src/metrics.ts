@@ -105,9 +105,9 @@ export class DeliveryMetrics {
     this.rounds.retry_scheduled.inc();
   }
 
-  /** A first attempt handed straight to the retry path because its destination is failing. */
-  deferred(): void {
-    this.rounds.deferred.inc();
+  /** First attempts handed straight to the retry path because their destination is failing or stalled. */
+  deferred(calls: number): void {
+    this.rounds.deferred.inc(calls);
   }
 
   deadLettered(reason: DeadLetterReason): void {
@@ -145,6 +145,10 @@ function registerStreamGauges(registry: Registry, bus: BusConnection, names: Bus
         if (messages !== undefined) this.set(messages);
       },
     });
-  streamGauge("delivery_retry_backlog", "Deliveries waiting in the retry stream for their next attempt (all replicas)", names.retryStream);
+  streamGauge(
+    "delivery_retry_backlog",
+    "Messages waiting in the retry stream: a call's next attempt, or the calls of a batch deferred together (all replicas)",
+    names.retryStream,
+  );
   streamGauge("delivery_dead_letters", "Dead letters stored (kept for DELIVERY_DEAD_LETTER_MAX_AGE_MS; all replicas)", names.deadStream);
 }

@@ -1,10 +1,11 @@
 import type { JsMsg } from "@nats-io/jetstream";
-import { DeliveryTask } from "@switchyard/contracts";
+import type { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
 import type { Destination, Logger, WorkspaceView } from "@switchyard/platform";
 import type { DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
-import { roundOutcome } from "./first-attempts.js";
-import { timingFromHeaders, timingOf } from "./retry-queue.js";
+import { firstRound, firstRoundWhenFree, firstTask, roundOutcome } from "./first-attempts.js";
+import type { DeliveryMetrics } from "./metrics.js";
+import { decodeRetryWork, timingFromHeaders, timingOf, type RetryQueue, type RetryWork } from "./retry-queue.js";
 import type { Settler } from "./settle.js";
 import type { WebhookSender } from "./webhook-sender.js";
 
@@ -30,10 +31,11 @@ export function nakDelay(now: number, delayMs: number, windowEnd: number): numbe
 }
 
 /**
- * Handles the retry stream. A task that is not due yet goes back with
- * nak(delay) (JetStream redelivers it then); a due one is tried on its
- * remaining URLs, in order, until one succeeds, and the outcome is settled
- * like a first attempt's: delivered, rescheduled, or dead-lettered.
+ * Handles the retry stream. Work that is not due yet goes back with
+ * nak(delay) (JetStream redelivers it then). A due task is tried on its
+ * remaining URLs, in order, until one succeeds; due deferred calls get their
+ * first round. Outcomes are settled like a first attempt's: delivered,
+ * rescheduled, or dead-lettered.
  */
 export class Retries {
   constructor(
@@ -42,18 +44,20 @@ export class Retries {
       sender: WebhookSender;
       gates: DestinationGates;
       settler: Settler;
+      retryQueue: RetryQueue;
+      metrics: DeliveryMetrics;
       windowMs: number;
       logger: Logger;
     },
   ) {}
 
   async handle(message: JsMsg): Promise<void> {
-    // Decided from the headers where possible: the task (and its call) is decoded only when needed.
+    // Decided from the headers where possible: the work (and its calls) is decoded only when needed.
     const fromHeaders = timingFromHeaders(message);
     let decoded = fromHeaders ? undefined : this.decode(message);
     const timing = fromHeaders ?? (decoded && timingOf(decoded));
     if (!timing) return;
-    const task = () => (decoded ??= this.decode(message));
+    const work = () => (decoded ??= this.decode(message));
 
     const now = Date.now();
     const windowEnd = (timing.windowStartMs ?? now) + this.deps.windowMs;
@@ -65,51 +69,51 @@ export class Retries {
 
     const destination = this.deps.workspace.destination(timing.destinationId);
     if (!destination) {
-      await this.deadLetter(message, task(), "destination_removed");
+      await this.deadLetter(message, work(), "destination_removed");
       return;
     }
     const release = destination.enabled ? this.deps.gates.for(destination.id).tryAcquire() : undefined;
     if (!release) {
       // Disabled, or failing and not this task's turn to probe: ask again later, within the window.
       if (now >= windowEnd) {
-        await this.deadLetter(message, task(), "window_exhausted");
+        await this.deadLetter(message, work(), "window_exhausted");
         return;
       }
       const wait = destination.enabled ? this.deps.gates.for(destination.id).retryLaterMs() : DISABLED_RECHECK_MS;
       message.nak(nakDelay(now, wait + Math.random() * 100, windowEnd));
       return;
     }
-    await this.attempt(message, task(), destination, release);
+    const due = work();
+    if (!due) {
+      // Not retry work (already terminated): no request was made, so nothing for the breaker to learn.
+      release("permanent");
+      return;
+    }
+    if (due.kind === "task") await this.attempt(due.task, destination, release);
+    else await this.firstRounds(message, due.group, destination, release);
+    message.ack();
   }
 
-  /** The task in a message; undefined (and the message terminated) when it is not one. */
-  private decode(message: JsMsg): DeliveryTask | undefined {
+  /** The work in a message; undefined (and the message terminated) when it is not retry work. */
+  private decode(message: JsMsg): RetryWork | undefined {
     try {
-      return DeliveryTask.decode(message.data);
+      return decodeRetryWork(message);
     } catch (error) {
-      this.deps.logger.error({ err: error, seq: message.seq }, "dropping an undecodable retry task");
+      this.deps.logger.error({ err: error, seq: message.seq }, "dropping an undecodable retry message");
       message.term();
       return undefined;
     }
   }
 
-  private async deadLetter(
-    message: JsMsg,
-    task: DeliveryTask | undefined,
-    reason: "destination_removed" | "window_exhausted",
-  ): Promise<void> {
-    if (!task) return;
-    await this.deps.settler.deadLetter(task, reason, task.attemptsBefore);
+  private async deadLetter(message: JsMsg, work: RetryWork | undefined, reason: "destination_removed" | "window_exhausted"): Promise<void> {
+    if (!work) return;
+    const tasks = work.kind === "task" ? [work.task] : deferredTasks(work.group, []);
+    for (const task of tasks) await this.deps.settler.deadLetter(task, reason, task.attemptsBefore);
     message.ack();
   }
 
   /** Tries a due task on its remaining URLs and settles the outcome; the slot is freed either way. */
-  private async attempt(message: JsMsg, task: DeliveryTask | undefined, destination: Destination, release: Release): Promise<void> {
-    if (!task) {
-      // Not a task (already terminated): no request was made, so nothing for the breaker to learn.
-      release("permanent");
-      return;
-    }
+  private async attempt(task: DeliveryTask, destination: Destination, release: Release): Promise<void> {
     const known = task.urlIndexes.filter((index) => index < destination.settings.webhooks.length);
     const urlIndexes = known.length > 0 ? known : allUrlIndexes(destination);
     let result: FanOutResult | undefined;
@@ -121,6 +125,37 @@ export class Retries {
       release(roundOutcome(result));
     }
     await this.deps.settler.settle({ ...task, urlIndexes }, result);
-    message.ack();
   }
+
+  /**
+   * Deferred calls whose time has come: the first goes out on the slot this
+   * message was given (for a failing destination, the probe), the others as
+   * slots free up, like first attempts. Calls the destination cannot take now
+   * (the probe failed, or it fails or stalls again) are deferred once more,
+   * together, before this message is acked.
+   */
+  private async firstRounds(message: JsMsg, group: DeferredCalls, destination: Destination, release: Release): Promise<void> {
+    const [probe, ...rest] = deferredTasks(group, allUrlIndexes(destination));
+    if (!probe) {
+      release("permanent");
+      return;
+    }
+    await firstRound(this.deps, probe, destination, release);
+    const sent = await Promise.all(rest.map((task) => firstRoundWhenFree(this.deps, task, destination)));
+    const still = rest.filter((_, index) => !sent[index]);
+    if (still.length === 0) return;
+    const gate = this.deps.gates.for(destination.id);
+    await this.deps.retryQueue.defer(
+      { ...group, calls: still.map((task) => task.call!), notBefore: new Date(Date.now() + gate.retryLaterMs()) },
+      `retry-${message.seq}`,
+    );
+    this.deps.metrics.deferred(still.length);
+  }
+}
+
+/** The deferred calls as first-round tasks to the given URLs. */
+function deferredTasks(group: DeferredCalls, urlIndexes: number[]): DeliveryTask[] {
+  const windowStart = group.windowStart ?? new Date();
+  const to = { sourceId: group.sourceId, destinationId: group.destinationId, urlIndexes, windowStart };
+  return group.calls.map((call) => firstTask(call, to));
 }

@@ -100,7 +100,7 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
   const metrics = new DeliveryMetrics(ops.registry, { bus, names });
   const settler = new Settler({ retryQueue, deadLetters, log, stats, metrics, schedule, logger });
   const firstAttempts = new FirstAttempts({ workspace, sender, gates, settler, retryQueue, metrics, logger });
-  const retries = new Retries({ workspace, sender, gates, settler, windowMs: schedule.windowMs, logger });
+  const retries = new Retries({ workspace, sender, gates, settler, retryQueue, metrics, windowMs: schedule.windowMs, logger });
 
   const consumerOptions = { heartbeatMs: 10_000, failureDelayMs: 1_000 };
   const callsConsumer = new ConcurrentConsumer(

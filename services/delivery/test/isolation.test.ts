@@ -1,4 +1,5 @@
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { BUS_MESSAGE_TYPE_HEADER, DeferredCalls } from "@switchyard/contracts";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
@@ -72,12 +73,14 @@ describe("a slow destination next to a healthy one", () => {
     expect(slow!.requests.length).toBeLessThanOrEqual(MAX_SLOW_REQUESTS_BEFORE_TRIP);
     expect(new Set(healthy!.requests.map((request) => request.json.messageId))).toEqual(new Set(messageIds));
 
-    // 2. The slow destination's breaker trips: its waiting calls go to the retry stream instead of being sent.
+    // 2. The slow destination's breaker trips: its waiting calls go to the retry stream instead of being sent,
+    //    a batch's calls together in one message.
     await waitFor(
       "the slow destination's calls on the retry path",
-      async () => (await jsm.streams.info(f.names.retryStream)).state.messages >= CALLS - MAX_SLOW_REQUESTS_BEFORE_TRIP,
+      async () => (await retryStreamContents(jsm, f.names.retryStream)).calls >= CALLS - MAX_SLOW_REQUESTS_BEFORE_TRIP,
       { timeoutMs: 20_000 },
     );
+    expect((await retryStreamContents(jsm, f.names.retryStream)).messages).toBeLessThan(CALLS / 10);
     expect(slow!.requests.length).toBeLessThanOrEqual(MAX_SLOW_REQUESTS_BEFORE_TRIP + 1); // + the first probe, perhaps
 
     // 3. It recovers: every call reaches it through the retries, and none is lost or dead-lettered.
@@ -95,3 +98,19 @@ describe("a slow destination next to a healthy one", () => {
     expect(stats.destinations[0]?.delivered).toBe(CALLS);
   });
 });
+
+/** Messages on the retry stream, and the calls they hold (a DeferredCalls message holds several). */
+async function retryStreamContents(jsm: JetStreamManager, stream: string): Promise<{ messages: number; calls: number }> {
+  const { state } = await jsm.streams.info(stream);
+  let messages = 0;
+  let calls = 0;
+  for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+    // Gone meanwhile (acked): not on the retry path any more.
+    const stored = await jsm.streams.getMessage(stream, { seq }).catch(() => undefined);
+    if (!stored) continue;
+    messages++;
+    const deferred = stored.header.get(BUS_MESSAGE_TYPE_HEADER) === "switchyard.v1.DeferredCalls";
+    calls += deferred ? DeferredCalls.decode(stored.data).calls.length : 1;
+  }
+  return { messages, calls };
+}

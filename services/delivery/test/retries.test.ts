@@ -115,6 +115,46 @@ describe("retries", () => {
     expect(await deadLetters(f)).toEqual([]);
   });
 
+  it("defers a failing destination's calls together, dead-letters each at the window's end, and replays them all", async () => {
+    const [receiver] = await receiversAnswering(500);
+    // The first failure trips the breaker, so the second batch is deferred without a request.
+    const f = await start([receiver!.url()], {
+      DELIVERY_RETRY_WINDOW_MS: "2000",
+      DELIVERY_FAILURE_THRESHOLD: "1",
+      DELIVERY_FAILING_COOLDOWN_MS: "400",
+    });
+    await f.publishCalls("web", [busCall("m-trip", trackPayload())]);
+    await waitFor("the tripping request", () => receiver!.requests.length === 1);
+    const deferredIds = Array.from({ length: 20 }, (_, i) => `m-deferred-${i}`);
+    await f.publishCalls(
+      "web",
+      deferredIds.map((id) => busCall(id, trackPayload())),
+    );
+
+    const all = ["m-trip", ...deferredIds];
+    const entries = await waitFor("a dead letter for every call", async () => {
+      const list = await deadLetters(f);
+      return list.length === all.length ? list : undefined;
+    });
+    await f.settled();
+    expect(new Set(entries.map((entry) => entry.deadLetter?.task?.call?.messageId))).toEqual(new Set(all));
+    expect(entries.every((entry) => entry.deadLetter?.reason === "window_exhausted")).toBe(true);
+    // Probes went out one at a time, once per cool-down: most deferred calls never got a request.
+    expect(receiver!.requests.length).toBeLessThan(all.length / 2);
+    const neverTried = entries.filter((entry) => entry.deadLetter?.attempts === 0);
+    expect(neverTried.length).toBeGreaterThan(0);
+    // No request, so no failure to report: the dead letter says so rather than inventing one.
+    expect(neverTried.every((entry) => entry.deadLetter?.lastAttempt === undefined)).toBe(true);
+
+    receiver!.respond(() => ({ status: 200 }));
+    const before = receiver!.requests.length;
+    expect((await f.admin.replayDeadLetters({ destinationId: "hook" })).replayed).toBe(all.length);
+    await waitFor("every replayed delivery", () => receiver!.requests.length === before + all.length);
+    await f.settled();
+    expect(new Set(receiver!.requests.slice(before).map((request) => request.json.messageId))).toEqual(new Set(all));
+    expect(await deadLetters(f)).toEqual([]);
+  });
+
   it("refuses the admin API without the right token", async () => {
     const [receiver] = await receiversAnswering(200);
     const f = await start([receiver!.url()]);

@@ -61,6 +61,28 @@ export interface DeliveryTask {
 }
 
 /**
+ * Calls of one batch owed to one webhook destination, handed to the retry path
+ * before any request was made for them: the destination was failing or had
+ * stalled when their first attempt came up. One message for all of them rather
+ * than a DeliveryTask each, so a failing destination's backlog costs the bus a
+ * message (and, while parked, a redelivery) per batch instead of per call.
+ * Once due, the delivery service sends them like first attempts (every URL);
+ * a call whose request fails continues as a DeliveryTask of its own.
+ * Subject: <ns>.retry.<destination_id>.
+ */
+export interface DeferredCalls {
+  calls: Call[];
+  sourceId: string;
+  destinationId: string;
+  /** Start of the calls' retry window: when ingest accepted them. */
+  windowStart:
+    | Date
+    | undefined;
+  /** Earliest time to try them. */
+  notBefore: Date | undefined;
+}
+
+/**
  * A call that could not be delivered to a destination: the retry window ended,
  * or every URL failed permanently. Kept on <ns>.dead.<destination_id> until
  * replayed or expired.
@@ -393,6 +415,155 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
     message.lastFailure = (object.lastFailure !== undefined && object.lastFailure !== null)
       ? DeliveryAttempt.fromPartial(object.lastFailure)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseDeferredCalls(): DeferredCalls {
+  return { calls: [], sourceId: "", destinationId: "", windowStart: undefined, notBefore: undefined };
+}
+
+export const DeferredCalls: MessageFns<DeferredCalls> = {
+  encode(message: DeferredCalls, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.calls) {
+      Call.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.sourceId !== "") {
+      writer.uint32(18).string(message.sourceId);
+    }
+    if (message.destinationId !== "") {
+      writer.uint32(26).string(message.destinationId);
+    }
+    if (message.windowStart !== undefined) {
+      Timestamp.encode(toTimestamp(message.windowStart), writer.uint32(34).fork()).join();
+    }
+    if (message.notBefore !== undefined) {
+      Timestamp.encode(toTimestamp(message.notBefore), writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeferredCalls {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeferredCalls();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.calls.push(Call.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.destinationId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.windowStart = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.notBefore = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeferredCalls {
+    return {
+      calls: globalThis.Array.isArray(object?.calls) ? object.calls.map((e: any) => Call.fromJSON(e)) : [],
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+      destinationId: isSet(object.destinationId)
+        ? globalThis.String(object.destinationId)
+        : isSet(object.destination_id)
+        ? globalThis.String(object.destination_id)
+        : "",
+      windowStart: isSet(object.windowStart)
+        ? fromJsonTimestamp(object.windowStart)
+        : isSet(object.window_start)
+        ? fromJsonTimestamp(object.window_start)
+        : undefined,
+      notBefore: isSet(object.notBefore)
+        ? fromJsonTimestamp(object.notBefore)
+        : isSet(object.not_before)
+        ? fromJsonTimestamp(object.not_before)
+        : undefined,
+    };
+  },
+
+  toJSON(message: DeferredCalls): unknown {
+    const obj: any = {};
+    if (message.calls?.length) {
+      obj.calls = message.calls.map((e) => Call.toJSON(e));
+    }
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.destinationId !== "") {
+      obj.destinationId = message.destinationId;
+    }
+    if (message.windowStart !== undefined) {
+      obj.windowStart = message.windowStart.toISOString();
+    }
+    if (message.notBefore !== undefined) {
+      obj.notBefore = message.notBefore.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeferredCalls>): DeferredCalls {
+    return DeferredCalls.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeferredCalls>): DeferredCalls {
+    const message = createBaseDeferredCalls();
+    message.calls = object.calls?.map((e) => Call.fromPartial(e)) || [];
+    message.sourceId = object.sourceId ?? "";
+    message.destinationId = object.destinationId ?? "";
+    message.windowStart = object.windowStart ?? undefined;
+    message.notBefore = object.notBefore ?? undefined;
     return message;
   },
 };
