@@ -10,6 +10,7 @@ export {
 } from "./gen/switchyard/v1/ingest.js";
 export type { IngestServiceServer } from "./gen/switchyard/v1/ingest.js";
 export { descriptorSetBase64 } from "./gen/descriptor-set.js";
+export { readCallBatch } from "./call-batch-reader.js";
 export { BUS_MESSAGE_TYPE_HEADER, busMessageTypes } from "./bus-types.js";
 export type { BusMessageType } from "./bus-types.js";
 export type { CallType } from "./call-type.js";

@@ -1,5 +1,5 @@
 import type { JsMsg } from "@nats-io/jetstream";
-import { CallBatch, type Call, type DeliveryTask } from "@switchyard/contracts";
+import { readCallBatch, type Call, type CallBatch, type DeliveryTask } from "@switchyard/contracts";
 import type { Destination, Logger, WorkspaceView } from "@switchyard/platform";
 import type { DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
@@ -34,7 +34,7 @@ export class FirstAttempts {
   async handle(message: JsMsg): Promise<void> {
     let batch: CallBatch;
     try {
-      batch = CallBatch.decode(message.data);
+      batch = readCallBatch(message.data);
     } catch (error) {
       // Not a CallBatch: it can never be delivered, so it must not block the stream.
       this.deps.logger.error(

@@ -1,0 +1,180 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { readCallBatch } from "./call-batch-reader.js";
+import { CallBatch, type Call } from "./gen/switchyard/v1/calls.js";
+
+/** What a free-form object can hold; integer-like keys and "__proto__" included, since object key order and prototypes are where a hand-written decoder could differ. */
+const key = fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom("1", "10", "2", "__proto__", "constructor", ""));
+const freeForm: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ object: Record<string, unknown>; value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.constant(null),
+    fc.double(),
+    fc.string({ maxLength: 12 }),
+    fc.boolean(),
+    tie("object"),
+    fc.array(tie("value"), { maxLength: 4 }),
+  ),
+  object: fc.dictionary(key, tie("value"), { maxKeys: 5 }),
+})).object;
+
+const text = fc.string({ maxLength: 10 });
+const date = fc.date({ min: new Date(-1e14), max: new Date(1e14), noInvalidDate: true });
+const payload: fc.Arbitrary<Call["payload"]> = fc.oneof(
+  fc.record({ $case: fc.constant("identify" as const), value: fc.record({ traits: fc.option(freeForm, { nil: undefined }) }) }),
+  fc.record({
+    $case: fc.constant("track" as const),
+    value: fc.record({ event: text, properties: fc.option(freeForm, { nil: undefined }) }),
+  }),
+  fc.record({
+    $case: fc.constant("page" as const),
+    value: fc.record({ name: text, category: text, properties: fc.option(freeForm, { nil: undefined }) }),
+  }),
+  fc.record({
+    $case: fc.constant("screen" as const),
+    value: fc.record({ name: text, category: text, properties: fc.option(freeForm, { nil: undefined }) }),
+  }),
+  fc.record({ $case: fc.constant("group" as const), value: fc.record({ groupId: text, traits: fc.option(freeForm, { nil: undefined }) }) }),
+  fc.record({ $case: fc.constant("alias" as const), value: fc.record({ previousId: text }) }),
+  fc.record({ $case: fc.constant("delete" as const), value: fc.constant({}) }),
+  fc.constant(undefined),
+);
+const call: fc.Arbitrary<Call> = fc.record({
+  messageId: text,
+  userId: text,
+  anonymousId: text,
+  timestamp: fc.option(date, { nil: undefined }),
+  context: fc.option(freeForm, { nil: undefined }),
+  integrations: fc.option(freeForm, { nil: undefined }),
+  receivedAt: fc.option(date, { nil: undefined }),
+  payload,
+});
+const batch: fc.Arbitrary<CallBatch> = fc.record({
+  batchId: text,
+  sourceId: text,
+  receivedAt: fc.option(date, { nil: undefined }),
+  calls: fc.array(call, { maxLength: 4 }),
+});
+
+/**
+ * A value written out with everything a decoder could get wrong: key order,
+ * undefined members, prototypes, Dates, NaN and -0. (toStrictEqual would do,
+ * except that it compares objects' `constructor` members by identity, and a
+ * free-form object may have a key named so.)
+ */
+function canonical(value: unknown): string {
+  if (value === undefined) return "undefined";
+  if (value === null) return "null";
+  if (typeof value === "number") return Object.is(value, -0) ? "-0" : String(value);
+  if (typeof value !== "object") return JSON.stringify(value);
+  if (value instanceof Date) return `Date(${value.getTime()})`;
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  const prototype = Object.getPrototypeOf(value) === Object.prototype ? "" : "(other prototype)";
+  const members = Object.keys(value).map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`);
+  return `${prototype}{${members.join(",")}}`;
+}
+
+/** The generated decoder's answer: the batch, or that it threw. */
+function generated(bytes: Uint8Array): string {
+  try {
+    return canonical(CallBatch.decode(bytes));
+  } catch {
+    return "throws";
+  }
+}
+
+function ours(bytes: Uint8Array): string {
+  try {
+    return canonical(readCallBatch(bytes));
+  } catch {
+    return "throws";
+  }
+}
+
+describe("readCallBatch", () => {
+  it("returns what the generated decoder returns for any CallBatch", () => {
+    fc.assert(
+      fc.property(batch, (value) => {
+        const bytes = CallBatch.encode(value).finish();
+        expect(ours(bytes)).toBe(generated(bytes));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("agrees with the generated decoder on damaged bytes: the same batch, or both throw", () => {
+    const damaged = fc
+      .tuple(batch, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }), fc.nat())
+      .map(([value, edits, cut]) => {
+        const bytes = Uint8Array.from(CallBatch.encode(value).finish());
+        if (bytes.length === 0) return bytes;
+        for (const [at, byte] of edits) bytes[at % bytes.length] = byte;
+        return bytes.subarray(0, bytes.length - (cut % Math.max(1, Math.floor(bytes.length / 4))));
+      });
+    fc.assert(
+      fc.property(fc.oneof(damaged, fc.uint8Array({ maxLength: 64 })), (bytes) => {
+        expect(ours(bytes)).toBe(generated(bytes));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('drops a "__proto__" key, object value or not, like the generated decoder (which never sets a prototype from data)', () => {
+    const context = { __proto_X: { polluted: true }, __proto_Y: 1, kept: "yes" };
+    const encoded = CallBatch.encode({
+      batchId: "b",
+      sourceId: "s",
+      receivedAt: undefined,
+      calls: [
+        {
+          messageId: "m",
+          userId: "u",
+          anonymousId: "",
+          timestamp: undefined,
+          context,
+          integrations: undefined,
+          receivedAt: undefined,
+          payload: undefined,
+        },
+      ],
+    }).finish();
+    // The generated encoder cannot write the key "__proto__" (assigning it sets a prototype), so it is patched in.
+    const bytes = Buffer.from(
+      Buffer.from(encoded)
+        .toString("latin1")
+        .replace(/__proto_[XY]/g, "__proto__"),
+      "latin1",
+    );
+    expect(ours(bytes)).toBe(generated(bytes));
+    expect(Object.getPrototypeOf(readCallBatch(bytes).calls[0]!.context)).toBe(Object.prototype);
+    expect(readCallBatch(bytes).calls[0]!.context).toEqual({ kept: "yes" });
+  });
+
+  it("refuses nesting past the generated decoder's limit of 100 messages, like it", () => {
+    const nested = (levels: number): Record<string, unknown> => (levels === 0 ? {} : { a: nested(levels - 1) });
+    const answers: string[] = [];
+    // Each object level is three messages deep (Struct, map entry, Value): 33 levels cross the limit.
+    for (const levels of [31, 32, 33, 34]) {
+      const bytes = CallBatch.encode({
+        batchId: "b",
+        sourceId: "s",
+        receivedAt: undefined,
+        calls: [
+          {
+            messageId: "m",
+            userId: "u",
+            anonymousId: "",
+            timestamp: undefined,
+            context: nested(levels),
+            integrations: undefined,
+            receivedAt: undefined,
+            payload: undefined,
+          },
+        ],
+      }).finish();
+      expect(ours(bytes), `${levels} levels`).toBe(generated(bytes));
+      answers.push(ours(bytes));
+    }
+    expect(answers.map((answer) => answer === "throws")).toEqual([false, false, true, true]);
+  });
+});
