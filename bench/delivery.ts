@@ -12,8 +12,11 @@
  *     POST rate to the same receiver from this process: an Agent with as many
  *     connections as the service's per-destination concurrency, that many
  *     requests in flight, bodies of the same size. The two take turns in
- *     rounds (3 by default), so both see about the same machine. Target:
- *     ≥ 0.7 × raw.
+ *     rounds (3 by default), so both see about the same machine. Run twice:
+ *     with one delivery process, then with `--workers` (default: one per
+ *     core) worker processes sharing the destination's connections, so the
+ *     receiver sees as many connections as from the raw client. Target:
+ *     ≥ 0.7 × raw, judged on the run with workers (like ingest's benchmark).
  *  2. isolation: one source, five destinations. Run once with all five
  *     healthy and once with one whose receiver holds every request for 6 s
  *     (past the 5 s timeout). The other four's aggregate rate, from the first
@@ -42,7 +45,7 @@
  * DIR/delivery-<phase>/; the largest file is the main thread's);
  * `--delivery-env KEY=VALUE` (repeatable) sets service settings;
  * `--phases throughput,isolation,latency` runs a subset; `--calls`,
- * `--rounds`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`
+ * `--rounds`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`
  * and others size the phases.
  */
 import { randomUUID } from "node:crypto";
@@ -71,6 +74,7 @@ import {
   openBenchBus,
   percentile,
   processCpuMs,
+  processTreeCpuMs,
   runBenchmark,
   runLanes,
   writeResults,
@@ -114,6 +118,8 @@ interface Parameters {
   latencyWarmupSeconds: number;
   phaseTimeoutMs: number;
   deliveryEnv: Record<string, string>;
+  /** Worker processes of the throughput phase's second run (the first has one). */
+  workers: number;
   cpuProfDir: string | undefined;
 }
 
@@ -141,6 +147,7 @@ function parseParameters(argv: string[]): Parameters {
       "latency-warmup-seconds": { type: "string", default: "5" },
       "phase-timeout-s": { type: "string", default: "60" },
       "delivery-env": { type: "string", multiple: true, default: [] },
+      workers: { type: "string", default: String(os.availableParallelism()) },
       "cpu-prof-dir": { type: "string" },
     },
   });
@@ -167,6 +174,7 @@ function parseParameters(argv: string[]): Parameters {
     latencyWarmupSeconds: positiveInt("--latency-warmup-seconds", values["latency-warmup-seconds"]),
     phaseTimeoutMs: positiveInt("--phase-timeout-s", values["phase-timeout-s"]) * 1000,
     deliveryEnv,
+    workers: positiveInt("--workers", values.workers),
     cpuProfDir: values["cpu-prof-dir"],
   };
 }
@@ -238,19 +246,39 @@ function serviceEnv(ctx: Context): Record<string, string> {
   return { NATS_URL: ctx.natsUrl, SWITCHYARD_NAMESPACE: ctx.namespace, SWITCHYARD_WORKSPACE_FILE: ctx.workspaceFile };
 }
 
-async function startDelivery(ctx: Context, phase: string): Promise<ServiceChild> {
+/**
+ * With `workers` > 1 the destination's connections are shared out among the
+ * workers (each worker has its own pool), so the receiver sees as many
+ * connections as with one process and as the raw client opens.
+ */
+async function startDelivery(ctx: Context, phase: string, workers = 1): Promise<ServiceChild> {
   const { params } = ctx;
   const grpcPort = await freePort();
+  const perWorker: Record<string, string> =
+    workers > 1
+      ? {
+          SWITCHYARD_WORKERS: String(workers),
+          DELIVERY_DESTINATION_CONCURRENCY: String(Math.ceil(ctx.destinationConcurrency / workers)),
+          // So waitUntilReady can count the workers' "delivery ready" lines; nothing is logged per request at info.
+          LOG_LEVEL: "info",
+        }
+      : {};
   const delivery = ServiceChild.start({
     service: "delivery",
     cwd: REPO_ROOT,
     grpcPort,
     // The bench's receivers listen on loopback, which delivery refuses unless allowed (SSRF protection).
-    env: { ...serviceEnv(ctx), DELIVERY_GRPC_PORT: String(grpcPort), DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS, ...params.deliveryEnv },
+    env: {
+      ...serviceEnv(ctx),
+      DELIVERY_GRPC_PORT: String(grpcPort),
+      DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS,
+      ...params.deliveryEnv,
+      ...perWorker,
+    },
     nodeFlags: params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${join(params.cpuProfDir, `delivery-${phase}`)}`] : [],
   });
   ctx.cleanup.add(`stop delivery (${phase})`, () => delivery.stop());
-  await delivery.waitUntilReady();
+  await delivery.waitUntilReady({ workers });
   return delivery;
 }
 
@@ -347,6 +375,8 @@ interface ThroughputRound {
 }
 
 interface ThroughputResult {
+  /** Delivery's worker processes. */
+  workers: number;
   /** All rounds together: their requests over the sum of their windows. */
   delivered: Rate;
   raw: Rate;
@@ -371,33 +401,38 @@ function combined(rates: Rate[]): Rate {
  * starts on it as the first batch lands); each raw round the same number of
  * POSTs. Warm-ups (JIT, connections) come first and are not measured.
  */
-async function throughputPhase(ctx: Context): Promise<ThroughputResult> {
+async function throughputPhase(ctx: Context, workers: number): Promise<ThroughputResult> {
   const { params, sink } = ctx;
   const perRound = Math.ceil(params.calls / params.rounds);
   const random = seededRandom(11);
   console.log(
-    `throughput: ${params.warmupCalls} warm-up calls, then ${params.rounds} rounds of ${perRound} webhooks and ${perRound} raw POSTs …`,
+    `throughput (${workers} worker${workers === 1 ? "" : "s"}): ${params.warmupCalls} warm-up calls, then ${params.rounds} rounds of ${perRound} webhooks and ${perRound} raw POSTs …`,
   );
+  // What an earlier run left at the receiver: this run's requests come after it.
+  const earlier = await sink.arrivals([PATHS.throughput, PATHS.raw]);
+  const serviceBase = earlier[PATHS.throughput]!.length;
+  const rawBase = earlier[PATHS.raw]!.length;
   const since = await retryCounters(ctx);
   await publishCalls(ctx, "tp", params.warmupCalls, random);
-  const delivery = await startDelivery(ctx, "throughput");
-  let complete = await waitForCounts(ctx, { [PATHS.throughput]: params.warmupCalls }, delivery);
+  const delivery = await startDelivery(ctx, `throughput-${workers}`, workers);
+  let complete = await waitForCounts(ctx, { [PATHS.throughput]: serviceBase + params.warmupCalls }, delivery);
   const raw = rawClient(ctx);
   try {
     await raw.send(params.warmupCalls);
     const rounds: ThroughputRound[] = [];
     for (let round = 0; round < params.rounds && complete; round++) {
       const first = params.warmupCalls + round * perRound;
-      const serviceBefore = await processCpuMs(delivery.pid);
+      // With workers, the service's CPU is its workers' (the primary only supervises).
+      const serviceBefore = await processTreeCpuMs(delivery.pid);
       const sinkBefore = await processCpuMs(sink.pid);
       await publishCalls(ctx, "tp", perRound, random);
-      complete = await waitForCounts(ctx, { [PATHS.throughput]: first + perRound }, delivery);
-      const serviceAfter = await processCpuMs(delivery.pid);
+      complete = await waitForCounts(ctx, { [PATHS.throughput]: serviceBase + first + perRound }, delivery);
+      const serviceAfter = await processTreeCpuMs(delivery.pid);
       const sinkAfter = await processCpuMs(sink.pid);
       const arrivals = (await sink.arrivals([PATHS.throughput]))[PATHS.throughput]!.sort((a, b) => a - b);
-      const delivered = arrivalRate(arrivals, first, first + perRound - 1);
+      const delivered = arrivalRate(arrivals, serviceBase + first, serviceBase + first + perRound - 1);
 
-      const rawRound = await raw.measure(perRound, first);
+      const rawRound = await raw.measure(perRound, rawBase + first);
       rounds.push({
         delivered,
         deliveryCpu: {
@@ -413,6 +448,7 @@ async function throughputPhase(ctx: Context): Promise<ThroughputResult> {
     const delivered = combined(rounds.map((round) => round.delivered));
     const rawRate = combined(rounds.map((round) => round.raw));
     return {
+      workers,
       delivered,
       raw: rawRate,
       ratio: rawRate.perSecond > 0 ? delivered.perSecond / rawRate.perSecond : 0,
@@ -715,7 +751,12 @@ async function main(cleanup: Cleanup): Promise<void> {
     destinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
   };
   // Isolation last: its failing destination leaves retries behind.
-  const throughput = params.phases.includes("throughput") ? await throughputPhase(ctx) : undefined;
+  // One process, then several (judged): like ingest, delivery scales out with worker processes.
+  const throughputRuns: ThroughputResult[] = [];
+  if (params.phases.includes("throughput")) {
+    for (const workers of params.workers > 1 ? [1, params.workers] : [1]) throughputRuns.push(await throughputPhase(ctx, workers));
+  }
+  const throughput = throughputRuns.at(-1);
   const latency = params.phases.includes("latency") ? await latencyPhase(ctx) : undefined;
   const isolation = params.phases.includes("isolation") ? await isolationPhase(ctx) : undefined;
 
@@ -747,9 +788,14 @@ async function main(cleanup: Cleanup): Promise<void> {
   };
 
   console.log("");
+  for (const run of throughputRuns.slice(0, -1)) {
+    console.log(
+      `1. throughput  ${run.workers} worker${run.workers === 1 ? "" : "s"}: ${run.ratio.toFixed(2)}× raw (${format(run.delivered.perSecond)} vs ${format(run.raw.perSecond)}/s)`,
+    );
+  }
   if (throughput) {
     console.log(
-      `1. throughput  delivered ${format(throughput.delivered.perSecond)} webhooks/s (${format(throughput.delivered.count)} in ${throughput.delivered.seconds.toFixed(2)} s)`,
+      `1. throughput  ${throughput.workers} workers: delivered ${format(throughput.delivered.perSecond)} webhooks/s (${format(throughput.delivered.count)} in ${throughput.delivered.seconds.toFixed(2)} s)`,
     );
     console.log(
       `               raw undici ${format(throughput.raw.perSecond)} POSTs/s (${format(throughput.raw.count)} in ${throughput.raw.seconds.toFixed(2)} s)`,
@@ -812,7 +858,14 @@ async function main(cleanup: Cleanup): Promise<void> {
       },
       ...(throughput
         ? {
+            throughputRuns: throughputRuns.map((run) => ({
+              workers: run.workers,
+              delivered: rateJson(run.delivered),
+              raw: rateJson(run.raw),
+              ratio: round(run.ratio, 3),
+            })),
             throughput: {
+              workers: throughput.workers,
               delivered: rateJson(throughput.delivered),
               raw: rateJson(throughput.raw),
               ratio: round(throughput.ratio, 3),

@@ -170,5 +170,21 @@ export async function processCpuMs(pid: number | undefined): Promise<number | un
   }
 }
 
+/** CPU time (ms) of a process and its live children, such as a service's worker processes. */
+export async function processTreeCpuMs(pid: number | undefined): Promise<number | undefined> {
+  const own = await processCpuMs(pid);
+  if (own === undefined) return undefined;
+  let children: number[] = [];
+  try {
+    const list = await readFile(`/proc/${pid}/task/${pid}/children`, "utf8");
+    children = list.split(" ").filter(Boolean).map(Number);
+  } catch {
+    // No children file (or the process is gone): its own time is all there is.
+  }
+  let total = own;
+  for (const child of children) total += (await processCpuMs(child)) ?? 0;
+  return total;
+}
+
 /** USER_HZ: 100 on every Linux this runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
