@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { protoCallToJson } from "@switchyard/calls";
 import { Call, IngestBatchRequest } from "@switchyard/contracts";
@@ -131,6 +132,27 @@ describe("the JSON size the encoder measures", () => {
       const json = protoCallToJson(Call.decode(bytesOf(prepared)));
       expect(prepared.jsonBytes, type).toBe(Buffer.byteLength(JSON.stringify(json), "utf8"));
     }
+  });
+});
+
+describe("the JSON size of a number", () => {
+  /** What the encoder counts for `value`, less what it counts for a one-character number. */
+  function measured(value: number): number {
+    const size = (n: number) => prepareCall("track", { userId: "u", event: "E", properties: { n } }).jsonBytes;
+    return size(value) - size(0) + 1;
+  }
+
+  it("is the length of the text JSON writes, for amounts, fractions and any double", () => {
+    const cents = fc.integer({ min: -1e10, max: 1e10 }).map((n) => n / 100);
+    const thousandths = fc.integer({ min: -1e10, max: 1e10 }).map((n) => n / 1000);
+    const doubles = fc.double({ noNaN: true, noDefaultInfinity: true });
+    const near = fc.constantFrom(0.001, 0.0009, 999_999.999, 1_000_000.5, 0.1 + 0.2, 1.005, 2 ** 53 + 2, -0.5, 123.456, 9.995);
+    fc.assert(
+      fc.property(fc.oneof(cents, thousandths, doubles, near), (value) => {
+        expect(measured(value)).toBe(JSON.stringify(value).length);
+      }),
+      { numRuns: 5_000 },
+    );
   });
 });
 

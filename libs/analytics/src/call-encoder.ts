@@ -1,5 +1,6 @@
-import type { ValidCall } from "@switchyard/calls";
+import { MAX_MESSAGE_LEVEL, valueFitsAtLevel } from "@switchyard/calls";
 import { ValidationError } from "./errors.js";
+import type { CallType } from "./messages.js";
 import type { ProtoWriter } from "./proto-writer.js";
 
 /**
@@ -14,6 +15,13 @@ import type { ProtoWriter } from "./proto-writer.js";
  * undefined, functions and symbols are left out of objects and become null
  * in arrays, NaN and ±Infinity become null, and a BigInt is refused. The
  * JSON size is added up on the way, so no JSON text is ever built.
+ *
+ * The nesting limit is checked on the way too, level by level as
+ * tooDeeplyNestedField (@switchyard/calls) counts them, so that no separate
+ * walk over the call is needed and a circular object stops the walk: a value
+ * nested too deeply throws NestedTooDeeply. What the encoder writes in place
+ * of a value (a Date's toJSON() text) is counted as the value itself, as the
+ * rule does, and what toJSON() returns is held to the limit as well.
  */
 
 // Field numbers of switchyard.v1.Call.
@@ -54,50 +62,106 @@ class JsonObjectSize {
   }
 }
 
+/** Where the free-form fields start, counted as tooDeeplyNestedField counts (a call inside a CallBatch). */
+const ROOT_LEVEL = 3;
+const PAYLOAD_ROOT_LEVEL = 4;
+
+/** A free-form field of the call nests deeper than the decoders accept (the max_depth rule); `field` names it. */
+export class NestedTooDeeply extends Error {
+  constructor(readonly field: string) {
+    super(`${field}: is nested too deeply to be stored`);
+  }
+}
+
+/** Thrown from the walk and turned into NestedTooDeeply, with the field's name, by encodeCall; never escapes. */
+const TOO_DEEP = new Error("nested too deeply");
+
+/**
+ * The fields of a valid call the encoder reads: a call as the rules returned it, or a caller's
+ * message that quickAccept took as it is (without type or messageId, which come separately). The
+ * fields a call of its type must have are there.
+ */
+export interface CallFields {
+  userId?: string;
+  anonymousId?: string;
+  context?: object;
+  integrations?: object;
+  traits?: object;
+  properties?: object;
+  event?: string;
+  name?: string;
+  category?: string;
+  groupId?: string;
+  previousId?: string;
+}
+
 /** JSON sizes of the literals. */
 const NULL_SIZE = 4;
 const TRUE_SIZE = 4;
 const FALSE_SIZE = 5;
 
 /**
- * Writes `call` (with its messageId already set) as a Call message body, and returns the size
- * of its JSON as ingest measures it for the 32 KB and 500 KB limits: the UTF-8 bytes of the call
- * in Segment JSON shape as ingest reads it back (the timestamp as full ISO 8601 text).
+ * Writes a valid call as a Call message body, and returns the size of its JSON as ingest measures
+ * it for the 32 KB and 500 KB limits: the UTF-8 bytes of the call in Segment JSON shape as ingest
+ * reads it back (the timestamp as full ISO 8601 text). `timestampMillis` is the call's timestamp,
+ * undefined when it has none; `library`, when given, is written as context.library in place of
+ * the caller's. Throws NestedTooDeeply naming the field that nests too deeply, and ValidationError
+ * for a BigInt; what was written of the call is then to be discarded.
  */
-export function encodeCall(writer: ProtoWriter, call: ValidCall & { messageId: string }, library?: object): number {
+export function encodeCall(
+  writer: ProtoWriter,
+  type: CallType,
+  messageId: string,
+  call: CallFields,
+  timestampMillis: number | undefined,
+  library?: object,
+): number {
   const json = new JsonObjectSize();
-  json.add("type", call.type.length + 2);
-  json.add("messageId", writer.string(MESSAGE_ID, call.messageId));
+  json.add("type", type.length + 2);
+  json.add("messageId", writer.string(MESSAGE_ID, messageId));
   if (call.userId) json.add("userId", writer.string(USER_ID, call.userId));
   if (call.anonymousId) json.add("anonymousId", writer.string(ANONYMOUS_ID, call.anonymousId));
-  if (call.timestamp !== undefined) json.add("timestamp", writeTimestamp(writer, TIMESTAMP, Date.parse(call.timestamp)));
-  if (call.context || library) json.add("context", writeStructField(writer, CONTEXT, call.context ?? {}, library && ["library", library]));
-  if (call.integrations) json.add("integrations", writeStructField(writer, INTEGRATIONS, call.integrations));
+  if (timestampMillis !== undefined) json.add("timestamp", writeTimestamp(writer, TIMESTAMP, timestampMillis));
+  let field = "context";
+  try {
+    if (call.context || library) {
+      json.add("context", writeStructField(writer, CONTEXT, call.context ?? {}, ROOT_LEVEL, library && "library", library));
+    }
+    field = "integrations";
+    if (call.integrations) json.add("integrations", writeStructField(writer, INTEGRATIONS, call.integrations, ROOT_LEVEL));
 
-  const payload = writer.begin(PAYLOAD_FIELD[call.type]);
-  switch (call.type) {
-    case "identify":
-      if (call.traits) json.add("traits", writeStructField(writer, 1, call.traits));
-      break;
-    case "track":
-      json.add("event", writer.string(1, call.event));
-      if (call.properties) json.add("properties", writeStructField(writer, 2, call.properties));
-      break;
-    case "page":
-    case "screen":
-      if (call.name) json.add("name", writer.string(1, call.name));
-      if (call.category) json.add("category", writer.string(2, call.category));
-      if (call.properties) json.add("properties", writeStructField(writer, 3, call.properties));
-      break;
-    case "group":
-      json.add("groupId", writer.string(1, call.groupId));
-      if (call.traits) json.add("traits", writeStructField(writer, 2, call.traits));
-      break;
-    case "alias":
-      json.add("previousId", writer.string(1, call.previousId));
-      break;
+    const payload = writer.begin(PAYLOAD_FIELD[type]);
+    switch (type) {
+      case "identify":
+        field = "traits";
+        if (call.traits) json.add("traits", writeStructField(writer, 1, call.traits, PAYLOAD_ROOT_LEVEL));
+        break;
+      case "track":
+        json.add("event", writer.string(1, call.event!));
+        field = "properties";
+        if (call.properties) json.add("properties", writeStructField(writer, 2, call.properties, PAYLOAD_ROOT_LEVEL));
+        break;
+      case "page":
+      case "screen":
+        if (call.name) json.add("name", writer.string(1, call.name));
+        if (call.category) json.add("category", writer.string(2, call.category));
+        field = "properties";
+        if (call.properties) json.add("properties", writeStructField(writer, 3, call.properties, PAYLOAD_ROOT_LEVEL));
+        break;
+      case "group":
+        json.add("groupId", writer.string(1, call.groupId!));
+        field = "traits";
+        if (call.traits) json.add("traits", writeStructField(writer, 2, call.traits, PAYLOAD_ROOT_LEVEL));
+        break;
+      case "alias":
+        json.add("previousId", writer.string(1, call.previousId!));
+        break;
+    }
+    writer.end(payload);
+  } catch (error) {
+    if (error === TOO_DEEP) throw new NestedTooDeeply(field);
+    throw error;
   }
-  writer.end(payload);
   return json.total;
 }
 
@@ -122,44 +186,69 @@ function writeTimestamp(writer: ProtoWriter, field: number, millis: number): num
   return millis >= -62_167_219_200_000 && millis <= 253_402_300_799_999 ? 26 : new Date(millis).toISOString().length + 2;
 }
 
-function writeStructField(writer: ProtoWriter, field: number, object: Record<string, unknown>, extra?: [string, unknown]): number {
+function writeStructField(
+  writer: ProtoWriter,
+  field: number,
+  object: object,
+  level: number,
+  extraKey?: string,
+  extraValue?: unknown,
+): number {
   const mark = writer.begin(field);
-  const size = writeStructBody(writer, object, extra);
+  const size = writeStructBody(writer, object, level, extraKey, extraValue);
   writer.end(mark);
   return size;
 }
 
-/** Writes the members of a Struct, plus `extra` ([key, value]) in place of any member with its key; returns the JSON size. */
-function writeStructBody(writer: ProtoWriter, object: object, extra?: [string, unknown]): number {
+/**
+ * Writes the members of a Struct standing at `level`, plus `extraKey: extraValue` in place of any
+ * member with that key; returns the JSON size.
+ */
+function writeStructBody(writer: ProtoWriter, object: object, level: number, extraKey?: string, extraValue?: unknown): number {
+  // The rule: the struct itself must fit, and each member's value, two levels deeper, even one
+  // that JSON leaves out (undefined). Only near the limit do the members need counting.
+  const valueLevel = level + 2;
+  if (valueLevel > MAX_MESSAGE_LEVEL && (level > MAX_MESSAGE_LEVEL || Object.keys(object).length > 0)) throw TOO_DEEP;
   let size = 2;
   let members = 0;
   for (const key in object) {
-    if (!Object.prototype.hasOwnProperty.call(object, key) || key === extra?.[0]) continue;
-    const value = jsonValue((object as Record<string, unknown>)[key], key);
+    if (!Object.prototype.hasOwnProperty.call(object, key)) continue;
+    const member = (object as Record<string, unknown>)[key];
+    if (key === extraKey) {
+      // Replaced, but the rule counts the caller's value all the same.
+      if (!valueFitsAtLevel(member, valueLevel)) throw TOO_DEEP;
+      continue;
+    }
+    const value = jsonValue(member, key, valueLevel);
     if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
-    size += writeStructEntry(writer, key, value) + (members++ > 0 ? 1 : 0);
+    size += writeStructEntry(writer, key, value, valueLevel) + (members++ > 0 ? 1 : 0);
   }
-  if (extra) size += writeStructEntry(writer, extra[0], extra[1]) + (members > 0 ? 1 : 0);
+  if (extraKey !== undefined) size += writeStructEntry(writer, extraKey, extraValue, valueLevel) + (members > 0 ? 1 : 0);
   return size;
 }
 
-function writeStructEntry(writer: ProtoWriter, key: string, value: unknown): number {
+function writeStructEntry(writer: ProtoWriter, key: string, value: unknown, level: number): number {
   const entry = writer.begin(STRUCT_FIELDS);
-  const size = writer.string(ENTRY_KEY, key) + 1 + writeValueField(writer, ENTRY_VALUE, value);
+  const size = writer.string(ENTRY_KEY, key) + 1 + writeValueField(writer, ENTRY_VALUE, value, level);
   writer.end(entry);
   return size;
 }
 
-/** What JSON.stringify would serialise in place of `value`. */
-function jsonValue(value: unknown, key: string): unknown {
+/**
+ * What JSON.stringify would serialise in place of `value` (at `level`), found under `key` (an
+ * array index is given as a number and turned into text only for toJSON).
+ */
+function jsonValue(value: unknown, key: string | number, level: number): unknown {
   if (value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function") {
-    return (value as { toJSON(key: string): unknown }).toJSON(key);
+    // The rule counts the value itself, not what is written in its place.
+    if (!valueFitsAtLevel(value, level)) throw TOO_DEEP;
+    return (value as { toJSON(key: string): unknown }).toJSON(String(key));
   }
   return value;
 }
 
-/** Writes one google.protobuf.Value; returns its JSON size. */
-function writeValueField(writer: ProtoWriter, field: number, value: unknown): number {
+/** Writes one google.protobuf.Value, standing at `level`; returns its JSON size. */
+function writeValueField(writer: ProtoWriter, field: number, value: unknown, level: number): number {
   const mark = writer.begin(field);
   let size: number;
   switch (typeof value) {
@@ -179,10 +268,10 @@ function writeValueField(writer: ProtoWriter, field: number, value: unknown): nu
       break;
     case "object":
       if (value === null) size = writeNull(writer);
-      else if (Array.isArray(value)) size = writeList(writer, value);
+      else if (Array.isArray(value)) size = writeList(writer, value, level);
       else {
         const struct = writer.begin(VALUE_STRUCT);
-        size = writeStructBody(writer, value);
+        size = writeStructBody(writer, value, level + 1);
         writer.end(struct);
       }
       break;
@@ -196,14 +285,30 @@ function writeValueField(writer: ProtoWriter, field: number, value: unknown): nu
   return size;
 }
 
-/** Characters of a finite number in JSON: small integers counted, the rest printed. */
+/**
+ * Characters of a finite number in JSON: small integers and amounts with up to three decimals
+ * counted, the rest printed. JSON writes the shortest decimal that reads back as the same number,
+ * so an amount has k decimals for the least k at which rounding it to k decimals gives it back
+ * (Math.round finds that rounding exactly while the scaled amount is far from 2^53: below 10^9).
+ */
 function numberJsonSize(value: number): number {
-  if (Number.isInteger(value) && value >= 0 && value < 1e9) {
-    let digits = 1;
-    for (let power = 10; value >= power; power *= 10) digits++;
-    return digits;
+  if (Number.isInteger(value)) return value >= 0 && value < 1e9 ? integerDigits(value) : String(value).length;
+  const magnitude = Math.abs(value);
+  if (magnitude >= 0.001 && magnitude < 1e6) {
+    for (let decimals = 1, scale = 10; decimals <= 3; decimals++, scale *= 10) {
+      if (Math.round(magnitude * scale) / scale === magnitude) {
+        return (value < 0 ? 1 : 0) + integerDigits(Math.floor(magnitude)) + 1 + decimals;
+      }
+    }
   }
   return String(value).length;
+}
+
+/** Decimal digits of an integer from 0 to 10^9. */
+function integerDigits(value: number): number {
+  let digits = 1;
+  for (let power = 10; value >= power; power *= 10) digits++;
+  return digits;
 }
 
 function writeNull(writer: ProtoWriter): number {
@@ -212,11 +317,16 @@ function writeNull(writer: ProtoWriter): number {
   return NULL_SIZE;
 }
 
-function writeList(writer: ProtoWriter, items: readonly unknown[]): number {
+/** Writes the ListValue of a Value standing at `level`; returns its JSON size. */
+function writeList(writer: ProtoWriter, items: readonly unknown[], level: number): number {
+  // The rule: the list one level below its value, each item two; some() and the rule's every()
+  // both pass over the holes of a sparse array (which JSON writes as null).
+  const itemLevel = level + 2;
+  if (itemLevel > MAX_MESSAGE_LEVEL && (level + 1 > MAX_MESSAGE_LEVEL || items.some(() => true))) throw TOO_DEEP;
   const list = writer.begin(VALUE_LIST);
   let size = 2 + (items.length > 0 ? items.length - 1 : 0);
   for (let index = 0; index < items.length; index++) {
-    size += writeValueField(writer, LIST_VALUES, jsonValue(items[index], String(index)));
+    size += writeValueField(writer, LIST_VALUES, jsonValue(items[index], index, itemLevel), itemLevel);
   }
   writer.end(list);
   return size;

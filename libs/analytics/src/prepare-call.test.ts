@@ -1,7 +1,10 @@
 import { readFileSync } from "node:fs";
+import { checkCall, tooDeeplyNestedField, type ValidCall } from "@switchyard/calls";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "./errors.js";
-import { prepareCall } from "./prepare-call.js";
+import type { CallType } from "./messages.js";
+import { prepareCall, rawCall } from "./prepare-call.js";
 import { LIBRARY } from "./version.js";
 
 function refusal(type: Parameters<typeof prepareCall>[0], message: unknown): { field: string; rule: string; message: string } {
@@ -64,6 +67,82 @@ describe("validation when a call is made", () => {
     const properties: Record<string, unknown> = {};
     properties.self = properties;
     expect(refusal("track", { userId: "u", event: "E", properties })).toMatchObject({ field: "properties", rule: "max_depth" });
+  });
+
+  it("names the field nested too deeply as the rule does, whatever else the call holds", () => {
+    const deep = nested(60);
+    const circular: Record<string, unknown> = { list: [] };
+    (circular.list as unknown[]).push({ back: circular });
+    for (const [type, message, field] of [
+      ["identify", { userId: "u", context: { a: deep } }, "context"],
+      ["identify", { userId: "u", context: circular }, "context"],
+      ["track", { userId: "u", event: "E", integrations: { A: deep } }, "integrations"],
+      ["identify", { userId: "u", traits: { list: [[deep]] } }, "traits"],
+      ["group", { userId: "u", groupId: "g", traits: circular }, "traits"],
+      // context is checked before properties, as the separate walk did
+      ["track", { userId: "u", event: "E", context: deep, properties: deep }, "context"],
+      // a BigInt written before the field nested too deeply: the nesting rule still comes first
+      ["track", { userId: "u", event: "E", context: { n: 1n }, properties: deep }, "properties"],
+      // the caller's context.library, replaced by ours, is still held to the rule
+      ["track", { userId: "u", event: "E", context: { library: deep } }, "context"],
+      // fields the call's type does not have are not written, but the rule checks them
+      ["track", { userId: "u", event: "E", traits: deep }, "traits"],
+      ["identify", { userId: "u", properties: circular }, "properties"],
+      ["alias", { userId: "u", previousId: "p", traits: deep }, "traits"],
+      // a message that the rules copy (not a plain object) is checked the same way
+      ["track", Object.assign(Object.create({ unused: 1 }) as object, { userId: "u", event: "E", properties: deep }), "properties"],
+    ] as const) {
+      expect(refusal(type, message), `${type} ${field}`).toMatchObject({ field, rule: "max_depth" });
+    }
+  });
+
+  it("refuses what a toJSON() returns when it nests too deeply, naming the field it is in", () => {
+    // The rule sees the object, not what is written in its place; stored, it could not be read back.
+    const properties = { report: { toJSON: () => nested(60) } };
+    expect(refusal("track", { userId: "u", event: "E", properties })).toMatchObject({ field: "properties", rule: "max_depth" });
+  });
+
+  it("accepts and refuses by nesting exactly where the rule does, near the limit", () => {
+    // Values of every shape the levels count differently, nested to depths around the limit.
+    const leaf = fc.constantFrom<unknown>(
+      1,
+      "x",
+      null,
+      undefined,
+      new Date(0),
+      [],
+      {},
+      [undefined],
+      new Array(2),
+      Object.assign(new Array(2), { 1: 5 }),
+    );
+    const value = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        leaf,
+        fc.array(tie("value"), { minLength: 1, maxLength: 2 }),
+        fc.dictionary(fc.constantFrom("a", "b", "library"), tie("value"), { minKeys: 1, maxKeys: 2 }),
+      ),
+    })).value;
+    const wrapped = fc.tuple(fc.integer({ min: 0, max: 50 }), value, fc.constantFrom("object", "list")).map(([depth, inner, how]) => {
+      let result: unknown = inner;
+      for (let index = 0; index < depth; index++) result = how === "object" ? { a: result } : [result];
+      return { a: result } as Record<string, unknown>;
+    });
+    const types = fc.constantFrom<CallType>("identify", "track", "group");
+    const roots = fc.constantFrom("context", "integrations", "traits", "properties");
+    fc.assert(
+      fc.property(types, roots, wrapped, (type, root, free) => {
+        const message = { userId: "u", event: "E", groupId: "g", [root]: root === "integrations" ? { X: free } : free };
+        // The call as the separate walk saw it: the message with type and messageId (quickAccept takes these).
+        const raw = rawCall(type, message);
+        expect(checkCall(raw, 0, 0).ok).toBe(true);
+        const expected = tooDeeplyNestedField(raw as ValidCall);
+        if (expected === undefined) expect(() => prepareCall(type, message)).not.toThrow();
+        else expect(refusal(type, message)).toMatchObject({ field: expected, rule: "max_depth" });
+      }),
+      { numRuns: 3_000 },
+    );
   });
 
   it("refuses a 33 KB message and accepts one just under 32 KB", () => {

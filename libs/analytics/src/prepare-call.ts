@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { checkCall, MAX_CALL_BYTES, tooDeeplyNestedField, type ValidCall } from "@switchyard/calls";
-import { encodeCall } from "./call-encoder.js";
+import { encodeCall, NestedTooDeeply, type CallFields } from "./call-encoder.js";
 import { ValidationError } from "./errors.js";
+import { isoMillis, simpleIsoMillis } from "./iso-millis.js";
 import type { CallType } from "./messages.js";
 import { ProtoWriter } from "./proto-writer.js";
 import { quickAccept } from "./quick-accept.js";
@@ -32,20 +33,52 @@ export function prepareCall(type: CallType, message: unknown): PreparedCall {
     throw new ValidationError("", "type", `${type}: the message must be an object (rule: type)`);
   }
   const fields = message as Record<string, unknown>;
+  if (quickAccept(type, fields)) {
+    // The usual call, encoded from the caller's message as it is: no copy of it is made.
+    const timestamp = fields.timestamp as string | Date | undefined;
+    const millis = timestamp === undefined ? undefined : typeof timestamp === "string" ? simpleIsoMillis(timestamp) : timestamp.getTime();
+    return encoded(type, (fields.messageId as string | undefined) ?? randomUUID(), fields as CallFields, millis);
+  }
+  const raw = rawCall(type, fields);
+  const call = quickAccept(type, raw) ? raw : checkedCall(raw);
+  return encoded(
+    type,
+    call.messageId as string,
+    call as CallFields,
+    call.timestamp === undefined ? undefined : isoMillis(call.timestamp as string),
+  );
+}
+
+/**
+ * The call the rules check, made from the caller's message: its own properties, with the type,
+ * a messageId when it has none, and a Date timestamp as ISO 8601 text.
+ */
+export function rawCall(type: CallType, fields: Record<string, unknown>): Record<string, unknown> {
   const raw: Record<string, unknown> = { ...fields, type, messageId: fields.messageId ?? randomUUID() };
   if (fields.timestamp instanceof Date) raw.timestamp = isoTimestamp(fields.timestamp);
+  return raw;
+}
 
-  // The rules (or their shortcut) first, the size last: the encoder measures the JSON size as it
-  // writes, without building any JSON text.
-  const call = (quickAccept(raw) ? raw : checkedCall(raw)) as ValidCall & { messageId: string };
-  // Also stops circular objects before the encoder would follow them forever.
-  const deepField = tooDeeplyNestedField(call);
-  if (deepField !== undefined) {
-    throw new ValidationError(deepField, "max_depth", `${deepField}: is nested too deeply to be stored (rule: max_depth)`);
-  }
+/** Encodes a call that passed the rules: the size last, as the encoder measures the JSON size as it writes. */
+function encoded(type: CallType, messageId: string, call: CallFields, timestampMillis: number | undefined): PreparedCall {
+  // The encoder checks the nesting of the free-form fields it writes, and these are all the rule
+  // looks at, except a field the call's type does not have (traits on a track call), which the
+  // rule still checks when the caller's message is taken as it is.
+  if (hasFieldOfOtherType(type, call)) throwIfNestedTooDeeply(call);
   writer.discard(); // whatever a call that failed half-way (a BigInt) left behind
-  // context.library is added by the encoder, so the caller's context is never copied.
-  const jsonBytes = encodeCall(writer, call, LIBRARY);
+  let jsonBytes: number;
+  try {
+    // context.library is added by the encoder, so the caller's context is never copied.
+    jsonBytes = encodeCall(writer, type, messageId, call, timestampMillis, LIBRARY);
+  } catch (error) {
+    writer.discard();
+    // The nesting rule comes first, as it did when it was a walk of its own before encoding (a
+    // BigInt in context and properties nested too deeply: max_depth), and names the field.
+    throwIfNestedTooDeeply(call);
+    // Nested too deeply only in what a toJSON() returned, which the rule does not see.
+    if (error instanceof NestedTooDeeply) throw maxDepthError(error.field);
+    throw error;
+  }
   if (jsonBytes > MAX_CALL_BYTES) {
     writer.discard();
     throw new ValidationError(
@@ -55,7 +88,24 @@ export function prepareCall(type: CallType, message: unknown): PreparedCall {
     );
   }
   const { chunk, offset, length } = writer.take();
-  return { messageId: call.messageId, chunk, offset, length, jsonBytes };
+  return { messageId, chunk, offset, length, jsonBytes };
+}
+
+/** Whether the call carries properties or traits that its type does not have (and the encoder does not write). */
+function hasFieldOfOtherType(type: CallType, call: CallFields): boolean {
+  const hasProperties = type === "track" || type === "page" || type === "screen";
+  const hasTraits = type === "identify" || type === "group";
+  return (!hasProperties && call.properties !== undefined) || (!hasTraits && call.traits !== undefined);
+}
+
+function throwIfNestedTooDeeply(call: CallFields): void {
+  // tooDeeplyNestedField reads only the free-form fields, which CallFields has.
+  const field = tooDeeplyNestedField(call as ValidCall);
+  if (field !== undefined) throw maxDepthError(field);
+}
+
+function maxDepthError(field: string): ValidationError {
+  return new ValidationError(field, "max_depth", `${field}: is nested too deeply to be stored (rule: max_depth)`);
 }
 
 /** The call as the rules return it, or the ValidationError naming the field and the rule it breaks. */

@@ -92,37 +92,41 @@ export class ProtoWriter {
   /**
    * A string field (wire type 2). Returns the size of the string in JSON (quotes and escapes
    * included, in UTF-8 bytes), which the call's size limit is measured on.
+   *
+   * One pass for the usual ASCII text: each character is checked (for JSON's escapes) and copied
+   * as it is read, with the length written first as if the text were ASCII. The first character
+   * at or above 0x80 sends the text back to be written again as UTF-8.
    */
   string(field: number, text: string): number {
     this.tag(field, 2);
-    // One pass over the text: is it ASCII, and how many bytes do JSON's escapes add?
-    let escapes = 0;
-    let ascii = true;
-    for (let index = 0; index < text.length; index++) {
-      const code = text.charCodeAt(index);
-      if (code < 0x20) escapes += JSON_SHORT_ESCAPES.has(code) ? 1 : 5;
-      else if (code === 0x22 || code === 0x5c) escapes += 1;
-      else if (code >= 0x80) {
-        ascii = false;
-        break;
-      }
-    }
-    if (!ascii) {
-      const length = Buffer.byteLength(text, "utf8");
-      this.varint(length);
-      this.ensure(length);
-      this.pos += this.buf.write(text, this.pos, length, "utf8");
-      return Buffer.byteLength(JSON.stringify(text), "utf8");
-    }
+    // Relative to the message's start, which moves when a new chunk is taken.
+    const lengthMark = this.pos - this.start;
     const length = text.length;
     this.varint(length);
     this.ensure(length);
-    if (length <= 32) {
-      // Short ASCII text (most keys and ids): copied byte by byte, cheaper than a native call.
-      for (let index = 0; index < length; index++) this.buf[this.pos + index] = text.charCodeAt(index);
-    } else this.buf.write(text, this.pos, length, "latin1");
-    this.pos += length;
+    const buf = this.buf;
+    const start = this.pos;
+    let escapes = 0;
+    for (let index = 0; index < length; index++) {
+      const code = text.charCodeAt(index);
+      if (code < 0x20 || code === 0x22 || code === 0x5c || code >= 0x80) {
+        if (code >= 0x80) return this.utf8String(text, lengthMark);
+        escapes += code >= 0x20 ? 1 : JSON_SHORT_ESCAPES.has(code) ? 1 : 5;
+      }
+      buf[start + index] = code;
+    }
+    this.pos = start + length;
     return length + 2 + escapes;
+  }
+
+  /** Writes the text again as UTF-8, from its length (at `lengthMark`) on; returns its JSON size. */
+  private utf8String(text: string, lengthMark: number): number {
+    this.pos = this.start + lengthMark;
+    const length = Buffer.byteLength(text, "utf8");
+    this.varint(length);
+    this.ensure(length);
+    this.pos += this.buf.write(text, this.pos, length, "utf8");
+    return Buffer.byteLength(JSON.stringify(text), "utf8");
   }
 
   /** A double field (wire type 1). */

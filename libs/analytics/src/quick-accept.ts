@@ -1,4 +1,6 @@
-import { MAX_ID_LENGTH, type ValidCall } from "@switchyard/calls";
+import { MAX_ID_LENGTH } from "@switchyard/calls";
+import type { CallType } from "./messages.js";
+import { simpleIsoMillis } from "./iso-millis.js";
 
 /**
  * A shortcut past the call rules (@switchyard/calls, zod) for the common
@@ -6,26 +8,34 @@ import { MAX_ID_LENGTH, type ValidCall } from "@switchyard/calls";
  * message is certainly valid under those rules, with nothing for them to
  * change. It is not a second rulebook: anything it is unsure of returns false
  * and goes through the rules themselves, which then accept it or say which
- * field and rule it breaks. A property test (quick-accept.test.ts) holds it
- * to "quickAccept(x) implies checkCall(x) accepts x".
+ * field and rule it breaks.
+ *
+ * It reads the caller's message as it is, before any copy: `fields` is what
+ * prepareCall turns into the call (see rawCall) by adding `type`, a messageId
+ * when there is none, and the ISO text of a Date timestamp. So a Date
+ * timestamp passes here when that text would, and `fields` must be a plain
+ * object, whose properties are the ones the copy would take. A property test
+ * (quick-accept.test.ts) holds it to "quickAccept(type, x) implies checkCall
+ * accepts rawCall(type, x)".
  */
-export function quickAccept(raw: Record<string, unknown>): raw is ValidCall & Record<string, unknown> {
-  if (!optionalId(raw.messageId) || !optionalId(raw.userId) || !optionalId(raw.anonymousId)) return false;
-  if (raw.timestamp !== undefined && !isoTimestamp(raw.timestamp)) return false;
-  if (raw.context !== undefined && !plainObject(raw.context)) return false;
-  if (raw.integrations !== undefined && !integrations(raw.integrations)) return false;
-  switch (raw.type) {
+export function quickAccept(type: CallType, fields: Record<string, unknown>): boolean {
+  if (!plainObject(fields)) return false;
+  if (!optionalId(fields.messageId) || !optionalId(fields.userId) || !optionalId(fields.anonymousId)) return false;
+  if (fields.timestamp !== undefined && !timestamp(fields.timestamp)) return false;
+  if (fields.context !== undefined && !plainObject(fields.context)) return false;
+  if (fields.integrations !== undefined && !integrations(fields.integrations)) return false;
+  switch (type) {
     case "identify":
-      return hasIdentity(raw) && optionalObject(raw.traits);
+      return hasIdentity(fields) && optionalObject(fields.traits);
     case "track":
-      return hasIdentity(raw) && typeof raw.event === "string" && raw.event.length > 0 && optionalObject(raw.properties);
+      return hasIdentity(fields) && typeof fields.event === "string" && fields.event.length > 0 && optionalObject(fields.properties);
     case "page":
     case "screen":
-      return hasIdentity(raw) && optionalText(raw.name) && optionalText(raw.category) && optionalObject(raw.properties);
+      return hasIdentity(fields) && optionalText(fields.name) && optionalText(fields.category) && optionalObject(fields.properties);
     case "group":
-      return hasIdentity(raw) && id(raw.groupId) && optionalObject(raw.traits);
+      return hasIdentity(fields) && id(fields.groupId) && optionalObject(fields.traits);
     case "alias":
-      return id(raw.userId) && id(raw.previousId);
+      return id(fields.userId) && id(fields.previousId);
     default:
       return false;
   }
@@ -43,8 +53,8 @@ function optionalText(value: unknown): boolean {
   return value === undefined || typeof value === "string";
 }
 
-function hasIdentity(raw: Record<string, unknown>): boolean {
-  return raw.userId !== undefined || raw.anonymousId !== undefined;
+function hasIdentity(fields: Record<string, unknown>): boolean {
+  return fields.userId !== undefined || fields.anonymousId !== undefined;
 }
 
 /** An object literal (or Object.create(null)): what the rules' records accept, and nothing that merely looks like one. */
@@ -67,9 +77,17 @@ function integrations(value: unknown): boolean {
   return true;
 }
 
-/** The usual shape, "2026-11-21T10:00:00.000Z" or without milliseconds; other ISO forms go to the rules. */
-const SIMPLE_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the Dates whose ISO text has a four-digit year. */
+const FIRST_FOUR_DIGIT_YEAR_MS = -62_167_219_200_000;
+const LAST_FOUR_DIGIT_YEAR_MS = 253_402_300_799_999;
 
-function isoTimestamp(value: unknown): boolean {
-  return typeof value === "string" && SIMPLE_ISO.test(value) && !Number.isNaN(Date.parse(value));
+/**
+ * The usual shape of text, "2026-11-21T10:00:00.000Z" or without milliseconds, holding a real date
+ * (other ISO forms go to the rules), or a Date whose ISO text has that shape.
+ */
+function timestamp(value: unknown): boolean {
+  if (typeof value === "string") return !Number.isNaN(simpleIsoMillis(value));
+  if (!(value instanceof Date)) return false;
+  const millis = value.getTime();
+  return millis >= FIRST_FOUR_DIGIT_YEAR_MS && millis <= LAST_FOUR_DIGIT_YEAR_MS;
 }

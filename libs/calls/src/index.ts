@@ -5,4 +5,4 @@ export { protoCallToJson, validCallToProto } from "./proto-json.js";
 export type { Enrichment } from "./proto-json.js";
 export { checkCall } from "./validate.js";
 export type { CallCheck, Rejection } from "./validate.js";
-export { MAX_MESSAGE_LEVEL, tooDeeplyNestedField } from "./nesting.js";
+export { MAX_MESSAGE_LEVEL, tooDeeplyNestedField, valueFitsAtLevel } from "./nesting.js";

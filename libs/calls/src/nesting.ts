@@ -28,15 +28,20 @@ export function tooDeeplyNestedField(call: ValidCall): string | undefined {
 
 function structFits(struct: Record<string, unknown>, level: number): boolean {
   if (level > MAX_MESSAGE_LEVEL) return false;
-  for (const value of Object.values(struct)) if (!valueFits(value, level + 2)) return false;
+  for (const value of Object.values(struct)) if (!valueFitsAtLevel(value, level + 2)) return false;
   return true;
 }
 
-function valueFits(value: unknown, level: number): boolean {
+/**
+ * Whether a value of a free-form field, standing at `level` (counted as above), fits: what
+ * tooDeeplyNestedField checks for each value. For an encoder that checks the levels as it writes
+ * and meets a value it does not write as it is (a Date, written as its toJSON() text).
+ */
+export function valueFitsAtLevel(value: unknown, level: number): boolean {
   if (level > MAX_MESSAGE_LEVEL) return false;
   if (Array.isArray(value)) {
     if (level + 1 > MAX_MESSAGE_LEVEL) return false;
-    return value.every((item) => valueFits(item, level + 2));
+    return value.every((item) => valueFitsAtLevel(item, level + 2));
   }
   if (value !== null && typeof value === "object") return structFits(value as Record<string, unknown>, level + 1);
   return true;
