@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   await settle();
   const baseline = retainedBytes();
   let messages: ClientMessage[] | undefined = clientMessages(calls);
-  gc();
+  gc!();
   const start = process.hrtime.bigint();
   const cpuStart = process.cpuUsage();
   for (const call of messages) enqueue(call);

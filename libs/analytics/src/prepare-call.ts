@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { checkCall, MAX_CALL_BYTES, tooDeeplyNestedField, type ValidCall } from "@switchyard/calls";
 import { encodeCall, NestedTooDeeply, type CallFields } from "./call-encoder.js";
 import { ValidationError } from "./errors.js";
 import { isoMillis, simpleIsoMillis } from "./iso-millis.js";
+import { newMessageId } from "./message-id.js";
 import type { CallType } from "./messages.js";
 import { ProtoWriter } from "./proto-writer.js";
 import { quickAccept } from "./quick-accept.js";
@@ -37,7 +37,7 @@ export function prepareCall(type: CallType, message: unknown): PreparedCall {
     // The usual call, encoded from the caller's message as it is: no copy of it is made.
     const timestamp = fields.timestamp as string | Date | undefined;
     const millis = timestamp === undefined ? undefined : typeof timestamp === "string" ? simpleIsoMillis(timestamp) : timestamp.getTime();
-    return encoded(type, (fields.messageId as string | undefined) ?? randomUUID(), fields as CallFields, millis);
+    return encoded(type, (fields.messageId as string | undefined) ?? newMessageId(), fields as CallFields, millis);
   }
   const raw = rawCall(type, fields);
   const call = quickAccept(type, raw) ? raw : checkedCall(raw);
@@ -54,7 +54,7 @@ export function prepareCall(type: CallType, message: unknown): PreparedCall {
  * a messageId when it has none, and a Date timestamp as ISO 8601 text.
  */
 export function rawCall(type: CallType, fields: Record<string, unknown>): Record<string, unknown> {
-  const raw: Record<string, unknown> = { ...fields, type, messageId: fields.messageId ?? randomUUID() };
+  const raw: Record<string, unknown> = { ...fields, type, messageId: fields.messageId ?? newMessageId() };
   if (fields.timestamp instanceof Date) raw.timestamp = isoTimestamp(fields.timestamp);
   return raw;
 }
