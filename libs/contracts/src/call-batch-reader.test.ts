@@ -91,6 +91,21 @@ function ours(bytes: Uint8Array): string {
   }
 }
 
+/** An encoded batch of one call with this context. */
+function batchWithContext(context: Record<string, unknown>): Uint8Array {
+  const only: Call = {
+    messageId: "m",
+    userId: "u",
+    anonymousId: "",
+    timestamp: undefined,
+    context,
+    integrations: undefined,
+    receivedAt: undefined,
+    payload: undefined,
+  };
+  return CallBatch.encode({ batchId: "b", sourceId: "s", receivedAt: undefined, calls: [only] }).finish();
+}
+
 describe("readCallBatch", () => {
   it("returns what the generated decoder returns for any CallBatch", () => {
     fc.assert(
@@ -121,23 +136,7 @@ describe("readCallBatch", () => {
 
   it('drops a "__proto__" key, object value or not, like the generated decoder (which never sets a prototype from data)', () => {
     const context = { __proto_X: { polluted: true }, __proto_Y: 1, kept: "yes" };
-    const encoded = CallBatch.encode({
-      batchId: "b",
-      sourceId: "s",
-      receivedAt: undefined,
-      calls: [
-        {
-          messageId: "m",
-          userId: "u",
-          anonymousId: "",
-          timestamp: undefined,
-          context,
-          integrations: undefined,
-          receivedAt: undefined,
-          payload: undefined,
-        },
-      ],
-    }).finish();
+    const encoded = batchWithContext(context);
     // The generated encoder cannot write the key "__proto__" (assigning it sets a prototype), so it is patched in.
     const bytes = Buffer.from(
       Buffer.from(encoded)
@@ -155,23 +154,7 @@ describe("readCallBatch", () => {
     const answers: string[] = [];
     // Each object level is three messages deep (Struct, map entry, Value): 33 levels cross the limit.
     for (const levels of [31, 32, 33, 34]) {
-      const bytes = CallBatch.encode({
-        batchId: "b",
-        sourceId: "s",
-        receivedAt: undefined,
-        calls: [
-          {
-            messageId: "m",
-            userId: "u",
-            anonymousId: "",
-            timestamp: undefined,
-            context: nested(levels),
-            integrations: undefined,
-            receivedAt: undefined,
-            payload: undefined,
-          },
-        ],
-      }).finish();
+      const bytes = batchWithContext(nested(levels));
       expect(ours(bytes), `${levels} levels`).toBe(generated(bytes));
       answers.push(ours(bytes));
     }
