@@ -158,6 +158,10 @@ describe("validation when a call is made", () => {
     expect(() => prepareCall("alias", { userId: "u", previousId: "p" })).not.toThrow();
   });
 
+  it("accepts a member its type does not store being null (traits: null on a track), as ingest does", () => {
+    expect(() => prepareCall("track", { userId: "u", event: "E", traits: null })).not.toThrow();
+  });
+
   it("adds context.library, keeping the caller's context", () => {
     const prepared = prepareCall("track", { userId: "u", event: "E", context: { ip: "1.2.3.4", library: { name: "other" } } });
     expect(prepared.jsonBytes).toBeGreaterThan(0);

@@ -21,7 +21,9 @@ export function tooDeeplyNestedField(call: ValidCall): string | undefined {
     ["traits", "traits" in call ? call.traits : undefined, 4],
   ];
   for (const [field, value, level] of roots) {
-    if (value !== undefined && !structFits(value as Record<string, unknown>, level)) return field;
+    // Only objects become Structs: anything else here is a member the call's type does not have
+    // (`traits: null` on a track call), which the rules let through and the bus never stores.
+    if (value !== null && typeof value === "object" && !structFits(value as Record<string, unknown>, level)) return field;
   }
   return undefined;
 }
