@@ -11,6 +11,10 @@
  *  2. raw: JetStream messages per second published by nats.js, one ~600-byte
  *     encoded call per message, each PubAck awaited, at most 256 in flight.
  *
+ * Each ingest run also reports CPU per call (user + system, during the timed
+ * part) of the ingest processes and of this benchmark's gRPC client: on a
+ * shared machine the rates move with other load, the CPU cost much less.
+ *
  * Ingest packs a whole batch into one JetStream message, so it should beat
  * the per-call raw rate by far; the target is ingest ≥ 4 × raw, judged on
  * the run with `--workers` (the single-worker figure is reported too). Requests and
@@ -31,7 +35,16 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { IngestServiceClient, IngestServiceService, type IngestBatchResponse } from "@switchyard/contracts";
 import { basicAuthorization, type BusNames } from "@switchyard/platform";
 import { freePort } from "@switchyard/testkit";
-import { machineFacts, openBenchBus, runBenchmark, runLanes, writeResults, writeWorkspaceFile, type Cleanup } from "./lib/run-support.js";
+import {
+  machineFacts,
+  openBenchBus,
+  processTreeCpuMs,
+  runBenchmark,
+  runLanes,
+  writeResults,
+  writeWorkspaceFile,
+  type Cleanup,
+} from "./lib/run-support.js";
 import { encodedBatchRequests, encodedCalls, seededRandom } from "./lib/sample-calls.js";
 import { ServiceChild } from "./lib/service-child.js";
 
@@ -211,6 +224,12 @@ interface IngestRun {
   /** Batches stored, warm-up included. */
   batches: number;
   meanCallJsonBytes: number;
+  /**
+   * CPU per measured call, in microseconds (user + system, during the timed
+   * part): the ingest processes (workers included), and this benchmark's gRPC
+   * client. Rates depend on the machine's other load; these less so.
+   */
+  cpuMicrosPerCall: { ingest: number | undefined; client: number };
 }
 
 /** Starts ingest with `workers` processes, warms it up, times the measured calls, stops it. */
@@ -231,10 +250,21 @@ async function benchmarkIngest(params: Parameters, run: Run, workers: number): P
     console.log(
       `ingest (${workers} workers): sending ${batches * params.batchSize} calls, ${params.concurrency} batches in flight over ${params.channels} channels …`,
     );
+    const ingestCpuBefore = await processTreeCpuMs(ingest.pid);
+    const clientCpuBefore = process.cpuUsage();
     const rate = await timed(batches * params.batchSize, () =>
       ingest.guard(sendAll(senders, measured.requests, params.concurrency, params.batchSize)),
     );
-    return { workers, rate, batches: warmupBatches + batches, meanCallJsonBytes: measured.meanCallJsonBytes };
+    const clientCpu = process.cpuUsage(clientCpuBefore);
+    const ingestCpuAfter = await processTreeCpuMs(ingest.pid);
+    const cpuMicrosPerCall = {
+      ingest:
+        ingestCpuBefore === undefined || ingestCpuAfter === undefined
+          ? undefined
+          : ((ingestCpuAfter - ingestCpuBefore) * 1000) / rate.count,
+      client: (clientCpu.user + clientCpu.system) / rate.count,
+    };
+    return { workers, rate, batches: warmupBatches + batches, meanCallJsonBytes: measured.meanCallJsonBytes, cpuMicrosPerCall };
   } finally {
     close();
     // Before the next run, so it cannot take CPU (and a profile covers one run only).
@@ -280,10 +310,12 @@ async function checkStored(jsm: JetStreamManager, stream: string, expected: numb
 function printSummary(ingestRuns: IngestRun[], raw: Rate): void {
   const format = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log("");
-  for (const { workers, rate } of ingestRuns) {
+  for (const { workers, rate, cpuMicrosPerCall } of ingestRuns) {
     const label = `ingest, ${workers} worker${workers === 1 ? "" : "s"} (gRPC, durably accepted):`.padEnd(46);
+    const ingestCpu = cpuMicrosPerCall.ingest === undefined ? "?" : cpuMicrosPerCall.ingest.toFixed(1);
     console.log(
-      `${label}${format(rate.perSecond)} calls/s  (${format(rate.count)} calls in ${rate.seconds.toFixed(2)} s, ${(rate.perSecond / raw.perSecond).toFixed(2)}× raw)`,
+      `${label}${format(rate.perSecond)} calls/s  (${format(rate.count)} calls in ${rate.seconds.toFixed(2)} s, ${(rate.perSecond / raw.perSecond).toFixed(2)}× raw; ` +
+        `CPU per call: ingest ${ingestCpu} µs, client ${cpuMicrosPerCall.client.toFixed(1)} µs)`,
     );
   }
   console.log(
@@ -345,11 +377,13 @@ async function main(cleanup: Cleanup): Promise<void> {
         natsServer: nats.external ? "NATS_URL" : "own nats-server",
         cpuProfiled: params.cpuProfDir !== undefined,
       },
-      ingestRuns: ingestRuns.map(({ workers, rate }) => ({
+      ingestRuns: ingestRuns.map(({ workers, rate, cpuMicrosPerCall }) => ({
         workers,
         callsPerSecond: Math.round(rate.perSecond),
         seconds: Number(rate.seconds.toFixed(3)),
         ratio: Number((rate.perSecond / rawRun.rate.perSecond).toFixed(3)),
+        ingestCpuMicrosPerCall: cpuMicrosPerCall.ingest === undefined ? null : Number(cpuMicrosPerCall.ingest.toFixed(2)),
+        clientCpuMicrosPerCall: Number(cpuMicrosPerCall.client.toFixed(2)),
       })),
       ingestCallsPerSecond: Math.round(judged.rate.perSecond),
       rawPublishesPerSecond: Math.round(rawRun.rate.perSecond),
