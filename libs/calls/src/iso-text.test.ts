@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isoText } from "./iso-text.js";
+import { callSchema } from "./call-schema.js";
+import { hasFourDigitYear, isoText, isoTextLength } from "./iso-text.js";
 
 /** A small seeded generator, so a failure can be reproduced. */
 function seeded(seed: number): () => number {
@@ -44,5 +45,21 @@ describe("isoText", () => {
 
   it("names an invalid Date instead of throwing", () => {
     expect(isoText(new Date(Number.NaN))).toBe("Invalid Date");
+  });
+
+  it("tells the Dates whose text the timestamp rule accepts, and their text's length, without building it", () => {
+    const random = seeded(11);
+    const edges = [-62_167_219_200_000, 253_402_300_799_999].flatMap((millis) => [millis - 1, millis, millis + 1]);
+    const spans = [8.64e15, 2.6e14, 6.3e13];
+    const dates = [
+      ...edges.map((millis) => new Date(millis)),
+      new Date(Number.NaN),
+      ...Array.from({ length: 3_000 }, (_, i) => new Date(Math.round((random() * 2 - 1) * spans[i % spans.length]!))),
+    ];
+    for (const date of dates) {
+      const accepted = callSchema.safeParse({ type: "identify", userId: "u", timestamp: isoText(date) }).success;
+      expect(hasFourDigitYear(date)).toBe(accepted);
+      expect(isoTextLength(date)).toBe(isoText(date).length);
+    }
   });
 });

@@ -42,6 +42,23 @@ export function isoText(date: Date): string {
   return `${lastDayText}${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.${THREE_DIGITS[rest - seconds * 1_000]}Z`;
 }
 
+/**
+ * Whether isoText(date) is the 24-character form YYYY-MM-DDTHH:MM:SS.sssZ,
+ * which the timestamp rule accepts (every other Date's text it refuses: an
+ * invalid Date, or a six-digit year with its sign).
+ */
+export function hasFourDigitYear(date: Date): boolean {
+  const millis = date.getTime();
+  return millis >= FIRST_FOUR_DIGIT_YEAR_MS && millis <= LAST_FOUR_DIGIT_YEAR_MS;
+}
+
+/** The length of isoText(date), without building the text for the usual dates. */
+export function isoTextLength(date: Date): number {
+  return hasFourDigitYear(date) ? ISO_TEXT_LENGTH : isoText(date).length;
+}
+
+const ISO_TEXT_LENGTH = "YYYY-MM-DDTHH:MM:SS.sssZ".length;
+
 /** "YYYY-MM-DDT" of the day `day` days after 1970-01-01 (negative before), in the proleptic Gregorian calendar. */
 function civilDateText(day: number): string {
   // Shift the epoch to 0000-03-01, so that leap days end each 400-year era.

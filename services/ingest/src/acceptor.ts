@@ -66,9 +66,9 @@ export class CallAcceptor {
         rejections.push(check.rejection);
         return;
       }
-      const messageId = check.call.messageId ?? (request.batchId ? derivedMessageId(request.source.id, batchId, index) : randomUUID());
+      const messageId = check.messageId ?? (request.batchId ? derivedMessageId(request.source.id, batchId, index) : randomUUID());
       messageIds.push(messageId);
-      accepted.push(call.encode(check.call, messageId, acceptTime));
+      accepted.push(call.encode(messageId, acceptTime));
     });
 
     if (rejections.length > 0) {

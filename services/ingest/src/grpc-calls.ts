@@ -1,19 +1,21 @@
-import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, protoCallToJson, type CallCheck } from "@switchyard/calls";
+import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, protoCallToJson } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import { ServiceError } from "@switchyard/platform";
-import type { IncomingCall } from "./incoming-call.js";
+import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
 import { JsonCall } from "./json-call.js";
 import { scanCall, type ScannedCall } from "./wire/call-scanner.js";
 import { PassThroughCall, type AcceptTime } from "./wire/pass-through-call.js";
+import { passesQuickly } from "./wire/quick-rules.js";
 import { MalformedWireError } from "./wire/wire-reader.js";
 
 /**
  * gRPC calls arrive as protobuf bytes. Each is scanned once (wire/call-scanner.ts)
  * and then takes one of three routes:
  *
- * - WireCall, the fast path: checked by the shared rules on a small outline of
- *   the call and published from the client's own bytes, so the free-form
- *   Structs are never decoded or re-encoded;
+ * - WireCall, the fast path: checked by the shared rules on what the scan
+ *   found (wire/quick-rules.ts; the zod schema on a small outline of the call
+ *   when those cannot tell) and published from the client's own bytes, so the
+ *   free-form Structs are never decoded or re-encoded;
  * - JsonCall, the exact path: decoded in full and re-encoded, as every call was
  *   before the fast path; taken when the bytes are irregular (see WalkNotes) or
  *   the JSON-size bound is over the 32 KB limit, so the exact size decides;
@@ -25,18 +27,20 @@ export class WireCall implements IncomingCall {
   constructor(private readonly scanned: ScannedCall) {}
 
   get clientMessageId(): string | undefined {
-    return this.scanned.outline.messageId || undefined;
+    return this.scanned.messageId || undefined;
   }
 
   get jsonSizeBound(): number {
     return this.scanned.jsonSizeBound;
   }
 
-  check(index: number): CallCheck {
-    return checkCall(this.scanned.json, index, this.scanned.jsonSizeBound);
+  check(index: number): IncomingCheck {
+    if (passesQuickly(this.scanned)) return { ok: true, messageId: this.clientMessageId };
+    const check = checkCall(this.scanned.json, index, this.scanned.jsonSizeBound);
+    return check.ok ? { ok: true, messageId: check.call.messageId } : check;
   }
 
-  encode(_valid: unknown, messageId: string, acceptTime: AcceptTime): PassThroughCall {
+  encode(messageId: string, acceptTime: AcceptTime): PassThroughCall {
     return new PassThroughCall(this.scanned, messageId, acceptTime);
   }
 
@@ -52,7 +56,7 @@ export class MalformedCall implements IncomingCall {
 
   constructor(private readonly problem: string) {}
 
-  check(index: number): CallCheck {
+  check(index: number): IncomingCheck {
     return {
       ok: false,
       rejection: { index, messageId: "", field: "", rule: "malformed", message: `call: is not a valid protobuf Call (${this.problem})` },

@@ -1,6 +1,9 @@
-import type { CallCheck, ValidCall } from "@switchyard/calls";
+import type { Rejection } from "@switchyard/calls";
 import type { EncodedCall } from "./wire/call-batch-encoder.js";
 import type { AcceptTime } from "./wire/pass-through-call.js";
+
+/** A call's verdict by the shared rules: accepted (with the client's messageId, if any), or why not. */
+export type IncomingCheck = { ok: true; messageId: string | undefined } | { ok: false; rejection: Rejection };
 
 /**
  * A call as a front door received it: Segment JSON (json-call.ts) or protobuf
@@ -11,11 +14,11 @@ export interface IncomingCall {
   /** The client's own messageId, used to recognise a re-sent batch. */
   readonly clientMessageId: string | undefined;
   /** Checks the call by the rules in @switchyard/calls; `index` is its position in the request. */
-  check(index: number): CallCheck;
+  check(index: number): IncomingCheck;
   /**
    * The accepted call with what ingest adds (its messageId, the accept time
    * as received_at and, when the client gave none, as timestamp), encoded as
-   * a switchyard.v1.Call. `valid` is what check() returned.
+   * a switchyard.v1.Call. Only for a call whose check() said ok.
    */
-  encode(valid: ValidCall, messageId: string, acceptTime: AcceptTime): EncodedCall;
+  encode(messageId: string, acceptTime: AcceptTime): EncodedCall;
 }

@@ -1,6 +1,6 @@
-import { checkCall, tooDeeplyNestedField, validCallToProto, type CallCheck, type ValidCall } from "@switchyard/calls";
+import { checkCall, tooDeeplyNestedField, validCallToProto, type ValidCall } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
-import type { IncomingCall } from "./incoming-call.js";
+import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
 import { EncodedCallBytes, type EncodedCall } from "./wire/call-batch-encoder.js";
 import type { AcceptTime } from "./wire/pass-through-call.js";
 
@@ -10,6 +10,9 @@ import type { AcceptTime } from "./wire/pass-through-call.js";
  * generated encoder.
  */
 export class JsonCall implements IncomingCall {
+  /** The call as the rules returned it, once check() passed it. */
+  private valid: ValidCall | undefined;
+
   /**
    * @param json the call, not yet checked
    * @param jsonBytes its JSON size when the caller already knows it; otherwise checkCall measures it
@@ -25,12 +28,15 @@ export class JsonCall implements IncomingCall {
     return undefined;
   }
 
-  check(index: number): CallCheck {
+  check(index: number): IncomingCheck {
     const check = checkCall(this.json, index, this.jsonBytes);
     if (!check.ok) return check;
     // The fast gRPC path checks this while walking the bytes; JSON calls are checked here.
     const field = tooDeeplyNestedField(check.call);
-    if (field === undefined) return check;
+    if (field === undefined) {
+      this.valid = check.call;
+      return { ok: true, messageId: check.call.messageId };
+    }
     const messageId = this.clientMessageId ?? "";
     return {
       ok: false,
@@ -38,7 +44,8 @@ export class JsonCall implements IncomingCall {
     };
   }
 
-  encode(valid: ValidCall, messageId: string, acceptTime: AcceptTime): EncodedCall {
-    return new EncodedCallBytes(Call.encode(validCallToProto(valid, { messageId, receivedAt: acceptTime.date })).finish());
+  encode(messageId: string, acceptTime: AcceptTime): EncodedCall {
+    if (!this.valid) throw new Error("a call is encoded only once check() accepted it");
+    return new EncodedCallBytes(Call.encode(validCallToProto(this.valid, { messageId, receivedAt: acceptTime.date })).finish());
   }
 }

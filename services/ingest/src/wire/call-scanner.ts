@@ -1,4 +1,4 @@
-import { protoCallToJson } from "@switchyard/calls";
+import { isoTextLength, protoCallToJson } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import { INVALID_UTF8, JsonObjectSize, jsonStringSize } from "./json-size.js";
 import { enterMessage, walkStruct, type WalkNotes } from "./struct-walker.js";
@@ -6,23 +6,38 @@ import { decodeText, WireReader, WireType } from "./wire-reader.js";
 
 /**
  * Reads a switchyard.v1.Call from its protobuf bytes in one pass, for the gRPC
- * fast path: the scalar fields and the payload's text fields are decoded, the
- * timestamps too, integrations fully (its values have rules); the free-form
+ * fast path: the payload kind, where each text field's bytes are, the
+ * timestamps, integrations fully (its values have rules); the free-form
  * Structs (context, traits, properties) are only checked to be well-formed and
- * measured, never decoded. Anything that is not valid wire data throws
- * MalformedWireError.
+ * measured, never decoded. Of the text fields only messageId is decoded (the
+ * response carries it); the others are measured where they lie. Anything that
+ * is not valid wire data throws MalformedWireError.
  */
 export interface ScannedCall {
   /** The call's bytes, as the client sent them. */
   readonly bytes: Buffer;
+  /** The payload's kind; undefined when the call has none. */
+  readonly type: PayloadCase | undefined;
+  /** The client's messageId; "" when it sent none (proto3: empty means not set). */
+  readonly messageId: string;
+  /** The client's timestamp, as the generated code converts it. */
+  readonly timestamp: Date | undefined;
+  /** integrations, decoded in full by the generated decoder (small, and its values have rules). */
+  readonly integrations: Call["integrations"];
+  /**
+   * UTF-8 bytes of a text field (0 when unset); PAYLOAD_TEXT_0 is the
+   * payload's first text field (event, name, groupId or previousId),
+   * PAYLOAD_TEXT_1 its second (category).
+   */
+  textBytes(field: TextFieldId): number;
   /**
    * The call as the generated decoder would return it, except that its
    * free-form Structs are `{}` placeholders (present or absent like the real
    * ones): every rule about them is "is an object", which the walk already
-   * guarantees. `integrations` is decoded in full.
+   * guarantees. Built on demand (the rules' slow path, tests).
    */
   readonly outline: Call;
-  /** The outline in Segment JSON shape, what the call rules check. */
+  /** The outline in Segment JSON shape, what the call rules check; built on demand. */
   readonly json: Record<string, unknown>;
   /** An upper bound of the call's JSON size (see json-size.ts). */
   readonly jsonSizeBound: number;
@@ -36,7 +51,12 @@ export interface ScannedCall {
   readonly irregular: boolean;
 }
 
-type PayloadCase = NonNullable<Call["payload"]>["$case"];
+export type PayloadCase = NonNullable<Call["payload"]>["$case"];
+
+/** The text fields of a Call: its own three, then the payload's (at most two) by position. */
+export const TextFieldId = { MESSAGE_ID: 0, USER_ID: 1, ANONYMOUS_ID: 2, PAYLOAD_TEXT_0: 3, PAYLOAD_TEXT_1: 4 } as const;
+export type TextFieldId = (typeof TextFieldId)[keyof typeof TextFieldId];
+const TEXT_FIELDS = 5;
 
 /**
  * The fields of one payload message: its text fields and its Struct, each by
@@ -88,44 +108,108 @@ const TIMESTAMP_NANOS = (2 << 3) | WireType.VARINT;
 /** The Call's level, counted like the decoder counts it: inside IngestBatchRequest, IngestCallRequest or CallBatch. */
 const CALL_LEVEL = 2;
 
-/** Where a text field's bytes are (-1 when absent) and, once decoded, its JSON size. */
-class TextField {
-  start = -1;
-  end = -1;
-  jsonSize = 0;
+/** The JSON keys of a Call's own text fields, by TextFieldId. */
+const CALL_TEXT_KEYS = ["messageId", "userId", "anonymousId"] as const;
+
+/**
+ * What one scan found. Plain numeric fields rather than an object per text
+ * field or payload: ingest scans every call, and what it allocates per call
+ * it pays for again in garbage collection.
+ */
+class CallScan implements ScannedCall, WalkNotes {
+  irregular = false;
+  payload: PayloadShape | undefined = undefined;
+  messageId = "";
+  timestamp: Date | undefined = undefined;
+  integrations: Call["integrations"] = undefined;
+  jsonSizeBound = 0;
+  /** JSON size of context, and of the payload's Struct; -1 when absent. */
+  contextSize = -1;
+  payloadStructSize = -1;
+  integrationsSize = -1;
+  readonly keptRanges: number[] = [];
+  /** [start, end) of each text field's last occurrence, by TextFieldId; -1 when absent. */
+  readonly textRanges: number[] = [-1, -1, -1, -1, -1, -1, -1, -1, -1, -1];
+
+  constructor(readonly bytes: Buffer) {}
+
+  get type(): PayloadCase | undefined {
+    return this.payload?.type;
+  }
+
+  textBytes(field: TextFieldId): number {
+    const start = this.textRanges[2 * field]!;
+    return start < 0 ? 0 : this.textRanges[2 * field + 1]! - start;
+  }
+
+  get outline(): Call {
+    const payload = this.payload;
+    let value: Record<string, unknown> | undefined;
+    if (payload) {
+      value = {};
+      payload.texts.forEach(({ key }, index) => (value![key] = this.text(TextFieldId.PAYLOAD_TEXT_0 + index)));
+      if (payload.structTag >= 0) value[payload.structKey] = this.payloadStructSize >= 0 ? {} : undefined;
+    }
+    return {
+      messageId: this.messageId,
+      userId: this.text(TextFieldId.USER_ID),
+      anonymousId: this.text(TextFieldId.ANONYMOUS_ID),
+      timestamp: this.timestamp,
+      context: this.contextSize >= 0 ? {} : undefined,
+      integrations: this.integrations,
+      receivedAt: undefined,
+      payload: payload && ({ $case: payload.type, value } as Call["payload"]),
+    };
+  }
+
+  get json(): Record<string, unknown> {
+    return protoCallToJson(this.outline);
+  }
+
+  /** A text field decoded exactly as the generated decoder decodes it; "" when unset. */
+  private text(field: number): string {
+    const start = this.textRanges[2 * field]!;
+    return start < 0 ? "" : decodeText(this.bytes, start, this.textRanges[2 * field + 1]!);
+  }
+
+  /** Measures a text field as JSON, for the members protoCallToJson writes; marks text that is not UTF-8 irregular. */
+  textJsonSize(field: number): number {
+    const start = this.textRanges[2 * field]!;
+    if (start < 0) return 2;
+    const size = jsonStringSize(this.bytes, start, this.textRanges[2 * field + 1]!);
+    if (size !== INVALID_UTF8) return size;
+    this.irregular = true;
+    return 0;
+  }
 }
 
 export function scanCall(bytes: Buffer): ScannedCall {
+  const scan = new CallScan(bytes);
   const reader = new WireReader(bytes);
   const end = bytes.length;
-  const notes: WalkNotes = { irregular: false };
-  const messageId = new TextField();
-  const userId = new TextField();
-  const anonymousId = new TextField();
-  const keptRanges: number[] = [];
-  let timestamp: Date | undefined;
-  let contextSize = -1;
-  let integrations: { start: number; end: number; size: number } | undefined;
-  let payload: ScannedPayload | undefined;
+  const keptRanges = scan.keptRanges;
+  let integrationsStart = -1;
 
   while (reader.pos < end) {
     const fieldStart = reader.pos;
     const tag = reader.tag(end);
     let kept = true;
-    if (tag === MESSAGE_ID) readTextRange(reader, end, messageId);
-    else if (tag === USER_ID) readTextRange(reader, end, userId);
-    else if (tag === ANONYMOUS_ID) readTextRange(reader, end, anonymousId);
+    if (tag === MESSAGE_ID) readTextRange(reader, end, scan, TextFieldId.MESSAGE_ID);
+    else if (tag === USER_ID) readTextRange(reader, end, scan, TextFieldId.USER_ID);
+    else if (tag === ANONYMOUS_ID) readTextRange(reader, end, scan, TextFieldId.ANONYMOUS_ID);
     else if (tag === TIMESTAMP) {
       // The decoder keeps the last timestamp; ingest writes it back itself.
-      timestamp = readTimestamp(reader, end, CALL_LEVEL + 1);
+      scan.timestamp = readTimestamp(reader, end, CALL_LEVEL + 1);
       kept = false;
     } else if (tag === CONTEXT) {
-      if (contextSize >= 0) notes.irregular = true;
-      contextSize = readStruct(reader, end, CALL_LEVEL + 1, notes);
+      if (scan.contextSize >= 0) scan.irregular = true;
+      scan.contextSize = readStruct(reader, end, CALL_LEVEL + 1, scan);
     } else if (tag === INTEGRATIONS) {
-      if (integrations) notes.irregular = true;
-      const size = readStruct(reader, end, CALL_LEVEL + 1, notes);
-      integrations = { start: fieldStart, end: reader.pos, size };
+      if (integrationsStart >= 0) scan.irregular = true;
+      integrationsStart = fieldStart;
+      scan.integrationsSize = readStruct(reader, end, CALL_LEVEL + 1, scan);
+      // Small, and its values have rules: decoded in full, by the generated decoder (the field alone is a valid Call).
+      scan.integrations = Call.decode(bytes.subarray(fieldStart, reader.pos)).integrations;
     } else if (tag === RECEIVED_AT) {
       // Set by ingest; a client's is checked like the decoder would, then dropped.
       readTimestamp(reader, end, CALL_LEVEL + 1);
@@ -133,8 +217,8 @@ export function scanCall(bytes: Buffer): ScannedCall {
     } else {
       const shape = PAYLOADS.get(tag);
       if (shape) {
-        if (payload) notes.irregular = true;
-        payload = scanPayload(reader, end, shape, CALL_LEVEL + 1, notes);
+        if (scan.payload) scan.irregular = true;
+        scanPayload(reader, end, shape, CALL_LEVEL + 1, scan);
       } else {
         // Unknown field, or a known one with the wrong wire type: the decoder skips both.
         reader.skipField(tag, end);
@@ -144,81 +228,61 @@ export function scanCall(bytes: Buffer): ScannedCall {
     if (kept) keepRange(keptRanges, fieldStart, reader.pos);
   }
 
-  const outline: Call = {
-    messageId: textOf(bytes, messageId, notes),
-    userId: textOf(bytes, userId, notes),
-    anonymousId: textOf(bytes, anonymousId, notes),
-    timestamp,
-    context: contextSize >= 0 ? {} : undefined,
-    // Small, and its values have rules: decoded in full, by the generated decoder (the field alone is a valid Call).
-    integrations: integrations && Call.decode(bytes.subarray(integrations.start, integrations.end)).integrations,
-    receivedAt: undefined,
-    payload: payload && ({ $case: payload.type, value: payload.value } as Call["payload"]),
-  };
-  const json = protoCallToJson(outline);
+  const messageIdStart = scan.textRanges[0]!;
+  if (messageIdStart >= 0) scan.messageId = decodeText(bytes, messageIdStart, scan.textRanges[1]!);
+  scan.jsonSizeBound = jsonSizeOf(scan);
+  return scan;
+}
 
-  // The members protoCallToJson writes, in its order.
+/**
+ * The JSON size of the members protoCallToJson writes: the type, non-empty
+ * texts, the timestamp's ISO text, present Structs. Measuring a text also
+ * finds text that is not UTF-8, which makes the call irregular.
+ */
+function jsonSizeOf(scan: CallScan): number {
   const size = new JsonObjectSize();
+  const payload = scan.payload;
   if (payload) size.add("type", payload.type.length + 2);
-  if (outline.messageId !== "") size.add("messageId", messageId.jsonSize);
-  if (outline.userId !== "") size.add("userId", userId.jsonSize);
-  if (outline.anonymousId !== "") size.add("anonymousId", anonymousId.jsonSize);
-  if (typeof json.timestamp === "string") size.add("timestamp", json.timestamp.length + 2);
-  if (contextSize >= 0) size.add("context", contextSize);
-  if (integrations) size.add("integrations", integrations.size);
-  if (payload) payload.addMembers(size);
-
-  return { bytes, outline, json, jsonSizeBound: size.total, keptRanges, irregular: notes.irregular };
-}
-
-/** A scanned payload message: the generated type's value, with a `{}` placeholder for its Struct. */
-class ScannedPayload {
-  constructor(
-    readonly type: PayloadCase,
-    readonly value: Record<string, unknown>,
-    private readonly texts: readonly { key: string; field: TextField | undefined }[],
-    private readonly structKey: string,
-    private readonly structSize: number,
-  ) {}
-
-  /** Adds the members protoCallToJson writes for this payload: non-empty texts, a present Struct. */
-  addMembers(size: JsonObjectSize): void {
-    for (const { key, field } of this.texts) if (field && this.value[key] !== "") size.add(key, field.jsonSize);
-    if (this.structSize >= 0) size.add(this.structKey, this.structSize);
+  for (let field = 0; field < CALL_TEXT_KEYS.length; field++) {
+    const jsonSize = scan.textJsonSize(field);
+    if (scan.textBytes(field as TextFieldId) > 0) size.add(CALL_TEXT_KEYS[field]!, jsonSize);
   }
+  if (scan.timestamp) size.add("timestamp", isoTextLength(scan.timestamp) + 2);
+  if (scan.contextSize >= 0) size.add("context", scan.contextSize);
+  if (scan.integrationsSize >= 0) size.add("integrations", scan.integrationsSize);
+  if (payload) {
+    for (let index = 0; index < payload.texts.length; index++) {
+      const field = (TextFieldId.PAYLOAD_TEXT_0 + index) as TextFieldId;
+      const jsonSize = scan.textJsonSize(field);
+      if (scan.textBytes(field) > 0) size.add(payload.texts[index]!.key, jsonSize);
+    }
+    if (scan.payloadStructSize >= 0) size.add(payload.structKey, scan.payloadStructSize);
+  }
+  return size.total;
 }
 
-function scanPayload(reader: WireReader, callEnd: number, shape: PayloadShape, level: number, notes: WalkNotes): ScannedPayload {
+/** A payload message: its text fields' ranges and its Struct, checked and measured. The last payload wins, as in the decoder. */
+function scanPayload(reader: WireReader, callEnd: number, shape: PayloadShape, level: number, scan: CallScan): void {
   const end = reader.delimitedEnd(callEnd);
   enterMessage(level);
+  scan.payload = shape;
+  scan.payloadStructSize = -1;
+  const ranges = scan.textRanges;
+  for (let slot = 2 * TextFieldId.PAYLOAD_TEXT_0; slot < 2 * TEXT_FIELDS; slot++) ranges[slot] = -1;
   // At most two text fields a payload: a lookup by position is all it needs.
-  const texts = shape.texts.map(({ key }) => ({ key, field: undefined as TextField | undefined }));
-  let structSize = -1;
+  const texts = shape.texts;
   while (reader.pos < end) {
     const tag = reader.tag(end);
-    const index = textIndexOf(shape, tag);
-    if (index >= 0) {
-      const text = texts[index]!;
-      text.field ??= new TextField();
-      readTextRange(reader, end, text.field);
-    } else if (tag === shape.structTag) {
-      if (structSize >= 0) notes.irregular = true;
-      structSize = readStruct(reader, end, level + 1, notes);
+    if (texts.length > 0 && texts[0]!.tag === tag) readTextRange(reader, end, scan, TextFieldId.PAYLOAD_TEXT_0);
+    else if (texts.length > 1 && texts[1]!.tag === tag) readTextRange(reader, end, scan, TextFieldId.PAYLOAD_TEXT_1);
+    else if (tag === shape.structTag) {
+      if (scan.payloadStructSize >= 0) scan.irregular = true;
+      scan.payloadStructSize = readStruct(reader, end, level + 1, scan);
     } else {
-      notes.irregular = true;
+      scan.irregular = true;
       reader.skipField(tag, end);
     }
   }
-
-  const value: Record<string, unknown> = {};
-  for (const { key, field } of texts) value[key] = field ? textOf(reader.buf, field, notes) : "";
-  if (shape.structTag >= 0) value[shape.structKey] = structSize >= 0 ? {} : undefined;
-  return new ScannedPayload(shape.type, value, texts, shape.structKey, structSize);
-}
-
-function textIndexOf(shape: PayloadShape, tag: number): number {
-  for (let index = 0; index < shape.texts.length; index++) if (shape.texts[index]!.tag === tag) return index;
-  return -1;
 }
 
 /** A length-delimited Struct field: checked and measured. */
@@ -246,19 +310,11 @@ function readTimestamp(reader: WireReader, callEnd: number, level: number): Date
 }
 
 /** Records where a text field's bytes are; the last occurrence wins, as in the decoder. */
-function readTextRange(reader: WireReader, end: number, field: TextField): void {
+function readTextRange(reader: WireReader, end: number, scan: CallScan, field: TextFieldId): void {
   const length = reader.length(end);
-  field.start = reader.pos;
-  field.end = reader.pos + length;
-  reader.pos = field.end;
-}
-
-/** Decodes a text field and measures its JSON; text that is not valid UTF-8 makes the call irregular. */
-function textOf(bytes: Buffer, field: TextField, notes: WalkNotes): string {
-  if (field.start < 0) return "";
-  field.jsonSize = jsonStringSize(bytes, field.start, field.end);
-  if (field.jsonSize === INVALID_UTF8) notes.irregular = true;
-  return decodeText(bytes, field.start, field.end);
+  scan.textRanges[2 * field] = reader.pos;
+  reader.pos += length;
+  scan.textRanges[2 * field + 1] = reader.pos;
 }
 
 /** Adds [start, end) to the ranges, merging it with the previous one when they touch. */

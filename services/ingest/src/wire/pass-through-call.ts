@@ -42,8 +42,8 @@ export class PassThroughCall implements EncodedCall {
     private readonly acceptTime: AcceptTime,
   ) {
     // A client's empty messageId counts as none; ours, written after it, wins.
-    this.addedMessageId = call.outline.messageId === "" ? messageId : undefined;
-    const clientTimestamp = call.outline.timestamp;
+    this.addedMessageId = call.messageId === "" ? messageId : undefined;
+    const clientTimestamp = call.timestamp;
     this.timestampField = clientTimestamp ? new TimestampField(TIMESTAMP, clientTimestamp) : acceptTime.timestampField;
     let size = this.timestampField.byteLength + acceptTime.receivedAtField.byteLength;
     const ranges = call.keptRanges;
