@@ -56,7 +56,17 @@ export const INVALID_UTF8 = -1;
 export function jsonStringSize(buf: Buffer, start: number, end: number): number {
   let extra = 0;
   let highBits = 0;
-  for (let index = start; index < end; index++) {
+  let index = start;
+  // Four bytes a round: nearly every byte of a call is in a string, and this loop is a third of a call's scan.
+  for (; index + 4 <= end; index += 4) {
+    const a = buf[index]!;
+    const b = buf[index + 1]!;
+    const c = buf[index + 2]!;
+    const d = buf[index + 3]!;
+    extra += ESCAPE_EXTRA[a]! + ESCAPE_EXTRA[b]! + ESCAPE_EXTRA[c]! + ESCAPE_EXTRA[d]!;
+    highBits |= a | b | c | d;
+  }
+  for (; index < end; index++) {
     const byte = buf[index]!;
     extra += ESCAPE_EXTRA[byte]!;
     highBits |= byte;
