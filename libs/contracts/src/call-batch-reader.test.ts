@@ -149,6 +149,30 @@ describe("readCallBatch", () => {
     expect(readCallBatch(bytes).calls[0]!.context).toEqual({ kept: "yes" });
   });
 
+  it("turns invalid UTF-8 into U+FFFD exactly as the generated decoder does", () => {
+    const invalid = [
+      [0xc3, 0x28], // a lead byte without its continuation
+      [0x80], // a lone continuation byte
+      [0xf0, 0x9f, 0x98], // a four-byte sequence cut short
+      [0xed, 0xa0, 0x80], // an encoded surrogate
+      [0xc0, 0xaf], // an overlong encoding
+      [0xf4, 0x90, 0x80, 0x80], // past U+10FFFF
+      [0x61, 0xe2, 0x82, 0x62, 0xff, 0x63], // mixed with valid text
+    ];
+    for (const sequence of invalid) {
+      // A placeholder string of the same length, overwritten in the encoded bytes: the framing stays valid.
+      const placeholder = "\u0001".repeat(sequence.length);
+      const bytes = Buffer.from(batchWithContext({ k: placeholder }));
+      // The Value's string_value field: tag 26, the length, the text.
+      const at = bytes.indexOf(Buffer.concat([Buffer.from([26, sequence.length]), Buffer.from(placeholder)])) + 2;
+      expect(at).toBeGreaterThan(1);
+      Buffer.from(sequence).copy(bytes, at);
+      const decoded = ours(bytes);
+      expect(decoded, `bytes ${sequence.join(" ")}`).toBe(generated(bytes));
+      expect(decoded).toContain("\ufffd");
+    }
+  });
+
   it("refuses nesting past the generated decoder's limit of 100 messages, like it", () => {
     const nested = (levels: number): Record<string, unknown> => (levels === 0 ? {} : { a: nested(levels - 1) });
     const answers: string[] = [];

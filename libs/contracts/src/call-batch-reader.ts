@@ -19,19 +19,43 @@ import type { Alias, Call, CallBatch, Group, Identify, Page, Screen, Track } fro
  * nested messages throw.
  */
 export function readCallBatch(bytes: Uint8Array): CallBatch {
-  const reader = new BinaryReader(bytes);
+  const reader = new CallBatchReader(bytes);
   enter(0);
   const batch: CallBatch = { batchId: "", sourceId: "", receivedAt: undefined, calls: [] };
   while (reader.pos < reader.len) {
     const tag = reader.uint32();
-    if (tag === 10) batch.batchId = reader.string();
-    else if (tag === 18) batch.sourceId = reader.string();
+    if (tag === 10) batch.batchId = reader.text();
+    else if (tag === 18) batch.sourceId = reader.text();
     else if (tag === 26) batch.receivedAt = readTimestamp(reader, 1);
     else if (tag === 34) batch.calls.push(readCall(reader, reader.uint32(), 1));
     else if (endsMessage(tag)) break;
     else reader.skip(tag & 7);
   }
   return batch;
+}
+
+/**
+ * A BinaryReader whose `text()` reads a string field the way `string()` does,
+ * but decoded by Buffer straight from the batch's bytes: `string()` builds an
+ * array of char codes (or a view) per string, and a batch has thousands of
+ * strings. Invalid UTF-8 becomes U+FFFD the same way (the tests compare).
+ */
+class CallBatchReader extends BinaryReader {
+  // Not `view`: BinaryReader has a private DataView of that name.
+  private readonly textBytes: Buffer;
+
+  constructor(bytes: Uint8Array) {
+    super(bytes);
+    this.textBytes = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  text(): string {
+    const length = this.uint32();
+    const start = this.pos;
+    this.pos += length;
+    if (this.pos > this.len) throw new RangeError("premature EOF");
+    return this.textBytes.toString("utf8", start, this.pos);
+  }
 }
 
 /** The generated decoders' limit: a message nested in 100 others is refused. */
@@ -46,7 +70,7 @@ function endsMessage(tag: number): boolean {
   return (tag & 7) === 4 || tag === 0;
 }
 
-function readCall(reader: BinaryReader, length: number, depth: number): Call {
+function readCall(reader: CallBatchReader, length: number, depth: number): Call {
   enter(depth);
   const end = reader.pos + length;
   const inner = depth + 1;
@@ -64,13 +88,13 @@ function readCall(reader: BinaryReader, length: number, depth: number): Call {
     const tag = reader.uint32();
     switch (tag) {
       case 10:
-        call.messageId = reader.string();
+        call.messageId = reader.text();
         continue;
       case 18:
-        call.userId = reader.string();
+        call.userId = reader.text();
         continue;
       case 26:
-        call.anonymousId = reader.string();
+        call.anonymousId = reader.text();
         continue;
       case 34:
         call.timestamp = readTimestamp(reader, inner);
@@ -113,7 +137,7 @@ function readCall(reader: BinaryReader, length: number, depth: number): Call {
 }
 
 /** google.protobuf.Timestamp as the generated Call decoder converts it: a Date of its milliseconds. */
-function readTimestamp(reader: BinaryReader, depth: number): Date {
+function readTimestamp(reader: CallBatchReader, depth: number): Date {
   // The generated Timestamp decoder (int64 range checks included), at the same nesting depth.
   (reader as unknown as { __tsProtoDecodeDepth: number }).__tsProtoDecodeDepth = depth;
   const { seconds, nanos } = Timestamp.decode(reader, reader.uint32());
@@ -122,7 +146,7 @@ function readTimestamp(reader: BinaryReader, depth: number): Date {
   return new Date(millis);
 }
 
-function readIdentify(reader: BinaryReader, length: number, depth: number): Identify {
+function readIdentify(reader: CallBatchReader, length: number, depth: number): Identify {
   enter(depth);
   const end = reader.pos + length;
   const identify: Identify = { traits: undefined };
@@ -135,13 +159,13 @@ function readIdentify(reader: BinaryReader, length: number, depth: number): Iden
   return identify;
 }
 
-function readTrack(reader: BinaryReader, length: number, depth: number): Track {
+function readTrack(reader: CallBatchReader, length: number, depth: number): Track {
   enter(depth);
   const end = reader.pos + length;
   const track: Track = { event: "", properties: undefined };
   while (reader.pos < end) {
     const tag = reader.uint32();
-    if (tag === 10) track.event = reader.string();
+    if (tag === 10) track.event = reader.text();
     else if (tag === 18) track.properties = readStruct(reader, reader.uint32(), depth + 1);
     else if (endsMessage(tag)) break;
     else reader.skip(tag & 7);
@@ -150,14 +174,14 @@ function readTrack(reader: BinaryReader, length: number, depth: number): Track {
 }
 
 /** Page and Screen have the same fields. */
-function readPageOrScreen(reader: BinaryReader, length: number, depth: number): Page & Screen {
+function readPageOrScreen(reader: CallBatchReader, length: number, depth: number): Page & Screen {
   enter(depth);
   const end = reader.pos + length;
   const page: Page = { name: "", category: "", properties: undefined };
   while (reader.pos < end) {
     const tag = reader.uint32();
-    if (tag === 10) page.name = reader.string();
-    else if (tag === 18) page.category = reader.string();
+    if (tag === 10) page.name = reader.text();
+    else if (tag === 18) page.category = reader.text();
     else if (tag === 26) page.properties = readStruct(reader, reader.uint32(), depth + 1);
     else if (endsMessage(tag)) break;
     else reader.skip(tag & 7);
@@ -165,13 +189,13 @@ function readPageOrScreen(reader: BinaryReader, length: number, depth: number): 
   return page;
 }
 
-function readGroup(reader: BinaryReader, length: number, depth: number): Group {
+function readGroup(reader: CallBatchReader, length: number, depth: number): Group {
   enter(depth);
   const end = reader.pos + length;
   const group: Group = { groupId: "", traits: undefined };
   while (reader.pos < end) {
     const tag = reader.uint32();
-    if (tag === 10) group.groupId = reader.string();
+    if (tag === 10) group.groupId = reader.text();
     else if (tag === 18) group.traits = readStruct(reader, reader.uint32(), depth + 1);
     else if (endsMessage(tag)) break;
     else reader.skip(tag & 7);
@@ -179,20 +203,20 @@ function readGroup(reader: BinaryReader, length: number, depth: number): Group {
   return group;
 }
 
-function readAlias(reader: BinaryReader, length: number, depth: number): Alias {
+function readAlias(reader: CallBatchReader, length: number, depth: number): Alias {
   enter(depth);
   const end = reader.pos + length;
   const alias: Alias = { previousId: "" };
   while (reader.pos < end) {
     const tag = reader.uint32();
-    if (tag === 10) alias.previousId = reader.string();
+    if (tag === 10) alias.previousId = reader.text();
     else if (endsMessage(tag)) break;
     else reader.skip(tag & 7);
   }
   return alias;
 }
 
-function readDelete(reader: BinaryReader, length: number, depth: number): Record<string, never> {
+function readDelete(reader: CallBatchReader, length: number, depth: number): Record<string, never> {
   enter(depth);
   const end = reader.pos + length;
   while (reader.pos < end) {
@@ -208,7 +232,7 @@ function readDelete(reader: BinaryReader, length: number, depth: number): Record
  * out; a repeated key keeps its first position and its last value; the key
  * "__proto__" is dropped: all as the generated decode-then-unwrap does it.
  */
-function readStruct(reader: BinaryReader, length: number, depth: number): Record<string, unknown> {
+function readStruct(reader: CallBatchReader, length: number, depth: number): Record<string, unknown> {
   enter(depth);
   const end = reader.pos + length;
   const object: Record<string, unknown> = {};
@@ -221,7 +245,7 @@ function readStruct(reader: BinaryReader, length: number, depth: number): Record
       let value: unknown;
       while (reader.pos < entryEnd) {
         const entryTag = reader.uint32();
-        if (entryTag === 10) key = reader.string();
+        if (entryTag === 10) key = reader.text();
         else if (entryTag === 18) value = readValue(reader, reader.uint32(), depth + 2);
         else if (endsMessage(entryTag)) break;
         else reader.skip(entryTag & 7);
@@ -233,14 +257,14 @@ function readStruct(reader: BinaryReader, length: number, depth: number): Record
   return object;
 }
 
-function readEntryStart(reader: BinaryReader, depth: number): number {
+function readEntryStart(reader: CallBatchReader, depth: number): number {
   const length = reader.uint32();
   enter(depth);
   return reader.pos + length;
 }
 
 /** google.protobuf.Value as its plain value: null, number, string, boolean, object, array; undefined without a kind. */
-function readValue(reader: BinaryReader, length: number, depth: number): unknown {
+function readValue(reader: CallBatchReader, length: number, depth: number): unknown {
   enter(depth);
   const end = reader.pos + length;
   let value: unknown;
@@ -255,7 +279,7 @@ function readValue(reader: BinaryReader, length: number, depth: number): unknown
         value = reader.double();
         continue;
       case 26:
-        value = reader.string();
+        value = reader.text();
         continue;
       case 32:
         value = reader.bool();
@@ -274,7 +298,7 @@ function readValue(reader: BinaryReader, length: number, depth: number): unknown
 }
 
 /** google.protobuf.ListValue as an array; a Value without a kind is an undefined element. */
-function readList(reader: BinaryReader, length: number, depth: number): unknown[] {
+function readList(reader: CallBatchReader, length: number, depth: number): unknown[] {
   enter(depth);
   const end = reader.pos + length;
   const values: unknown[] = [];
