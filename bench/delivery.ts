@@ -796,7 +796,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   }
   if (throughput) {
     console.log(
-      `1. throughput  ${throughput.workers} workers: delivered ${format(throughput.delivered.perSecond)} webhooks/s (${format(throughput.delivered.count)} in ${throughput.delivered.seconds.toFixed(2)} s)`,
+      `1. throughput  ${throughput.workers} worker${throughput.workers === 1 ? "" : "s"}: delivered ${format(throughput.delivered.perSecond)} webhooks/s (${format(throughput.delivered.count)} in ${throughput.delivered.seconds.toFixed(2)} s)`,
     );
     console.log(
       `               raw undici ${format(throughput.raw.perSecond)} POSTs/s (${format(throughput.raw.count)} in ${throughput.raw.seconds.toFixed(2)} s)`,

@@ -44,14 +44,10 @@ export async function fanOut(
   for (const urlIndex of urlIndexes) {
     const entry = destination.settings.webhooks[urlIndex];
     if (!entry) continue;
-    const headers: Record<string, string> = {
-      ...entry.headers,
-      "user-agent": USER_AGENT,
-      "content-type": "application/json",
-      ...(signature ? { "x-signature": signature } : {}),
-      // Opted-in destinations only; everyone else's headers stay exactly as the spec has them.
-      ...(standardWebhooks ? standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now()) : {}),
-    };
+    const headers: Record<string, string> = { ...entry.headers, "user-agent": USER_AGENT, "content-type": "application/json" };
+    if (signature) headers["x-signature"] = signature;
+    // Opted-in destinations only; everyone else's headers stay exactly as the spec has them.
+    if (standardWebhooks) Object.assign(headers, standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now()));
     const result = await sender.send(entry.url, headers, body, destination.id);
     attempts.push({ ...result, urlIndex, url: entry.url });
     if (result.outcome === "delivered") {
@@ -60,12 +56,14 @@ export async function fanOut(
     }
   }
 
+  // The common case, and nothing below matters for it: no retry is scheduled.
+  if (delivered) return { delivered, attempts, retryableUrlIndexes: [], retryAfterMs: undefined };
   const retryable = attempts.filter((attempt) => attempt.outcome === "retryable");
   const retryAfters = retryable.map((attempt) => attempt.retryAfterMs ?? 0);
   return {
     delivered,
     attempts,
-    retryableUrlIndexes: delivered ? [] : retryable.map((attempt) => attempt.urlIndex),
+    retryableUrlIndexes: retryable.map((attempt) => attempt.urlIndex),
     retryAfterMs: retryAfters.length > 0 && Math.max(...retryAfters) > 0 ? Math.max(...retryAfters) : undefined,
   };
 }

@@ -13,42 +13,50 @@ export function webhookBody(call: Call): WebhookBody {
   const payload = call.payload;
   if (!payload) throw new Error(`call ${call.messageId} has no payload`);
   const timestamp = (call.timestamp ?? call.receivedAt ?? new Date()).toISOString();
-  const userId = call.userId === "" ? {} : { userId: call.userId };
-  let body: WebhookBody;
+  // Members are set in table 2.3's order (JSON keeps insertion order); no spreads, since this runs per request.
+  const body: WebhookBody = payload.$case === "delete" ? {} : { version: 1 };
+  body.type = payload.$case;
   switch (payload.$case) {
     case "page":
-      body = {
-        version: 1,
-        type: "page",
-        ...userId,
-        ...(payload.value.name ? { name: payload.value.name } : {}),
-        ...(payload.value.category ? { category: payload.value.category } : {}),
-        properties: payload.value.properties ?? {},
-        timestamp,
-      };
+      setUserId(body, call);
+      if (payload.value.name) body.name = payload.value.name;
+      if (payload.value.category) body.category = payload.value.category;
+      body.properties = payload.value.properties ?? {};
       break;
     case "screen":
       // Table 2.3 lists no properties for screen; its context (device, os, app) is what matters.
-      body = { version: 1, type: "screen", ...userId, name: payload.value.name, timestamp };
+      setUserId(body, call);
+      body.name = payload.value.name;
       break;
     case "identify":
-      body = { version: 1, type: "identify", ...userId, traits: payload.value.traits ?? {}, timestamp };
+      setUserId(body, call);
+      body.traits = payload.value.traits ?? {};
       break;
     case "track":
-      body = { version: 1, type: "track", ...userId, event: payload.value.event, properties: payload.value.properties ?? {}, timestamp };
+      setUserId(body, call);
+      body.event = payload.value.event;
+      body.properties = payload.value.properties ?? {};
       break;
     case "alias":
-      body = { version: 1, type: "alias", "Previous ID": payload.value.previousId, "User ID": call.userId, timestamp };
+      body["Previous ID"] = payload.value.previousId;
+      body["User ID"] = call.userId;
       break;
     case "group":
-      body = { version: 1, type: "group", groupId: payload.value.groupId, ...userId, traits: payload.value.traits ?? {}, timestamp };
+      body.groupId = payload.value.groupId;
+      setUserId(body, call);
+      body.traits = payload.value.traits ?? {};
       break;
     case "delete":
-      body = { type: "delete", ...userId, timestamp };
+      setUserId(body, call);
       break;
   }
+  body.timestamp = timestamp;
   body.messageId = call.messageId;
   if (call.anonymousId !== "") body.anonymousId = call.anonymousId;
   if (call.context) body.context = call.context;
   return body;
+}
+
+function setUserId(body: WebhookBody, call: Call): void {
+  if (call.userId !== "") body.userId = call.userId;
 }
