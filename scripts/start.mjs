@@ -23,6 +23,9 @@ import path from "node:path";
 import readline from "node:readline";
 import { buildServices, ROOT } from "./build.mjs";
 
+/** Node options a service runs with: DELIVERY_NODE_OPTIONS in services/delivery/src/config.ts says why. */
+const SERVICE_NODE_OPTIONS = { delivery: "--max-semi-space-size=64" };
+
 const DEFAULT_WORKSPACE_FILE = "config/workspace.example.json";
 const NATS_READY_DEADLINE_MS = 15_000;
 const NATS_STOP_DEADLINE_MS = 5_000;
@@ -88,6 +91,7 @@ async function main() {
         SWITCHYARD_WORKSPACE_FILE: workspaceFile,
         SWITCHYARD_ADMIN_TOKEN: adminToken,
         DELIVERY_ALLOWED_CIDRS: allowedCidrs,
+        ...(SERVICE_NODE_OPTIONS[name] ? { NODE_OPTIONS: [env.NODE_OPTIONS, SERVICE_NODE_OPTIONS[name]].filter(Boolean).join(" ") } : {}),
       },
       width,
     );
