@@ -86,17 +86,28 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/** `switchyard tail` with these arguments, once it follows its subjects; its output so far on demand. */
+async function startTail(args: string[]) {
+  const child = spawn(process.execPath, [BIN, "tail", ...args], { env });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  try {
+    await waitFor("tail to subscribe", () => stderr.includes("tail: following"), { timeoutMs: 30_000 });
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
+  return { child, exited, stdout: () => stdout };
+}
+
 describe("switchyard tail", () => {
   it("prints the calls published on the bus as decoded JSON lines", async () => {
-    const child = spawn(process.execPath, [BIN, "tail", "calls", "--calls", "--count", "3"], { env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const tail = await startTail(["calls", "--calls", "--count", "3"]);
+    const { child, exited } = tail;
     try {
-      await waitFor("tail to subscribe", () => stderr.includes("tail: following"), { timeoutMs: 30_000 });
-
       await stack.grpc.ingestBatch(
         {
           batchId: "cli-tail-batch",
@@ -123,7 +134,7 @@ describe("switchyard tail", () => {
     } finally {
       child.kill();
     }
-    const lines = jsonLines(stdout);
+    const lines = jsonLines(tail.stdout());
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatchObject({
       subject: `${stack.names.namespace}.calls.backend`,
@@ -140,20 +151,16 @@ describe("switchyard tail", () => {
   });
 
   it("without a subject follows every message of the namespace, delivery's included, each with its type", async () => {
-    const child = spawn(process.execPath, [BIN, "tail"], { env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const tail = await startTail([]);
+    const { child, exited } = tail;
     try {
-      await waitFor("tail to subscribe", () => stderr.includes("tail: following"), { timeoutMs: 30_000 });
       await stack.grpc.ingestCall(
         { call: Call.fromPartial({ messageId: "tail-all-1", userId: "u-9", payload: { $case: "alias", value: { previousId: "old-9" } } }) },
         WRITE_KEY,
       );
       const lines = await waitFor("the batch and the refused delivery", () => {
-        const seen = stdout.endsWith("\n") ? jsonLines(stdout) : [];
+        const out = tail.stdout();
+        const seen = out.endsWith("\n") ? jsonLines(out) : [];
         const batch = seen.find((line) => line.type === "switchyard.v1.CallBatch");
         const attempt = seen.find((line) => line.type === "switchyard.v1.DeliveryAttempt" && line.payload.messageId === "tail-all-1");
         const dead = seen.find((line) => line.type === "switchyard.v1.DeadLetter");

@@ -114,6 +114,22 @@ async function expectBusValid(): Promise<number> {
   return calls;
 }
 
+/** After an ingest target: the service still works, the bus holds only valid calls, and the figures are recorded. */
+async function concludeIngestTarget(target: string, outcomes: Outcomes): Promise<void> {
+  await expectIngestHealthy();
+  const stored = await expectBusValid();
+  await recordFuzz(
+    {
+      target,
+      file: FILE,
+      seed,
+      cases: profile.fuzzRuns,
+      details: { outcomes: outcomes.counts, storedCallsChecked: stored, samples: [...outcomes.samples] },
+    },
+    pipeline.nc,
+  );
+}
+
 const batchRequest = (batchId: string | undefined, calls: Uint8Array[]): Buffer =>
   Buffer.concat([
     ...(batchId === undefined ? [] : [lengthDelimited(1, Buffer.from(batchId))]),
@@ -180,18 +196,7 @@ describe("bad input: property-based fuzzing", () => {
       } finally {
         client.close();
       }
-      await expectIngestHealthy();
-      const stored = await expectBusValid();
-      await recordFuzz(
-        {
-          target: "grpc-ingest",
-          file: FILE,
-          seed,
-          cases: profile.fuzzRuns,
-          details: { outcomes: outcomes.counts, storedCallsChecked: stored, samples: [...outcomes.samples] },
-        },
-        pipeline.nc,
-      );
+      await concludeIngestTarget("grpc-ingest", outcomes);
     },
     profile.timeoutMs,
   );
@@ -304,18 +309,7 @@ describe("bad input: property-based fuzzing", () => {
         }),
         { numRuns: profile.fuzzRuns, seed },
       );
-      await expectIngestHealthy();
-      const stored = await expectBusValid();
-      await recordFuzz(
-        {
-          target: "http-ingest",
-          file: FILE,
-          seed,
-          cases: profile.fuzzRuns,
-          details: { outcomes: outcomes.counts, storedCallsChecked: stored, samples: [...outcomes.samples] },
-        },
-        pipeline.nc,
-      );
+      await concludeIngestTarget("http-ingest", outcomes);
     },
     profile.timeoutMs,
   );
