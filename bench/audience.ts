@@ -378,7 +378,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const client = new AudienceServiceClient(`127.0.0.1:${child.grpcPort}`, credentials.createInsecure());
   cleanup.add("close the gRPC client", async () => client.close());
   const bus = { nc, jsm, names };
-  // What the service takes before any sync (Node, tsx, gRPC, NATS clients): the rest of its peak is the syncs'.
+  // What the service takes before any sync (Node, gRPC, NATS clients): the rest of its peak is the syncs'.
   const idleRss = (await child.memory())?.rss ?? Number.NaN;
   console.log(`audience-sync idle RSS: ${(idleRss / MIB).toFixed(1)} MiB`);
 

@@ -1,60 +1,8 @@
+import { callBatchArbitrary, damagedBatchBytes } from "@switchyard/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readCallBatch } from "./call-batch-reader.js";
 import { CallBatch, type Call } from "./gen/switchyard/v1/calls.js";
-
-/** What a free-form object can hold; integer-like keys and "__proto__" included, since object key order and prototypes are where a hand-written decoder could differ. */
-const key = fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom("1", "10", "2", "__proto__", "constructor", ""));
-const freeForm: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ object: Record<string, unknown>; value: unknown }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: "small" },
-    fc.constant(null),
-    fc.double(),
-    fc.string({ maxLength: 12 }),
-    fc.boolean(),
-    tie("object"),
-    fc.array(tie("value"), { maxLength: 4 }),
-  ),
-  object: fc.dictionary(key, tie("value"), { maxKeys: 5 }),
-})).object;
-
-const text = fc.string({ maxLength: 10 });
-const date = fc.date({ min: new Date(-1e14), max: new Date(1e14), noInvalidDate: true });
-const payload: fc.Arbitrary<Call["payload"]> = fc.oneof(
-  fc.record({ $case: fc.constant("identify" as const), value: fc.record({ traits: fc.option(freeForm, { nil: undefined }) }) }),
-  fc.record({
-    $case: fc.constant("track" as const),
-    value: fc.record({ event: text, properties: fc.option(freeForm, { nil: undefined }) }),
-  }),
-  fc.record({
-    $case: fc.constant("page" as const),
-    value: fc.record({ name: text, category: text, properties: fc.option(freeForm, { nil: undefined }) }),
-  }),
-  fc.record({
-    $case: fc.constant("screen" as const),
-    value: fc.record({ name: text, category: text, properties: fc.option(freeForm, { nil: undefined }) }),
-  }),
-  fc.record({ $case: fc.constant("group" as const), value: fc.record({ groupId: text, traits: fc.option(freeForm, { nil: undefined }) }) }),
-  fc.record({ $case: fc.constant("alias" as const), value: fc.record({ previousId: text }) }),
-  fc.record({ $case: fc.constant("delete" as const), value: fc.constant({}) }),
-  fc.constant(undefined),
-);
-const call: fc.Arbitrary<Call> = fc.record({
-  messageId: text,
-  userId: text,
-  anonymousId: text,
-  timestamp: fc.option(date, { nil: undefined }),
-  context: fc.option(freeForm, { nil: undefined }),
-  integrations: fc.option(freeForm, { nil: undefined }),
-  receivedAt: fc.option(date, { nil: undefined }),
-  payload,
-});
-const batch: fc.Arbitrary<CallBatch> = fc.record({
-  batchId: text,
-  sourceId: text,
-  receivedAt: fc.option(date, { nil: undefined }),
-  calls: fc.array(call, { maxLength: 4 }),
-});
 
 /**
  * A value written out with everything a decoder could get wrong: key order,
@@ -109,7 +57,7 @@ function batchWithContext(context: Record<string, unknown>): Uint8Array {
 describe("readCallBatch", () => {
   it("returns what the generated decoder returns for any CallBatch", () => {
     fc.assert(
-      fc.property(batch, (value) => {
+      fc.property(callBatchArbitrary, (value) => {
         const bytes = CallBatch.encode(value).finish();
         expect(ours(bytes)).toBe(generated(bytes));
       }),
@@ -118,18 +66,13 @@ describe("readCallBatch", () => {
   });
 
   it("agrees with the generated decoder on damaged bytes: the same batch, or both throw", () => {
-    const damaged = fc
-      .tuple(batch, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }), fc.nat())
-      .map(([value, edits, cut]) => {
-        const bytes = Uint8Array.from(CallBatch.encode(value).finish());
-        if (bytes.length === 0) return bytes;
-        for (const [at, byte] of edits) bytes[at % bytes.length] = byte;
-        return bytes.subarray(0, bytes.length - (cut % Math.max(1, Math.floor(bytes.length / 4))));
-      });
     fc.assert(
-      fc.property(fc.oneof(damaged, fc.uint8Array({ maxLength: 64 })), (bytes) => {
-        expect(ours(bytes)).toBe(generated(bytes));
-      }),
+      fc.property(
+        damagedBatchBytes((batch) => CallBatch.encode(batch).finish()),
+        (bytes) => {
+          expect(ours(bytes)).toBe(generated(bytes));
+        },
+      ),
       { numRuns: 2_000 },
     );
   });

@@ -1,5 +1,6 @@
 export { readCallBatches, uniqueNamespace } from "./bus.js";
 export type { StoredBatch } from "./bus.js";
+export { callArbitrary, callBatchArbitrary, damagedBatchBytes } from "./call-arbitraries.js";
 export { signedUpCall } from "./calls.js";
 export { makeSelfSignedCertificate } from "./certificates.js";
 export type { SelfSignedCertificate } from "./certificates.js";

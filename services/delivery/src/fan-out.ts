@@ -1,8 +1,7 @@
-import type { Call } from "@switchyard/contracts";
 import type { Destination } from "@switchyard/platform";
+import type { OutgoingCall } from "./outgoing-calls.js";
 import { webhookSignature } from "./signature.js";
 import { standardWebhookHeaders } from "./standard-webhooks.js";
-import { webhookBody } from "./webhook-body.js";
 import type { SendResult, WebhookSender } from "./webhook-sender.js";
 
 export const USER_AGENT = "Switchyard/1.0";
@@ -25,17 +24,18 @@ export interface FanOutResult {
 /**
  * Sends one call to a destination's URLs, one after the other in configured
  * order. On a first attempt every URL gets its request ("all"); on a retry
- * the remaining URLs are tried until one succeeds ("until_success"). The
- * body is serialised once and signed over exactly the bytes sent.
+ * the remaining URLs are tried until one succeeds ("until_success"). Every
+ * URL gets the call's body as it is, signed over exactly those bytes.
  */
 export async function fanOut(
   sender: WebhookSender,
   destination: Destination,
-  call: Call,
+  call: OutgoingCall,
   urlIndexes: readonly number[],
   mode: "all" | "until_success",
 ): Promise<FanOutResult> {
-  const body = Buffer.from(JSON.stringify(webhookBody(call)), "utf8");
+  const body = call.body;
+  if (!body) throw new Error(`call ${call.messageId} has no type: there is nothing to send`);
   const signature = destination.settings.sharedSecret ? webhookSignature(body, destination.settings.sharedSecret) : undefined;
   const { standardWebhooks } = destination.settings;
   const attempts: UrlAttempt[] = [];

@@ -1,12 +1,13 @@
 import type { JsMsg } from "@nats-io/jetstream";
-import { readCallBatch, type Call, type CallBatch, type DeliveryTask } from "@switchyard/contracts";
 import type { Destination, Logger, WorkspaceView } from "@switchyard/platform";
 import type { DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
 import { webhooksEnabled } from "./integrations.js";
 import type { DeliveryMetrics } from "./metrics.js";
+import { readOutgoingBatch, type OutgoingBatch, type OutgoingCall } from "./outgoing-calls.js";
 import type { AttemptOutcome } from "./retry-policy.js";
 import type { RetryQueue } from "./retry-queue.js";
+import { firstRoundOf, type Round } from "./round.js";
 import type { Settler } from "./settle.js";
 import type { WebhookSender } from "./webhook-sender.js";
 
@@ -32,9 +33,9 @@ export class FirstAttempts {
   constructor(private readonly deps: FirstAttemptDeps) {}
 
   async handle(message: JsMsg): Promise<void> {
-    let batch: CallBatch;
+    let batch: OutgoingBatch;
     try {
-      batch = readCallBatch(message.data);
+      batch = readOutgoingBatch(message.data);
     } catch (error) {
       // Not a CallBatch: it can never be delivered, so it must not block the stream.
       this.deps.logger.error(
@@ -49,36 +50,43 @@ export class FirstAttempts {
   }
 
   /** `origin` names the stored batch, for the ids of the calls it defers (see RetryQueue.defer). */
-  async deliverBatch(batch: CallBatch, origin: string): Promise<void> {
+  private async deliverBatch(batch: OutgoingBatch, origin: string): Promise<void> {
     const destinations = this.deps.workspace
       .destinationsOf(batch.sourceId)
       .filter((destination) => destination.enabled && destination.type === "webhooks");
     if (destinations.length === 0) return;
-    const calls = batch.calls.filter((call) => webhooksEnabled(call.integrations));
+    const calls = batch.calls.filter((call) => this.deliverable(call, batch.sourceId) && webhooksEnabled(call.integrations));
     if (calls.length === 0) return;
     await Promise.all(destinations.map((destination) => this.deliverTo(destination, batch, calls, origin)));
   }
 
-  private async deliverTo(destination: Destination, batch: CallBatch, calls: Call[], origin: string): Promise<void> {
+  /** A call without a type (ingest never stores one) has no body to send, now or on any retry. */
+  private deliverable(call: OutgoingCall, sourceId: string): boolean {
+    if (call.body) return true;
+    this.deps.logger.error({ messageId: call.messageId, sourceId }, "skipping a call without a type: it has nothing to deliver");
+    return false;
+  }
+
+  private async deliverTo(destination: Destination, batch: OutgoingBatch, calls: OutgoingCall[], origin: string): Promise<void> {
     const urlIndexes = allUrlIndexes(destination);
-    const tasks = calls.map((call) =>
-      firstTask(call, {
+    const rounds = calls.map((call) =>
+      firstRoundOf(call, {
         sourceId: batch.sourceId,
         destinationId: destination.id,
         urlIndexes,
         windowStart: call.receivedAt ?? batch.receivedAt ?? new Date(),
       }),
     );
-    const sent = await Promise.all(tasks.map((task) => firstRoundWhenFree(this.deps, task, destination)));
-    const deferred = tasks.filter((_, index) => !sent[index]);
+    const sent = await Promise.all(rounds.map((round) => firstRoundWhenFree(this.deps, round, destination)));
+    const deferred = rounds.filter((_, index) => !sent[index]);
     if (deferred.length === 0) return;
     await this.deps.retryQueue.defer(
       {
-        calls: deferred.map((task) => task.call!),
+        calls: deferred.map((round) => round.call.call()),
         sourceId: batch.sourceId,
         destinationId: destination.id,
         // The earliest of the calls' windows, so none of them is tried past its own.
-        windowStart: new Date(Math.min(...deferred.map((task) => task.windowStart!.getTime()))),
+        windowStart: new Date(Math.min(...deferred.map((round) => round.windowStart.getTime()))),
         notBefore: new Date(),
       },
       origin,
@@ -87,31 +95,17 @@ export class FirstAttempts {
   }
 }
 
-/** A call's delivery to a destination before its first round (normally to every URL): nothing tried yet. */
-export function firstTask(
-  call: Call,
-  to: { sourceId: string; destinationId: string; urlIndexes: number[]; windowStart: Date },
-): DeliveryTask {
-  return {
-    call,
-    ...to,
-    attemptsBefore: 0,
-    notBefore: undefined,
-    lastFailure: undefined,
-  };
-}
-
 type RoundDeps = Pick<FirstAttemptDeps, "sender" | "gates" | "settler">;
 
 /** A call's first round: a request to every URL in order, the outcome settled. The slot is freed either way. */
-export async function firstRound(deps: RoundDeps, task: DeliveryTask, destination: Destination, release: Release): Promise<void> {
+export async function firstRound(deps: RoundDeps, round: Round, destination: Destination, release: Release): Promise<void> {
   let result: FanOutResult | undefined;
   try {
-    result = await fanOut(deps.sender, destination, task.call!, task.urlIndexes, "all");
+    result = await fanOut(deps.sender, destination, round.call, round.urlIndexes, "all");
   } finally {
     release(roundOutcome(result));
   }
-  await deps.settler.settle(task, result);
+  await deps.settler.settle(round, result);
 }
 
 /**
@@ -119,10 +113,10 @@ export async function firstRound(deps: RoundDeps, task: DeliveryTask, destinatio
  * request made, when the destination is failing or stalls while the call
  * waits: the caller then defers the call.
  */
-export async function firstRoundWhenFree(deps: RoundDeps, task: DeliveryTask, destination: Destination): Promise<boolean> {
+export async function firstRoundWhenFree(deps: RoundDeps, round: Round, destination: Destination): Promise<boolean> {
   const release = await deps.gates.for(destination.id).acquire();
   if (!release) return false;
-  await firstRound(deps, task, destination, release);
+  await firstRound(deps, round, destination, release);
   return true;
 }
 

@@ -3,9 +3,11 @@ import type { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
 import type { Destination, Logger, WorkspaceView } from "@switchyard/platform";
 import type { DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
-import { firstRound, firstRoundWhenFree, firstTask, roundOutcome } from "./first-attempts.js";
+import { firstRound, firstRoundWhenFree, roundOutcome } from "./first-attempts.js";
 import type { DeliveryMetrics } from "./metrics.js";
 import { decodeRetryWork, timingFromHeaders, timingOf, type RetryQueue, type RetryWork } from "./retry-queue.js";
+import { outgoingCall } from "./outgoing-calls.js";
+import { firstRoundOf, firstTask, retryRoundOf, type FirstRoundTarget, type Round } from "./round.js";
 import type { Settler } from "./settle.js";
 import type { WebhookSender } from "./webhook-sender.js";
 
@@ -107,7 +109,7 @@ export class Retries {
 
   private async deadLetter(message: JsMsg, work: RetryWork | undefined, reason: "destination_removed" | "window_exhausted"): Promise<void> {
     if (!work) return;
-    const tasks = work.kind === "task" ? [work.task] : deferredTasks(work.group, []);
+    const tasks = work.kind === "task" ? [work.task] : deferredTasks(work.group);
     for (const task of tasks) await this.deps.settler.deadLetter(task, reason, task.attemptsBefore);
     message.ack();
   }
@@ -115,16 +117,16 @@ export class Retries {
   /** Tries a due task on its remaining URLs and settles the outcome; the slot is freed either way. */
   private async attempt(task: DeliveryTask, destination: Destination, release: Release): Promise<void> {
     const known = task.urlIndexes.filter((index) => index < destination.settings.webhooks.length);
-    const urlIndexes = known.length > 0 ? known : allUrlIndexes(destination);
+    const round = retryRoundOf(task, known.length > 0 ? known : allUrlIndexes(destination));
     let result: FanOutResult | undefined;
     try {
       // A call handed over before its first attempt still gets the first attempt's rule: every URL.
       const mode = task.attemptsBefore === 0 ? "all" : "until_success";
-      result = await fanOut(this.deps.sender, destination, task.call!, urlIndexes, mode);
+      result = await fanOut(this.deps.sender, destination, round.call, round.urlIndexes, mode);
     } finally {
       release(roundOutcome(result));
     }
-    await this.deps.settler.settle({ ...task, urlIndexes }, result);
+    await this.deps.settler.settle(round, result);
   }
 
   /**
@@ -135,27 +137,36 @@ export class Retries {
    * together, before this message is acked.
    */
   private async firstRounds(message: JsMsg, group: DeferredCalls, destination: Destination, release: Release): Promise<void> {
-    const [probe, ...rest] = deferredTasks(group, allUrlIndexes(destination));
+    const [probe, ...rest] = deferredRounds(group, allUrlIndexes(destination));
     if (!probe) {
       release("permanent");
       return;
     }
     await firstRound(this.deps, probe, destination, release);
-    const sent = await Promise.all(rest.map((task) => firstRoundWhenFree(this.deps, task, destination)));
+    const sent = await Promise.all(rest.map((round) => firstRoundWhenFree(this.deps, round, destination)));
     const still = rest.filter((_, index) => !sent[index]);
     if (still.length === 0) return;
     const gate = this.deps.gates.for(destination.id);
     await this.deps.retryQueue.defer(
-      { ...group, calls: still.map((task) => task.call!), notBefore: new Date(Date.now() + gate.retryLaterMs()) },
+      { ...group, calls: still.map((round) => round.call.call()), notBefore: new Date(Date.now() + gate.retryLaterMs()) },
       `retry-${message.seq}`,
     );
     this.deps.metrics.deferred(still.length);
   }
 }
 
-/** The deferred calls as first-round tasks to the given URLs. */
-function deferredTasks(group: DeferredCalls, urlIndexes: number[]): DeliveryTask[] {
-  const windowStart = group.windowStart ?? new Date();
-  const to = { sourceId: group.sourceId, destinationId: group.destinationId, urlIndexes, windowStart };
+/** The deferred calls' first rounds, to the given URLs. */
+function deferredRounds(group: DeferredCalls, urlIndexes: number[]): Round[] {
+  const to = deferredTarget(group, urlIndexes);
+  return group.calls.map((call) => firstRoundOf(outgoingCall(call), to));
+}
+
+/** The deferred calls as tasks that never had a request (for dead letters). */
+function deferredTasks(group: DeferredCalls): DeliveryTask[] {
+  const to = deferredTarget(group, []);
   return group.calls.map((call) => firstTask(call, to));
+}
+
+function deferredTarget(group: DeferredCalls, urlIndexes: number[]): FirstRoundTarget {
+  return { sourceId: group.sourceId, destinationId: group.destinationId, urlIndexes, windowStart: group.windowStart ?? new Date() };
 }

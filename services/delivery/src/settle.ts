@@ -7,6 +7,7 @@ import type { FanOutResult, UrlAttempt } from "./fan-out.js";
 import type { DeliveryMetrics } from "./metrics.js";
 import { nextStep, type DeadLetterReason, type RetrySchedule } from "./retry-policy.js";
 import type { RetryQueue } from "./retry-queue.js";
+import type { Round } from "./round.js";
 
 const SETTLED = Promise.resolve();
 
@@ -29,16 +30,16 @@ export class Settler {
     },
   ) {}
 
-  /** `task` describes the round just made: its attemptsBefore excludes that round. */
-  settle(task: DeliveryTask, result: FanOutResult): Promise<void> {
+  /** The outcome of the round just made. */
+  settle(round: Round, result: FanOutResult): Promise<void> {
     // The common case, every request answered 2xx: only a count, nothing to store or wait for.
     if (result.delivered && result.attempts.every((a) => a.outcome === "delivered")) {
-      this.deps.stats.add(task.destinationId, { delivered: 1 });
+      this.deps.stats.add(round.destinationId, { delivered: 1 });
       this.deps.metrics.requestsMade(result.attempts);
-      this.deps.metrics.delivered(task.call?.receivedAt);
+      this.deps.metrics.delivered(round.call.receivedAt);
       return SETTLED;
     }
-    return this.settleFailures(task, result);
+    return this.settleFailures(round.task(), result);
   }
 
   private async settleFailures(task: DeliveryTask, result: FanOutResult): Promise<void> {

@@ -1,0 +1,201 @@
+import { Call, CallBatch, readCallBatch } from "@switchyard/contracts";
+import { callArbitrary, callBatchArbitrary, damagedBatchBytes } from "@switchyard/testkit";
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { outgoingCall, readOutgoingBatch, type OutgoingBatch } from "./outgoing-calls.js";
+import { webhookBody } from "./webhook-body.js";
+import { JsonBytes } from "./wire/json-bytes.js";
+import { writeWebhookBody } from "./wire/webhook-body-writer.js";
+import { WireReader } from "./wire/wire-reader.js";
+
+/** Everything a reader of the batch could get wrong, as text: Dates by time, bodies as their bytes, objects with key order. */
+function describeBatch(batch: OutgoingBatch): string {
+  return JSON.stringify({
+    sourceId: batch.sourceId,
+    receivedAt: batch.receivedAt?.getTime(),
+    calls: batch.calls.map((call) => ({
+      messageId: call.messageId,
+      receivedAt: call.receivedAt?.getTime(),
+      integrations: call.integrations === undefined ? "none" : canonical(call.integrations),
+      body: call.body?.toString("base64") ?? "none",
+      call: canonical(call.call()),
+    })),
+  });
+}
+
+/** Key order, NaN, -0, Dates and undefined members included. */
+function canonical(value: unknown): string {
+  if (value === undefined) return "undefined";
+  if (typeof value === "number") return Object.is(value, -0) ? "-0" : String(value);
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (value instanceof Date) return `Date(${value.getTime()})`;
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  return `{${Object.entries(value).map(([key, member]) => `${JSON.stringify(key)}:${canonical(member)}`)}}`;
+}
+
+/** What decoding the batch gives (or that it throws), the reference the wire path must match. */
+function decoded(bytes: Uint8Array): string {
+  try {
+    const batch = readCallBatch(bytes);
+    return describeBatch({ sourceId: batch.sourceId, receivedAt: batch.receivedAt, calls: batch.calls.map(outgoingCall) });
+  } catch {
+    return "throws";
+  }
+}
+
+function fromWire(bytes: Uint8Array): string {
+  try {
+    return describeBatch(readOutgoingBatch(bytes));
+  } catch {
+    return "throws";
+  }
+}
+
+const encodeBatch = (batch: CallBatch) => CallBatch.encode(batch).finish();
+
+/** The body written straight from a call's bytes; throws where the writer leaves the call to the decoder. */
+function writtenBody(call: Call): string {
+  const bytes = Call.encode(call).finish();
+  const out = new JsonBytes(16);
+  out.start();
+  writeWebhookBody(new WireReader(bytes), 0, bytes.length, out);
+  return out.finish().toString("utf8");
+}
+
+/** Free-form objects as ingest stores them: keys that are not integer-like, not "__proto__" and ASCII. */
+const ordinaryKey = fc.stringMatching(/^[A-Za-z_$ -][\x20-\x7e]{0,8}$/).filter((key) => key !== "__proto__");
+const ordinaryObject: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ object: Record<string, unknown>; value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.constant(null),
+    fc.double(),
+    fc.string({ maxLength: 12, unit: "binary" }),
+    fc.boolean(),
+    tie("object"),
+    fc.array(tie("value"), { maxLength: 4 }),
+  ),
+  object: fc.dictionary(ordinaryKey, tie("value"), { maxKeys: 5 }),
+})).object;
+
+// A call with neither timestamp nor receivedAt is stamped "now": both paths must see the same now.
+beforeEach(() => {
+  vi.useFakeTimers({ now: new Date("2026-11-23T12:00:00.000Z"), toFake: ["Date"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("readOutgoingBatch", () => {
+  it("gives each call's body, id, receivedAt, integrations and decoded call exactly as decoding the batch does", () => {
+    fc.assert(
+      fc.property(callBatchArbitrary, (batch) => {
+        const bytes = encodeBatch(batch);
+        expect(fromWire(bytes)).toBe(decoded(bytes));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it("agrees with decoding on damaged bytes: the same calls and bodies, or both throw", () => {
+    fc.assert(
+      fc.property(damagedBatchBytes(encodeBatch), (bytes) => {
+        expect(fromWire(bytes)).toBe(decoded(bytes));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it("leaves a call without a type without a body, and decodes a call's integrations when it has them", () => {
+    const batch = readOutgoingBatch(
+      encodeBatch({
+        batchId: "b",
+        sourceId: "s",
+        receivedAt: undefined,
+        calls: [
+          {
+            messageId: "untyped",
+            userId: "u",
+            anonymousId: "",
+            timestamp: undefined,
+            context: undefined,
+            integrations: undefined,
+            receivedAt: undefined,
+            payload: undefined,
+          },
+          {
+            messageId: "routed",
+            userId: "u",
+            anonymousId: "",
+            timestamp: new Date("2026-11-21T10:00:00.000Z"),
+            context: undefined,
+            integrations: { All: false, Webhooks: true },
+            receivedAt: undefined,
+            payload: { $case: "alias", value: { previousId: "p" } },
+          },
+        ],
+      }),
+    );
+    expect(batch.calls.map((call) => call.body?.toString())).toEqual([
+      undefined,
+      '{"version":1,"type":"alias","Previous ID":"p","User ID":"u","timestamp":"2026-11-21T10:00:00.000Z","messageId":"routed"}',
+    ]);
+    expect(batch.calls[1]!.integrations).toEqual({ All: false, Webhooks: true });
+  });
+
+  it("keeps every body intact when the bodies outgrow the buffer they are written into", () => {
+    // Control characters take six bytes each in JSON: these bodies are several times their calls' size.
+    const calls = Array.from({ length: 20 }, (_, index): Call => ({
+      messageId: `m-${index}`,
+      userId: "u",
+      anonymousId: "",
+      timestamp: new Date("2026-11-21T10:00:00.000Z"),
+      context: { note: "\u0001".repeat(500 + index) },
+      integrations: undefined,
+      receivedAt: undefined,
+      payload: { $case: "track", value: { event: "E", properties: { n: index } } },
+    }));
+    const batch = readOutgoingBatch(encodeBatch({ batchId: "b", sourceId: "s", receivedAt: undefined, calls }));
+    expect(batch.calls.map((call) => call.body?.toString())).toEqual(calls.map((call) => JSON.stringify(webhookBody(call))));
+  });
+});
+
+describe("writeWebhookBody", () => {
+  it("writes calls as ingest stores them itself, the same bytes as JSON.stringify of the decoded call's body", () => {
+    const ordinaryCall = fc
+      .tuple(callArbitrary, fc.option(ordinaryObject, { nil: undefined }), fc.option(ordinaryObject, { nil: undefined }))
+      .filter(([call]) => call.payload !== undefined)
+      .map(([call, context, object]): Call => {
+        const payload = call.payload!;
+        if (payload.$case === "track" || payload.$case === "page" || payload.$case === "screen") payload.value.properties = object;
+        if (payload.$case === "identify" || payload.$case === "group") payload.value.traits = object;
+        // Times since 1970, as ingest stamps them (earlier ones are left to the decoder).
+        const since1970 = (date: Date | undefined) => date && new Date(Math.abs(date.getTime()));
+        return { ...call, context, integrations: undefined, timestamp: since1970(call.timestamp), receivedAt: since1970(call.receivedAt) };
+      });
+    fc.assert(
+      fc.property(ordinaryCall, (call) => {
+        expect(writtenBody(call)).toBe(JSON.stringify(webhookBody(call)));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it("leaves objects whose JSON follows JavaScript's key rules to the decoder: integer-like, repeated or non-ASCII keys", () => {
+    const call = (context: Record<string, unknown>): Call => ({
+      messageId: "m",
+      userId: "u",
+      anonymousId: "",
+      timestamp: undefined,
+      context,
+      integrations: undefined,
+      receivedAt: new Date(0),
+      payload: { $case: "identify", value: { traits: undefined } },
+    });
+    expect(() => writtenBody(call({ b: 1, 2: "first in JSON" }))).toThrow(/left to the full decoder/);
+    expect(() => writtenBody(call({ größe: 1 }))).toThrow(/left to the full decoder/);
+    expect(writtenBody(call({ b: 1, a: [1, "x", null, true] }))).toBe(JSON.stringify(webhookBody(call({ b: 1, a: [1, "x", null, true] }))));
+    // Still what decoding gives, through readOutgoingBatch's fallback.
+    const bytes = encodeBatch({ batchId: "b", sourceId: "s", receivedAt: undefined, calls: [call({ b: 1, 2: "first in JSON" })] });
+    expect(readOutgoingBatch(bytes).calls[0]!.body?.toString()).toBe(JSON.stringify(webhookBody(call({ b: 1, 2: "first in JSON" }))));
+  });
+});

@@ -1,0 +1,115 @@
+import { Call, readCallBatch, type CallBatch } from "@switchyard/contracts";
+import { webhookBody } from "./webhook-body.js";
+import { JsonBytes } from "./wire/json-bytes.js";
+import { writeWebhookBody } from "./wire/webhook-body-writer.js";
+import { UNUSUAL, WireReader } from "./wire/wire-reader.js";
+
+/**
+ * A call ready to go out: its webhook body, made once for all of its
+ * destinations, and what delivery must know of it. The whole decoded call is
+ * only needed when a delivery fails (the retry path stores it).
+ */
+export interface OutgoingCall {
+  readonly messageId: string;
+  /** When ingest accepted the call. */
+  readonly receivedAt: Date | undefined;
+  readonly integrations: Record<string, unknown> | undefined;
+  /** The JSON body (table 2.3): exactly the bytes sent and signed. Undefined for a call without a type, which cannot be delivered. */
+  readonly body: Buffer | undefined;
+  call(): Call;
+}
+
+export interface OutgoingBatch {
+  sourceId: string;
+  receivedAt: Date | undefined;
+  calls: OutgoingCall[];
+}
+
+/**
+ * The calls of a switchyard.v1.CallBatch, their bodies written straight from
+ * the bytes (wire/webhook-body-writer.ts) and each call decoded only if it
+ * is asked for. A batch with anything unusual in it is decoded instead, so
+ * the result is always what decoding would give; bytes that are not a
+ * CallBatch throw as readCallBatch throws.
+ */
+export function readOutgoingBatch(bytes: Uint8Array): OutgoingBatch {
+  try {
+    return fromWire(bytes);
+  } catch (error) {
+    if (error !== UNUSUAL) throw error;
+  }
+  return fromDecoded(readCallBatch(bytes));
+}
+
+/** A decoded call (a retry's, or one of an unusual batch), its body serialised now. */
+export function outgoingCall(call: Call): OutgoingCall {
+  return {
+    messageId: call.messageId,
+    receivedAt: call.receivedAt,
+    integrations: call.integrations,
+    body: call.payload ? Buffer.from(JSON.stringify(webhookBody(call)), "utf8") : undefined,
+    call: () => call,
+  };
+}
+
+function fromDecoded(batch: CallBatch): OutgoingBatch {
+  return { sourceId: batch.sourceId, receivedAt: batch.receivedAt, calls: batch.calls.map(outgoingCall) };
+}
+
+// switchyard.v1.CallBatch's length-delimited fields, as tags.
+const SOURCE_ID = (2 << 3) | 2;
+const RECEIVED_AT = (3 << 3) | 2;
+const CALLS = (4 << 3) | 2;
+
+function fromWire(bytes: Uint8Array): OutgoingBatch {
+  const reader = new WireReader(bytes);
+  // JSON bodies run somewhat longer than the calls' protobuf; JsonBytes grows if they do not fit.
+  const out = new JsonBytes(Math.ceil(bytes.length * 1.25));
+  const batch: OutgoingBatch = { sourceId: "", receivedAt: undefined, calls: [] };
+  const end = bytes.length;
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    if ((tag & 7) !== 2) {
+      reader.skip(tag, end);
+      continue;
+    }
+    const fieldEnd = reader.fieldEnd(end);
+    const fieldStart = reader.pos;
+    if (tag === SOURCE_ID) batch.sourceId = reader.text(fieldStart, fieldEnd);
+    else if (tag === RECEIVED_AT) batch.receivedAt = reader.date(fieldStart, fieldEnd);
+    else if (tag === CALLS) batch.calls.push(wireCall(reader, fieldStart, fieldEnd, out));
+    reader.pos = fieldEnd;
+  }
+  return batch;
+}
+
+function wireCall(reader: WireReader, start: number, end: number, out: JsonBytes): OutgoingCall {
+  out.start();
+  const written = writeWebhookBody(reader, start, end, out);
+  const call = new WireCall(
+    written.messageId,
+    written.receivedAt,
+    written.hasPayload ? out.finish() : undefined,
+    reader.bytes.subarray(start, end),
+  );
+  // Uncommon: the integrations object decides whether the call goes to webhooks at all, so it is decoded (with the call).
+  if (written.hasIntegrations) call.integrations = call.call().integrations;
+  return call;
+}
+
+class WireCall implements OutgoingCall {
+  integrations: Record<string, unknown> | undefined = undefined;
+  private decoded: Call | undefined;
+
+  constructor(
+    readonly messageId: string,
+    readonly receivedAt: Date | undefined,
+    readonly body: Buffer | undefined,
+    private readonly bytes: Uint8Array,
+  ) {}
+
+  call(): Call {
+    // The writer read every field of these bytes, so they decode.
+    return (this.decoded ??= Call.decode(this.bytes));
+  }
+}

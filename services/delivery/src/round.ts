@@ -1,0 +1,53 @@
+import type { Call, DeliveryTask } from "@switchyard/contracts";
+import { outgoingCall, type OutgoingCall } from "./outgoing-calls.js";
+
+/**
+ * One round of requests for one call to one destination: what the requests
+ * need, and the round as the DeliveryTask the retry path stores should it
+ * fail. A first attempt's task (and with it the decoded call) is made only then.
+ */
+export interface Round {
+  readonly call: OutgoingCall;
+  readonly destinationId: string;
+  /** The URLs this round posts to, by position in the destination's settings. */
+  readonly urlIndexes: number[];
+  /** Where the call's retry window starts. */
+  readonly windowStart: Date;
+  /** The round as a task; its attemptsBefore excludes this round. */
+  task(): DeliveryTask;
+}
+
+export interface FirstRoundTarget {
+  sourceId: string;
+  destinationId: string;
+  urlIndexes: number[];
+  windowStart: Date;
+}
+
+/** A call's first round (normally to every URL): nothing tried yet. */
+export function firstRoundOf(call: OutgoingCall, to: FirstRoundTarget): Round {
+  return {
+    call,
+    destinationId: to.destinationId,
+    urlIndexes: to.urlIndexes,
+    windowStart: to.windowStart,
+    task: () => firstTask(call.call(), to),
+  };
+}
+
+/** A call's delivery to a destination before its first round: nothing tried yet. */
+export function firstTask(call: Call, to: FirstRoundTarget): DeliveryTask {
+  return { ...to, call, attemptsBefore: 0, notBefore: undefined, lastFailure: undefined };
+}
+
+/** The next round of a stored task, to the given URLs. */
+export function retryRoundOf(task: DeliveryTask, urlIndexes: number[]): Round {
+  const round: DeliveryTask = { ...task, urlIndexes };
+  return {
+    call: outgoingCall(task.call!),
+    destinationId: task.destinationId,
+    urlIndexes,
+    windowStart: task.windowStart ?? new Date(),
+    task: () => round,
+  };
+}

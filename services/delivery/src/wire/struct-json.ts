@@ -1,0 +1,201 @@
+import type { JsonBytes } from "./json-bytes.js";
+import { UNUSUAL, type WireReader } from "./wire-reader.js";
+
+/*
+ * google.protobuf.Struct, Value and ListValue, written as JSON straight from
+ * their bytes: the same text as JSON.stringify of what the decoder makes of
+ * them (libs/contracts readCallBatch), without making it.
+ *
+ * Where a decoded object's JSON depends on JavaScript's property rules, the
+ * bytes are left to the decoder (UNUSUAL): keys that start with a digit
+ * (integer-like keys are listed first), keys that are not ASCII (different
+ * invalid UTF-8 can decode to the same key), and a key that repeats (the
+ * object keeps its first position and last value). The key "__proto__" is
+ * left out, as the decoder leaves it out. Calls from ingest have none of these.
+ */
+
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const NULL = Buffer.from("null");
+const TRUE = Buffer.from("true");
+const FALSE = Buffer.from("false");
+const PROTO_KEY = Buffer.from("__proto__");
+
+/** Nested messages deeper than this are left to the decoder, whose recursion limit (100) then applies. */
+const MAX_DEPTH = 60;
+/** Keys of the objects being written, innermost last, as (start, length) pairs: for the repeated-key check. */
+const keyStack = new Int32Array(2 * 1024);
+let keyTop = 0;
+
+/** The JSON object of the Struct at [start, end); `depth` counts the messages around it. */
+export function writeStruct(reader: WireReader, start: number, end: number, depth: number, out: JsonBytes): void {
+  if (depth > MAX_DEPTH) throw UNUSUAL;
+  const keysBase = keyTop;
+  try {
+    writeEntries(reader, start, end, depth, keysBase, out);
+  } finally {
+    keyTop = keysBase;
+  }
+}
+
+function writeEntries(reader: WireReader, start: number, end: number, depth: number, keysBase: number, out: JsonBytes): void {
+  const bytes = reader.bytes;
+  out.byte(OPEN_OBJECT);
+  let empty = true;
+  reader.pos = start;
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    if (tag !== 10) {
+      reader.skip(tag, end);
+      continue;
+    }
+    // A map entry: key = 1, value = 2, the last of each counts.
+    const entryEnd = reader.fieldEnd(end);
+    let keyStart = 0;
+    let keyEnd = 0;
+    let valueStart = -1;
+    let valueEnd = 0;
+    while (reader.pos < entryEnd) {
+      const entryTag = reader.varint32();
+      if (entryTag === 10 || entryTag === 18) {
+        const fieldEnd = reader.fieldEnd(entryEnd);
+        if (entryTag === 10) {
+          keyStart = reader.pos;
+          keyEnd = fieldEnd;
+        } else {
+          valueStart = reader.pos;
+          valueEnd = fieldEnd;
+        }
+        reader.pos = fieldEnd;
+      } else {
+        reader.skip(entryTag, entryEnd);
+      }
+    }
+    if (reader.pos !== entryEnd) throw UNUSUAL;
+    if (valueStart < 0 || isProtoKey(bytes, keyStart, keyEnd)) continue;
+    checkKey(bytes, keyStart, keyEnd, keysBase);
+
+    const mark = out.mark();
+    if (!empty) out.byte(COMMA);
+    out.utf8String(bytes, keyStart, keyEnd);
+    out.byte(COLON);
+    if (writeValue(reader, valueStart, valueEnd, depth + 2, out)) {
+      empty = false;
+      if (keyTop === keyStack.length) throw UNUSUAL;
+      keyStack[keyTop++] = keyStart;
+      keyStack[keyTop++] = keyEnd - keyStart;
+    } else {
+      out.rewind(mark); // a Value without a kind: the decoder leaves the key out
+    }
+    reader.pos = entryEnd;
+  }
+  out.byte(CLOSE_OBJECT);
+}
+
+/**
+ * The JSON of the Value at [start, end) (its last kind counts); false, with
+ * nothing written, when it has no kind.
+ */
+function writeValue(reader: WireReader, start: number, end: number, depth: number, out: JsonBytes): boolean {
+  let kind = 0;
+  let kindStart = 0;
+  let kindEnd = 0;
+  let flag = false;
+  reader.pos = start;
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    switch (tag) {
+      case 8: // null_value
+        reader.nonZeroVarint();
+        kind = tag;
+        continue;
+      case 17: // number_value
+        kindStart = reader.pos;
+        reader.pos += 8;
+        kind = tag;
+        continue;
+      case 26: // string_value
+      case 42: // struct_value
+      case 50: // list_value
+        kindEnd = reader.fieldEnd(end);
+        kindStart = reader.pos;
+        reader.pos = kindEnd;
+        kind = tag;
+        continue;
+      case 32: // bool_value
+        flag = reader.nonZeroVarint();
+        kind = tag;
+        continue;
+      default:
+        reader.skip(tag, end);
+    }
+  }
+  if (reader.pos !== end) throw UNUSUAL;
+  switch (kind) {
+    case 8:
+      out.raw(NULL);
+      return true;
+    case 17:
+      out.number(reader.double(kindStart));
+      return true;
+    case 26:
+      out.utf8String(reader.bytes, kindStart, kindEnd);
+      return true;
+    case 32:
+      out.raw(flag ? TRUE : FALSE);
+      return true;
+    case 42:
+      writeStruct(reader, kindStart, kindEnd, depth + 1, out);
+      return true;
+    case 50:
+      writeList(reader, kindStart, kindEnd, depth + 1, out);
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The JSON array of the ListValue at [start, end); a Value without a kind is null, as JSON.stringify writes undefined. */
+function writeList(reader: WireReader, start: number, end: number, depth: number, out: JsonBytes): void {
+  if (depth > MAX_DEPTH) throw UNUSUAL;
+  out.byte(OPEN_ARRAY);
+  let empty = true;
+  reader.pos = start;
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    if (tag !== 10) {
+      reader.skip(tag, end);
+      continue;
+    }
+    const valueEnd = reader.fieldEnd(end);
+    if (!empty) out.byte(COMMA);
+    empty = false;
+    if (!writeValue(reader, reader.pos, valueEnd, depth + 1, out)) out.raw(NULL);
+    reader.pos = valueEnd;
+  }
+  out.byte(CLOSE_ARRAY);
+}
+
+function isProtoKey(bytes: Uint8Array, start: number, end: number): boolean {
+  if (end - start !== PROTO_KEY.length) return false;
+  for (let i = 0; i < PROTO_KEY.length; i++) if (bytes[start + i] !== PROTO_KEY[i]) return false;
+  return true;
+}
+
+/** Throws UNUSUAL for a key whose place or value in the decoded object JSON.stringify would not keep as written. */
+function checkKey(bytes: Uint8Array, start: number, end: number, keysBase: number): void {
+  const length = end - start;
+  if (length > 0 && bytes[start]! >= 0x30 && bytes[start]! <= 0x39) throw UNUSUAL;
+  for (let i = start; i < end; i++) if (bytes[i]! > 0x7f) throw UNUSUAL;
+  for (let k = keysBase; k < keyTop; k += 2) {
+    if (keyStack[k + 1] !== length) continue;
+    const other = keyStack[k]!;
+    let same = true;
+    for (let i = 0; i < length && same; i++) same = bytes[start + i] === bytes[other + i];
+    if (same) throw UNUSUAL;
+  }
+}

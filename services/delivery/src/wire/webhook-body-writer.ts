@@ -1,0 +1,180 @@
+import type { JsonBytes } from "./json-bytes.js";
+import { writeStruct } from "./struct-json.js";
+import type { WireReader } from "./wire-reader.js";
+
+/** What the caller needs of a call besides its body. */
+export interface WrittenCall {
+  messageId: string;
+  receivedAt: Date | undefined;
+  /** Whether the call has a type (a payload); without one nothing was written. */
+  hasPayload: boolean;
+  /** Whether the call has an integrations object, which the caller must decode to apply. */
+  hasIntegrations: boolean;
+}
+
+// switchyard.v1.Call's field numbers (proto/switchyard/v1/calls.proto).
+const MESSAGE_ID = 1;
+const USER_ID = 2;
+const ANONYMOUS_ID = 3;
+const TIMESTAMP = 4;
+const CONTEXT = 5;
+const INTEGRATIONS = 6;
+const RECEIVED_AT = 7;
+const IDENTIFY = 10;
+const TRACK = 11;
+const PAGE = 12;
+const SCREEN = 13;
+const GROUP = 14;
+const ALIAS = 15;
+const DELETE = 16;
+
+/** Where each field of the call (1–16) and of its payload message (1–3) lies; see WireReader.fieldRanges. */
+const callFields = new Int32Array(2 * (DELETE + 1));
+const payloadFields = new Int32Array(2 * 4);
+
+const fragment = (text: string) => Buffer.from(text, "utf8");
+/** Each body's start, by payload field: table 2.3 puts version and type first (delete has no version). */
+const OPENINGS: Record<number, Buffer> = {
+  [IDENTIFY]: fragment('{"version":1,"type":"identify"'),
+  [TRACK]: fragment('{"version":1,"type":"track"'),
+  [PAGE]: fragment('{"version":1,"type":"page"'),
+  [SCREEN]: fragment('{"version":1,"type":"screen"'),
+  [GROUP]: fragment('{"version":1,"type":"group"'),
+  [ALIAS]: fragment('{"version":1,"type":"alias"'),
+  [DELETE]: fragment('{"type":"delete"'),
+};
+const KEYS = {
+  userId: fragment(',"userId":'),
+  name: fragment(',"name":'),
+  category: fragment(',"category":'),
+  properties: fragment(',"properties":'),
+  traits: fragment(',"traits":'),
+  event: fragment(',"event":'),
+  previousId: fragment(',"Previous ID":'),
+  aliasUserId: fragment(',"User ID":'),
+  groupId: fragment(',"groupId":'),
+  timestamp: fragment(',"timestamp":'),
+  messageId: fragment(',"messageId":'),
+  anonymousId: fragment(',"anonymousId":'),
+  context: fragment(',"context":'),
+};
+const EMPTY_OBJECT = fragment("{}");
+const CLOSE = 0x7d;
+
+/** How deep the call's own Structs sit: in a batch, as readCallBatch counts (batch, call, Struct). */
+const STRUCT_DEPTH = 2;
+
+/**
+ * Writes the webhook body of the switchyard.v1.Call at [start, end) of the
+ * reader's bytes: byte for byte what `JSON.stringify(webhookBody(call))`
+ * gives for the decoded call (webhook-body.ts holds the rules; a property
+ * test holds the two equal), without decoding it. Every field is read, the
+ * integrations too, so bytes that pass here also decode.
+ *
+ * Throws UNUSUAL, having written part of a body, for anything it leaves to
+ * the decoder (see WireReader and struct-json.ts): the caller then decodes
+ * the batch instead.
+ */
+export function writeWebhookBody(reader: WireReader, start: number, end: number, out: JsonBytes): WrittenCall {
+  reader.pos = start;
+  reader.fieldRanges(end, callFields);
+  // A oneof: the payload field that comes last counts.
+  let payload = 0;
+  for (let field = IDENTIFY; field <= DELETE; field++) {
+    if (callFields[2 * field]! > (payload ? callFields[2 * payload]! : -1)) payload = field;
+  }
+  const receivedAt = has(callFields, RECEIVED_AT) ? reader.date(callFields[2 * RECEIVED_AT]!, callFields[2 * RECEIVED_AT + 1]!) : undefined;
+  const timestamp = has(callFields, TIMESTAMP) ? reader.date(callFields[2 * TIMESTAMP]!, callFields[2 * TIMESTAMP + 1]!) : undefined;
+  const messageId = has(callFields, MESSAGE_ID) ? reader.text(callFields[2 * MESSAGE_ID]!, callFields[2 * MESSAGE_ID + 1]!) : "";
+  const hasIntegrations = has(callFields, INTEGRATIONS);
+  // Structs the body does not show are still walked (and their JSON dropped), so that they are known to decode.
+  if (hasIntegrations) checkStruct(reader, callFields, INTEGRATIONS, out);
+  if (!payload) {
+    if (has(callFields, CONTEXT)) checkStruct(reader, callFields, CONTEXT, out);
+    return { messageId, receivedAt, hasPayload: false, hasIntegrations };
+  }
+
+  reader.pos = callFields[2 * payload]!;
+  reader.fieldRanges(callFields[2 * payload + 1]!, payloadFields);
+  out.raw(OPENINGS[payload]!);
+  switch (payload) {
+    case PAGE:
+      userId(reader, out);
+      // Only when set: an empty name or category is left out.
+      if (isSet(payloadFields, 1)) text(reader, payloadFields, 1, KEYS.name, out);
+      if (isSet(payloadFields, 2)) text(reader, payloadFields, 2, KEYS.category, out);
+      object(reader, payloadFields, 3, KEYS.properties, out);
+      break;
+    case SCREEN:
+      userId(reader, out);
+      text(reader, payloadFields, 1, KEYS.name, out);
+      break;
+    case IDENTIFY:
+      userId(reader, out);
+      object(reader, payloadFields, 1, KEYS.traits, out);
+      break;
+    case TRACK:
+      userId(reader, out);
+      text(reader, payloadFields, 1, KEYS.event, out);
+      object(reader, payloadFields, 2, KEYS.properties, out);
+      break;
+    case ALIAS:
+      text(reader, payloadFields, 1, KEYS.previousId, out);
+      text(reader, callFields, USER_ID, KEYS.aliasUserId, out);
+      break;
+    case GROUP:
+      text(reader, payloadFields, 1, KEYS.groupId, out);
+      userId(reader, out);
+      object(reader, payloadFields, 2, KEYS.traits, out);
+      break;
+    case DELETE:
+      userId(reader, out);
+      break;
+  }
+  out.raw(KEYS.timestamp);
+  out.plainString((timestamp ?? receivedAt ?? new Date()).toISOString());
+  text(reader, callFields, MESSAGE_ID, KEYS.messageId, out);
+  if (isSet(callFields, ANONYMOUS_ID)) text(reader, callFields, ANONYMOUS_ID, KEYS.anonymousId, out);
+  if (has(callFields, CONTEXT)) {
+    out.raw(KEYS.context);
+    writeStruct(reader, callFields[2 * CONTEXT]!, callFields[2 * CONTEXT + 1]!, STRUCT_DEPTH, out);
+  }
+  out.byte(CLOSE);
+  return { messageId, receivedAt, hasPayload: true, hasIntegrations };
+}
+
+/** Whether a field is present. */
+function has(fields: Int32Array, field: number): boolean {
+  return fields[2 * field]! >= 0;
+}
+
+/** Whether a string field is present and not empty. */
+function isSet(fields: Int32Array, field: number): boolean {
+  return fields[2 * field + 1]! > fields[2 * field]!;
+}
+
+/** `key` and a string field's JSON ("" when absent). */
+function text(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes): void {
+  out.raw(key);
+  if (has(fields, field)) out.utf8String(reader.bytes, fields[2 * field]!, fields[2 * field + 1]!);
+  else out.plainString("");
+}
+
+/** `key` and a Struct field's JSON ({} when absent). */
+function object(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes): void {
+  out.raw(key);
+  if (has(fields, field)) writeStruct(reader, fields[2 * field]!, fields[2 * field + 1]!, STRUCT_DEPTH + 1, out);
+  else out.raw(EMPTY_OBJECT);
+}
+
+/** The call's userId, when it has one. */
+function userId(reader: WireReader, out: JsonBytes): void {
+  if (isSet(callFields, USER_ID)) text(reader, callFields, USER_ID, KEYS.userId, out);
+}
+
+/** Walks a Struct for its errors only: what it writes is dropped. */
+function checkStruct(reader: WireReader, fields: Int32Array, field: number, out: JsonBytes): void {
+  const mark = out.mark();
+  writeStruct(reader, fields[2 * field]!, fields[2 * field + 1]!, STRUCT_DEPTH, out);
+  out.rewind(mark);
+}
