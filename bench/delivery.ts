@@ -287,26 +287,37 @@ async function startDelivery(ctx: Context, phase: string, workers = 1): Promise<
 
 // ---------------------------------------------------------------- bus
 
-/**
- * Publishes `count` realistic calls for a source as ingest would: CallBatch
- * messages of up to 100 calls, with a message id and the type header. All
- * batches are encoded before the first is published.
- */
-async function publishCalls(ctx: Context, sourceId: string, count: number, random: () => number): Promise<void> {
+/** CallBatch messages ready to publish for one source. */
+interface EncodedBatches {
+  sourceId: string;
+  batches: { batchId: string; data: Uint8Array }[];
+}
+
+/** `count` realistic calls for a source as ingest would store them: CallBatch messages of up to 100 calls. */
+function encodeCalls(sourceId: string, count: number, random: () => number): EncodedBatches {
   const now = new Date();
-  const encoded: { batchId: string; data: Uint8Array }[] = [];
+  const batches: EncodedBatches["batches"] = [];
   for (let first = 0; first < count; first += BATCH_SIZE) {
     const calls = Array.from({ length: Math.min(BATCH_SIZE, count - first) }, (): Call => ({ ...sampleCall(random), receivedAt: now }));
     const batchId = randomUUID();
-    encoded.push({ batchId, data: CallBatch.encode({ batchId, sourceId, receivedAt: now, calls }).finish() });
+    batches.push({ batchId, data: CallBatch.encode({ batchId, sourceId, receivedAt: now, calls }).finish() });
   }
-  await runLanes(16, encoded.length, async (index) => {
-    const batch = encoded[index]!;
+  return { sourceId, batches };
+}
+
+/** Publishes encoded batches as ingest would: a message id and the type header on each. */
+async function publishBatches(ctx: Context, { sourceId, batches }: EncodedBatches): Promise<void> {
+  await runLanes(16, batches.length, async (index) => {
+    const batch = batches[index]!;
     // Headers per message: publish adds the message id to them.
     const header = natsHeaders();
     header.set(BUS_MESSAGE_TYPE_HEADER, "switchyard.v1.CallBatch");
     await ctx.js.publish(ctx.names.callsSubject(sourceId), batch.data, { headers: header, msgID: `${sourceId}:${batch.batchId}` });
   });
+}
+
+async function publishCalls(ctx: Context, sourceId: string, count: number, random: () => number): Promise<void> {
+  await publishBatches(ctx, encodeCalls(sourceId, count, random));
 }
 
 /** Waits until each path has at least its expected count; false when the phase's time ran out first. */
@@ -400,9 +411,10 @@ function combined(rates: Rate[]): Rate {
 /**
  * The service and the raw client take turns, round by round, so both see
  * about the same machine: on a shared one, load from elsewhere comes and goes.
- * Each service round is a backlog published while the service is idle (it
- * starts on it as the first batch lands); each raw round the same number of
- * POSTs. Warm-ups (JIT, connections) come first and are not measured.
+ * Each service round is a backlog, encoded beforehand, published while the
+ * service is idle (it starts on it as the first batch lands); each raw round
+ * the same number of POSTs. Warm-ups (JIT, connections) come first and are
+ * not measured.
  */
 async function throughputPhase(ctx: Context, workers: number): Promise<ThroughputResult> {
   const { params, sink } = ctx;
@@ -425,10 +437,12 @@ async function throughputPhase(ctx: Context, workers: number): Promise<Throughpu
     const rounds: ThroughputRound[] = [];
     for (let round = 0; round < params.rounds && complete; round++) {
       const first = params.warmupCalls + round * perRound;
+      // Encoded before the round: in it, this process would take CPU time from the service and the receiver.
+      const backlog = encodeCalls("tp", perRound, random);
       // With workers, the service's CPU is its workers' (the primary only supervises).
       const serviceBefore = await processTreeCpuMs(delivery.pid);
       const sinkBefore = await processCpuMs(sink.pid);
-      await publishCalls(ctx, "tp", perRound, random);
+      await publishBatches(ctx, backlog);
       complete = await waitForCounts(ctx, { [PATHS.throughput]: serviceBase + first + perRound }, delivery);
       const serviceAfter = await processTreeCpuMs(delivery.pid);
       const sinkAfter = await processCpuMs(sink.pid);

@@ -6,6 +6,25 @@ import type { SendResult, WebhookSender } from "./webhook-sender.js";
 
 export const USER_AGENT = "Switchyard/1.0";
 
+type WebhookEntry = Destination["settings"]["webhooks"][number];
+
+/**
+ * The headers every request to a webhook entry carries, as undici's flat
+ * [name, value, …] list: its static headers, then User-Agent and
+ * Content-Type (names the settings cannot use, so nothing is overridden).
+ * Made once per entry; a changed destination brings new entries.
+ */
+const entryHeaderLists = new WeakMap<WebhookEntry, string[]>();
+
+function entryHeaders(entry: WebhookEntry): string[] {
+  let headers = entryHeaderLists.get(entry);
+  if (!headers) {
+    headers = [...Object.entries(entry.headers).flat(), "user-agent", USER_AGENT, "content-type", "application/json"];
+    entryHeaderLists.set(entry, headers);
+  }
+  return headers;
+}
+
 export interface UrlAttempt extends SendResult {
   urlIndex: number;
   url: string;
@@ -44,12 +63,22 @@ export async function fanOut(
   for (const urlIndex of urlIndexes) {
     const entry = destination.settings.webhooks[urlIndex];
     if (!entry) continue;
-    const headers: Record<string, string> = { ...entry.headers, "user-agent": USER_AGENT, "content-type": "application/json" };
-    if (signature) headers["x-signature"] = signature;
+    let headers = entryHeaders(entry);
+    if (signature) headers = headers.concat("x-signature", signature);
     // Opted-in destinations only; everyone else's headers stay exactly as the spec has them.
-    if (standardWebhooks) Object.assign(headers, standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now()));
+    if (standardWebhooks) {
+      headers = headers.concat(...Object.entries(standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now())).flat());
+    }
     const result = await sender.send(entry.url, headers, body, destination.id);
-    attempts.push({ ...result, urlIndex, url: entry.url });
+    attempts.push({
+      status: result.status,
+      error: result.error,
+      latencyMs: result.latencyMs,
+      outcome: result.outcome,
+      retryAfterMs: result.retryAfterMs,
+      urlIndex,
+      url: entry.url,
+    });
     if (result.outcome === "delivered") {
       delivered = true;
       if (mode === "until_success") break;

@@ -161,9 +161,9 @@ describe("WebhookSender: one connection pool per destination", () => {
     sender = new WebhookSender({ timeoutMs: 2_000, maxResponseBytes: 1024, connectionsPerOrigin: 1, addressPolicy: LOOPBACK });
     const body = Buffer.from("{}");
 
-    const hanging = sender.send(`${origin}/hang`, {}, body, "stuck");
+    const hanging = sender.send(`${origin}/hang`, [], body, "stuck");
     const started = performance.now();
-    const healthy = await sender.send(`${origin}/ok`, {}, body, "healthy");
+    const healthy = await sender.send(`${origin}/ok`, [], body, "healthy");
     expect(healthy).toMatchObject({ status: 200, outcome: "delivered" });
     // With one shared connection it would have queued behind the hanging request until its 2 s timeout.
     expect(performance.now() - started).toBeLessThan(1_000);

@@ -142,14 +142,14 @@ describe("readOutgoingBatch", () => {
     expect(batch.calls[1]!.integrations).toEqual({ All: false, Webhooks: true });
   });
 
-  it("keeps every body intact when the bodies outgrow the buffer they are written into", () => {
-    // Control characters take six bytes each in JSON: these bodies are several times their calls' size.
-    const calls = Array.from({ length: 20 }, (_, index): Call => ({
+  it("keeps every body intact when the bodies outgrow the slab they are written into", () => {
+    // Control characters take six bytes each in JSON: 40 bodies of 30 KB, more than one 1 MiB slab holds.
+    const calls = Array.from({ length: 40 }, (_, index): Call => ({
       messageId: `m-${index}`,
       userId: "u",
       anonymousId: "",
       timestamp: new Date("2026-11-21T10:00:00.000Z"),
-      context: { note: "\u0001".repeat(500 + index) },
+      context: { note: "\u0001".repeat(5_000 + index) },
       integrations: undefined,
       receivedAt: undefined,
       payload: { $case: "track", value: { event: "E", properties: { n: index } } },

@@ -1,7 +1,7 @@
 import { Call, readCallBatch, type CallBatch } from "@switchyard/contracts";
 import { webhookBody } from "./webhook-body.js";
 import { JsonBytes } from "./wire/json-bytes.js";
-import { writeWebhookBody } from "./wire/webhook-body-writer.js";
+import { writeWebhookBody, type WrittenCall } from "./wire/webhook-body-writer.js";
 import { UNUSUAL, WireReader } from "./wire/wire-reader.js";
 
 /**
@@ -61,10 +61,14 @@ const SOURCE_ID = (2 << 3) | 2;
 const RECEIVED_AT = (3 << 3) | 2;
 const CALLS = (4 << 3) | 2;
 
+/**
+ * Where bodies are written, batch after batch (reading a batch is synchronous,
+ * so batches never interleave). Slabs of 1 MiB hold about fifteen batches.
+ */
+const bodies = new JsonBytes(1 << 20);
+
 function fromWire(bytes: Uint8Array): OutgoingBatch {
   const reader = new WireReader(bytes);
-  // JSON bodies run somewhat longer than the calls' protobuf; JsonBytes grows if they do not fit.
-  const out = new JsonBytes(Math.ceil(bytes.length * 1.25));
   const batch: OutgoingBatch = { sourceId: "", receivedAt: undefined, calls: [] };
   const end = bytes.length;
   while (reader.pos < end) {
@@ -76,40 +80,44 @@ function fromWire(bytes: Uint8Array): OutgoingBatch {
     const fieldEnd = reader.fieldEnd(end);
     const fieldStart = reader.pos;
     if (tag === SOURCE_ID) batch.sourceId = reader.text(fieldStart, fieldEnd);
-    else if (tag === RECEIVED_AT) batch.receivedAt = reader.date(fieldStart, fieldEnd);
-    else if (tag === CALLS) batch.calls.push(wireCall(reader, fieldStart, fieldEnd, out));
+    else if (tag === RECEIVED_AT) batch.receivedAt = new Date(reader.timestampMillis(fieldStart, fieldEnd));
+    else if (tag === CALLS) batch.calls.push(wireCall(reader, fieldStart, fieldEnd));
     reader.pos = fieldEnd;
   }
   return batch;
 }
 
-function wireCall(reader: WireReader, start: number, end: number, out: JsonBytes): OutgoingCall {
-  out.start();
-  const written = writeWebhookBody(reader, start, end, out);
-  const call = new WireCall(
-    written.messageId,
-    written.receivedAt,
-    written.hasPayload ? out.finish() : undefined,
-    reader.bytes.subarray(start, end),
-  );
+function wireCall(reader: WireReader, start: number, end: number): OutgoingCall {
+  bodies.start();
+  const written = writeWebhookBody(reader, start, end, bodies);
+  const call = new WireCall(reader, start, end, written, written.hasPayload ? bodies.finish() : undefined);
   // Uncommon: the integrations object decides whether the call goes to webhooks at all, so it is decoded (with the call).
   if (written.hasIntegrations) call.integrations = call.call().integrations;
   return call;
 }
 
+/** A call read by the writer: what it needs now is at hand, the rest is decoded from its bytes if asked for. */
 class WireCall implements OutgoingCall {
+  readonly receivedAt: Date | undefined;
   integrations: Record<string, unknown> | undefined = undefined;
   private decoded: Call | undefined;
 
   constructor(
-    readonly messageId: string,
-    readonly receivedAt: Date | undefined,
+    private readonly reader: WireReader,
+    private readonly start: number,
+    private readonly end: number,
+    private readonly written: WrittenCall,
     readonly body: Buffer | undefined,
-    private readonly bytes: Uint8Array,
-  ) {}
+  ) {
+    this.receivedAt = written.receivedAt;
+  }
+
+  get messageId(): string {
+    return this.reader.text(this.written.messageIdStart, this.written.messageIdEnd);
+  }
 
   call(): Call {
     // The writer read every field of these bytes, so they decode.
-    return (this.decoded ??= Call.decode(this.bytes));
+    return (this.decoded ??= Call.decode(this.reader.bytes.subarray(this.start, this.end)));
   }
 }

@@ -122,19 +122,19 @@ describe("WebhookSender against real sockets", () => {
   const body = Buffer.from('{"type":"track"}');
 
   it("classifies a refused connection", async () => {
-    const result = await newSender().send(`http://127.0.0.1:${await freePort()}/hook`, {}, body);
+    const result = await newSender().send(`http://127.0.0.1:${await freePort()}/hook`, [], body);
     expect(result).toMatchObject({ status: 0, error: "connection refused", outcome: "retryable" });
   });
 
   it("classifies a connection the receiver drops", async () => {
     const url = await listen(createTcpServer((socket) => socket.once("data", () => socket.destroy())));
-    const result = await newSender().send(url, {}, body);
+    const result = await newSender().send(url, [], body);
     expect(result).toMatchObject({ status: 0, error: "connection reset", outcome: "retryable" });
   });
 
   it("gives up on a receiver that never answers, as a retryable timeout", async () => {
     const url = await listen(createHttpServer(() => {}));
-    const result = await newSender(300).send(url, {}, body);
+    const result = await newSender(300).send(url, [], body);
     expect(result).toMatchObject({ status: 0, error: "timeout: no response within 300 ms", outcome: "retryable" });
   });
 
@@ -146,14 +146,14 @@ describe("WebhookSender against real sockets", () => {
         response.writeHead(request.url === "/elsewhere" ? 200 : 302, { location: "/elsewhere" }).end();
       }),
     );
-    const result = await newSender().send(url, {}, body);
+    const result = await newSender().send(url, [], body);
     expect(result).toMatchObject({ status: 302, error: "", outcome: "permanent" });
     expect(followed).toBe(0);
   });
 
   it("reads Retry-After from a 429", async () => {
     const url = await listen(createHttpServer((_request, response) => response.writeHead(429, { "retry-after": "7" }).end()));
-    const result = await newSender().send(url, {}, body);
+    const result = await newSender().send(url, [], body);
     expect(result).toMatchObject({ status: 429, outcome: "retryable", retryAfterMs: 7_000 });
   });
 });
@@ -203,7 +203,7 @@ describe("WebhookSender address policy (SSRF protection)", () => {
     ["an IPv4-mapped IPv6 literal", (port: number) => `http://[::ffff:127.0.0.1]:${port}/hook`, "::ffff:127.0.0.1: loopback (127.0.0.0/8)"],
   ])("refuses %s without an allowlist: no request, a permanent failure that says why", async (_name, url, reason) => {
     const port = await receiver();
-    const result = await sender().send(url(port), {}, body);
+    const result = await sender().send(url(port), [], body);
     expect(result.status).toBe(0);
     expect(result.outcome).toBe("permanent");
     expect(result.error).toContain("address refused: ");
@@ -213,7 +213,7 @@ describe("WebhookSender address policy (SSRF protection)", () => {
   });
 
   it("refuses the cloud metadata address without connecting", async () => {
-    const result = await sender().send("http://169.254.169.254/latest/meta-data/", {}, body);
+    const result = await sender().send("http://169.254.169.254/latest/meta-data/", [], body);
     expect(result).toMatchObject({
       status: 0,
       outcome: "permanent",
@@ -224,14 +224,14 @@ describe("WebhookSender address policy (SSRF protection)", () => {
   it("delivers to loopback, by address and by name, once the allowlist permits it", async () => {
     const port = await receiver();
     const allowed = sender(LOOPBACK);
-    expect(await allowed.send(`http://127.0.0.1:${port}/hook`, {}, body)).toMatchObject({ status: 200, outcome: "delivered" });
-    expect(await allowed.send(`http://localhost:${port}/hook`, {}, body, "by-name")).toMatchObject({ outcome: "delivered" });
+    expect(await allowed.send(`http://127.0.0.1:${port}/hook`, [], body)).toMatchObject({ status: 200, outcome: "delivered" });
+    expect(await allowed.send(`http://localhost:${port}/hook`, [], body, "by-name")).toMatchObject({ outcome: "delivered" });
     expect(requests).toBe(2);
   });
 
   it("an allowlist of other ranges does not let loopback through", async () => {
     const port = await receiver();
-    const result = await sender(AddressPolicy.fromList("10.0.0.0/8")).send(`http://127.0.0.1:${port}/hook`, {}, body);
+    const result = await sender(AddressPolicy.fromList("10.0.0.0/8")).send(`http://127.0.0.1:${port}/hook`, [], body);
     expect(result.outcome).toBe("permanent");
     expect(requests).toBe(0);
   });
@@ -245,7 +245,7 @@ describe("WebhookSender address policy (SSRF protection)", () => {
     servers.push(redirecting);
     await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hook`;
-    const result = await sender(LOOPBACK).send(url, {}, body);
+    const result = await sender(LOOPBACK).send(url, [], body);
     expect(result).toMatchObject({ status: 307, outcome: "permanent" });
     expect(requests).toBe(0);
   });

@@ -52,7 +52,8 @@ export class WebhookSender {
 
   constructor(private readonly options: SenderOptions) {}
 
-  send(url: string, headers: Record<string, string>, body: Buffer, poolKey = ""): Promise<SendResult> {
+  /** `headers`: a flat [name, value, …] list. */
+  send(url: string, headers: string[], body: Buffer, poolKey = ""): Promise<SendResult> {
     let target: { origin: string; path: string };
     try {
       target = this.target(url);
@@ -175,7 +176,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
         error: "",
         latencyMs,
         outcome: outcomeOfStatus(status),
-        ...(retryAfter === undefined ? {} : { retryAfterMs: parseRetryAfter(retryAfter, Date.now()) }),
+        retryAfterMs: retryAfter === undefined ? undefined : parseRetryAfter(retryAfter, Date.now()),
       });
     } else {
       this.resolve({ status: 0, ...describeFailure(error, this.timeoutMs), latencyMs });

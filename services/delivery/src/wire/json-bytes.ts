@@ -1,8 +1,9 @@
 /**
- * A growable byte buffer that small JSON documents (webhook bodies) are
- * written into back to back, as UTF-8. Each finished document is a view of
- * the buffer, so none is copied; when the buffer fills, a larger one takes
- * over and the views of the old one stay valid.
+ * A byte buffer that small JSON documents (webhook bodies) are written into
+ * back to back, as UTF-8, for as long as the process runs. Each finished
+ * document is a view of the buffer, so none is copied; when the buffer
+ * fills, a new one (a slab) takes over and the views of the old one stay
+ * valid. A slab is freed once no document in it is referenced.
  *
  * The writers produce exactly what JSON.stringify would for the same value:
  * the same escapes, the same number format.
@@ -12,8 +13,8 @@ export class JsonBytes {
   private pos = 0;
   private documentStart = 0;
 
-  constructor(initialBytes: number) {
-    this.bytes = Buffer.allocUnsafe(Math.max(256, initialBytes));
+  constructor(private readonly slabBytes: number) {
+    this.bytes = Buffer.allocUnsafe(slabBytes);
   }
 
   /** Starts a document; `finish` returns everything written since. */
@@ -104,9 +105,9 @@ export class JsonBytes {
 
   private reserve(count: number): void {
     if (this.pos + count <= this.bytes.length) return;
-    // The document under way moves to the new buffer; the finished ones stay where they are.
+    // The document under way moves to the new slab; the finished ones stay where they are.
     const partial = this.bytes.subarray(this.documentStart, this.pos);
-    const next = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, partial.length + count + 256));
+    const next = Buffer.allocUnsafe(Math.max(this.slabBytes, 2 * (partial.length + count)));
     next.set(partial, 0);
     this.bytes = next;
     this.pos = partial.length;

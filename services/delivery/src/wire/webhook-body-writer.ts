@@ -4,7 +4,9 @@ import type { WireReader } from "./wire-reader.js";
 
 /** What the caller needs of a call besides its body. */
 export interface WrittenCall {
-  messageId: string;
+  /** Where the messageId's text lies ([0, 0) for none): it is made a string only if needed. */
+  messageIdStart: number;
+  messageIdEnd: number;
   receivedAt: Date | undefined;
   /** Whether the call has a type (a payload); without one nothing was written. */
   hasPayload: boolean;
@@ -83,15 +85,22 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
   for (let field = IDENTIFY; field <= DELETE; field++) {
     if (callFields[2 * field]! > (payload ? callFields[2 * payload]! : -1)) payload = field;
   }
-  const receivedAt = has(callFields, RECEIVED_AT) ? reader.date(callFields[2 * RECEIVED_AT]!, callFields[2 * RECEIVED_AT + 1]!) : undefined;
-  const timestamp = has(callFields, TIMESTAMP) ? reader.date(callFields[2 * TIMESTAMP]!, callFields[2 * TIMESTAMP + 1]!) : undefined;
-  const messageId = has(callFields, MESSAGE_ID) ? reader.text(callFields[2 * MESSAGE_ID]!, callFields[2 * MESSAGE_ID + 1]!) : "";
-  const hasIntegrations = has(callFields, INTEGRATIONS);
+  const receivedAtMs = has(callFields, RECEIVED_AT)
+    ? reader.timestampMillis(callFields[2 * RECEIVED_AT]!, callFields[2 * RECEIVED_AT + 1]!)
+    : NaN;
+  const timestampMs = has(callFields, TIMESTAMP) ? reader.timestampMillis(callFields[2 * TIMESTAMP]!, callFields[2 * TIMESTAMP + 1]!) : NaN;
+  const written: WrittenCall = {
+    messageIdStart: Math.max(0, callFields[2 * MESSAGE_ID]!),
+    messageIdEnd: Math.max(0, callFields[2 * MESSAGE_ID + 1]!),
+    receivedAt: Number.isNaN(receivedAtMs) ? undefined : new Date(receivedAtMs),
+    hasPayload: payload !== 0,
+    hasIntegrations: has(callFields, INTEGRATIONS),
+  };
   // Structs the body does not show are still walked (and their JSON dropped), so that they are known to decode.
-  if (hasIntegrations) checkStruct(reader, callFields, INTEGRATIONS, out);
+  if (written.hasIntegrations) checkStruct(reader, callFields, INTEGRATIONS, out);
   if (!payload) {
     if (has(callFields, CONTEXT)) checkStruct(reader, callFields, CONTEXT, out);
-    return { messageId, receivedAt, hasPayload: false, hasIntegrations };
+    return written;
   }
 
   reader.pos = callFields[2 * payload]!;
@@ -132,7 +141,7 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
       break;
   }
   out.raw(KEYS.timestamp);
-  out.plainString((timestamp ?? receivedAt ?? new Date()).toISOString());
+  out.plainString(isoTime(Number.isNaN(timestampMs) ? (Number.isNaN(receivedAtMs) ? Date.now() : receivedAtMs) : timestampMs));
   text(reader, callFields, MESSAGE_ID, KEYS.messageId, out);
   if (isSet(callFields, ANONYMOUS_ID)) text(reader, callFields, ANONYMOUS_ID, KEYS.anonymousId, out);
   if (has(callFields, CONTEXT)) {
@@ -140,7 +149,16 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
     writeStruct(reader, callFields[2 * CONTEXT]!, callFields[2 * CONTEXT + 1]!, STRUCT_DEPTH, out);
   }
   out.byte(CLOSE);
-  return { messageId, receivedAt, hasPayload: true, hasIntegrations };
+  return written;
+}
+
+/** One Date, reused: the body needs only the text of its time. */
+const clock = new Date(0);
+
+/** `new Date(millis).toISOString()`, without a Date per call. */
+function isoTime(millis: number): string {
+  clock.setTime(millis);
+  return clock.toISOString();
 }
 
 /** Whether a field is present. */

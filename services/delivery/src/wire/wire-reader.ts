@@ -6,6 +6,9 @@
  */
 export const UNUSUAL = new Error("unusual protobuf encoding: left to the full decoder");
 
+/** The latest time a Date can hold (ECMAScript's time value range). */
+const MAX_DATE_MILLIS = 8.64e15;
+
 /**
  * A cursor over protobuf bytes for fast paths that accept only the plain
  * encodings protobuf writers produce: tags and lengths in at most five bytes
@@ -29,11 +32,11 @@ export class WireReader {
   }
 
   /**
-   * The google.protobuf.Timestamp at [start, end) as the generated decoder
-   * makes it a Date (seconds × 1000 + nanos / 10^6). Negative, huge and
-   * out-of-range values are left to the decoder.
+   * The google.protobuf.Timestamp at [start, end) in milliseconds, as the
+   * generated decoder computes them for its Date (seconds × 1000 + nanos /
+   * 10^6). Negative, huge and out-of-range values are left to the decoder.
    */
-  date(start: number, end: number): Date {
+  timestampMillis(start: number, end: number): number {
     let seconds = 0;
     let nanos = 0;
     this.pos = start;
@@ -46,9 +49,8 @@ export class WireReader {
     if (this.pos !== end) throw UNUSUAL;
     let millis = seconds * 1_000;
     millis += nanos / 1_000_000;
-    const date = new Date(millis);
-    if (Number.isNaN(date.getTime())) throw UNUSUAL;
-    return date;
+    if (millis > MAX_DATE_MILLIS) throw UNUSUAL; // an Invalid Date
+    return millis;
   }
 
   /** A tag, a length or another varint below 2^31. */
