@@ -22,7 +22,7 @@
  *     healthy and once with one whose receiver holds every request for 6 s
  *     (past the 5 s timeout). The other four's aggregate rate, from the first
  *     request of the run to the last of theirs, in both runs. Each run is
- *     long enough (12,000 calls, ~10 s) to span the failing destination's
+ *     long enough (50,000 calls a destination, ~10 s here) to span the failing destination's
  *     onset: stall, breaker trip at the 5 s timeout, cool-down and a probe.
  *     Healthy and failing runs alternate (two of each by default), each with
  *     a fresh service process. Target: ≥ 0.9.
@@ -146,7 +146,7 @@ function parseParameters(argv: string[]): Parameters {
       // The service's CPU per webhook keeps falling for its first ~50,000 (JIT tiers, the young generation growing
       // to its 64 MB semi-spaces): rounds before that measure start-up, not the throughput it keeps up.
       "throughput-warmup-calls": { type: "string", default: "50000" },
-      "isolation-calls": { type: "string", default: "12000" },
+      "isolation-calls": { type: "string", default: "50000" },
       "isolation-rounds": { type: "string", default: "2" },
       "latency-rate": { type: "string", default: "1000" },
       "latency-batch-size": { type: "string", default: "10" },
