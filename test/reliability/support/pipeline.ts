@@ -129,8 +129,15 @@ export class Pipeline {
     await waitFor("delivery to settle", () => this.settled(), { timeoutMs, intervalMs: 250 });
   }
 
+  /**
+   * Dead letters stored. Soon after a cluster lost a node, a stream nothing was written to may still
+   * be electing a new leader and leave the request unanswered: it is asked again until it answers.
+   */
   async deadLetters(): Promise<number> {
-    return (await this.jsm.streams.info(this.names.deadStream)).state.messages;
+    return waitFor("the dead-letter stream to answer", async () => (await this.jsm.streams.info(this.names.deadStream)).state.messages, {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+    });
   }
 
   async dispose(): Promise<void> {
