@@ -6,4 +6,4 @@ export type { Enrichment } from "./proto-json.js";
 export { checkCall } from "./validate.js";
 export type { CallCheck, Rejection } from "./validate.js";
 export { MAX_MESSAGE_LEVEL, tooDeeplyNestedField, valueFitsAtLevel } from "./nesting.js";
-export { hasFourDigitYear, isoTextLength } from "./iso-text.js";
+export { hasFourDigitYear, isoTextLength, isoTextOfTime } from "./iso-text.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { callSchema } from "./call-schema.js";
-import { hasFourDigitYear, isoText, isoTextLength } from "./iso-text.js";
+import { hasFourDigitYear, isoText, isoTextLength, isoTextOfTime } from "./iso-text.js";
 
 /** A small seeded generator, so a failure can be reproduced. */
 function seeded(seed: number): () => number {
@@ -41,6 +41,15 @@ describe("isoText", () => {
       "-000001-12-31T23:59:59.999Z",
     ].map((text) => new Date(text));
     for (const date of [...edges, new Date(8.64e15), new Date(-8.64e15)]) expect(isoText(date)).toBe(date.toISOString());
+  });
+
+  it("writes a time in milliseconds as a Date made of it would, fractions of a millisecond dropped", () => {
+    const random = seeded(11);
+    for (let i = 0; i < 50_000; i++) {
+      const time = (random() * 2 - 1) * (i % 2 === 0 ? 8.64e15 : 4e12);
+      expect(isoTextOfTime(time)).toBe(new Date(time).toISOString());
+    }
+    for (const time of [0.9, -0.5, 1.5e12 + 0.999, -62_167_219_200_000.5]) expect(isoTextOfTime(time)).toBe(new Date(time).toISOString());
   });
 
   it("names an invalid Date instead of throwing", () => {

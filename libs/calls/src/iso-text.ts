@@ -25,9 +25,17 @@ let lastDayText = "";
 /** The text toISOString() returns for this Date; "Invalid Date" for an invalid one (toISOString would throw). */
 export function isoText(date: Date): string {
   const millis = date.getTime();
-  if (!(millis >= FIRST_FOUR_DIGIT_YEAR_MS && millis <= LAST_FOUR_DIGIT_YEAR_MS)) {
-    return Number.isNaN(millis) ? "Invalid Date" : date.toISOString();
-  }
+  return Number.isNaN(millis) ? "Invalid Date" : isoTextOfTime(millis);
+}
+
+/**
+ * The text `new Date(time).toISOString()` returns, without the Date (a Date
+ * drops fractions of a millisecond, and so does this); throws like it for a
+ * time no Date can hold.
+ */
+export function isoTextOfTime(time: number): string {
+  const millis = Math.trunc(time);
+  if (!(millis >= FIRST_FOUR_DIGIT_YEAR_MS && millis <= LAST_FOUR_DIGIT_YEAR_MS)) return new Date(millis).toISOString();
   const day = Math.floor(millis / MS_PER_DAY);
   if (day !== lastDay) {
     lastDayText = civilDateText(day);

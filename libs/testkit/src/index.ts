@@ -2,6 +2,7 @@ export { readCallBatches, uniqueNamespace } from "./bus.js";
 export type { StoredBatch } from "./bus.js";
 export { callArbitrary, callBatchArbitrary, damagedBatchBytes } from "./call-arbitraries.js";
 export { signedUpCall } from "./calls.js";
+export { canonical } from "./canonical.js";
 export { makeSelfSignedCertificate } from "./certificates.js";
 export type { SelfSignedCertificate } from "./certificates.js";
 export { freePort } from "./free-port.js";

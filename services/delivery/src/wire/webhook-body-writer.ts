@@ -1,3 +1,4 @@
+import { isoTextOfTime } from "@switchyard/calls";
 import type { JsonBytes } from "./json-bytes.js";
 import { writeStruct } from "./struct-json.js";
 import type { WireReader } from "./wire-reader.js";
@@ -141,7 +142,7 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
       break;
   }
   out.raw(KEYS.timestamp);
-  out.plainString(isoTime(Number.isNaN(timestampMs) ? (Number.isNaN(receivedAtMs) ? Date.now() : receivedAtMs) : timestampMs));
+  out.plainString(isoTextOfTime(Number.isNaN(timestampMs) ? (Number.isNaN(receivedAtMs) ? Date.now() : receivedAtMs) : timestampMs));
   text(reader, callFields, MESSAGE_ID, KEYS.messageId, out);
   if (isSet(callFields, ANONYMOUS_ID)) text(reader, callFields, ANONYMOUS_ID, KEYS.anonymousId, out);
   if (has(callFields, CONTEXT)) {
@@ -150,47 +151,6 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
   }
   out.byte(CLOSE);
   return written;
-}
-
-const DAY_MS = 86_400_000;
-
-/**
- * `new Date(millis).toISOString()` for the times calls have (years 1970 to
- * 9999), computed rather than formatted by a Date: toISOString was one of the
- * larger costs of writing a body. Other years take toISOString itself.
- */
-export function isoTime(millis: number): string {
-  const time = Math.trunc(millis); // a Date keeps whole milliseconds
-  if (!(time >= 0 && time < YEAR_10000_MS)) return new Date(millis).toISOString();
-  const days = Math.floor(time / DAY_MS);
-  const ofDay = time - days * DAY_MS;
-  // Days since 1970-01-01 to year, month, day (the proleptic Gregorian calendar, as Date uses).
-  const shifted = days + 719_468; // days since 0000-03-01
-  const era = Math.floor(shifted / 146_097);
-  const dayOfEra = shifted - era * 146_097;
-  const yearOfEra = Math.floor(
-    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
-  );
-  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
-  const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153);
-  const day = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
-  const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
-  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
-  return (
-    `${year}-${two(month)}-${two(day)}T${two(Math.floor(ofDay / 3_600_000))}:${two(Math.floor(ofDay / 60_000) % 60)}:` +
-    `${two(Math.floor(ofDay / 1000) % 60)}.${three(ofDay % 1000)}Z`
-  );
-}
-
-/** 10000-01-01T00:00:00.000Z: from here on toISOString writes six-digit years. */
-const YEAR_10000_MS = 253_402_300_800_000;
-
-function two(value: number): string {
-  return value < 10 ? `0${value}` : `${value}`;
-}
-
-function three(value: number): string {
-  return value < 10 ? `00${value}` : value < 100 ? `0${value}` : `${value}`;
 }
 
 /** Whether a field is present. */
