@@ -60,10 +60,20 @@ export class FirstAttempts {
     await Promise.all(destinations.map((destination) => this.deliverTo(destination, batch, calls, origin)));
   }
 
-  /** A call without a type (ingest never stores one) has no body to send, now or on any retry. */
+  /**
+   * A call whose body cannot be made (no type, or a time no Date can hold: ingest stores neither)
+   * has nothing to send, now or on any retry: it is logged and skipped rather than failing its batch.
+   */
   private deliverable(call: OutgoingCall, sourceId: string): boolean {
-    if (call.body) return true;
-    this.deps.logger.error({ messageId: call.messageId, sourceId }, "skipping a call without a type: it has nothing to deliver");
+    let problem: unknown;
+    try {
+      if (call.body) return true;
+      problem = "the call has no type";
+    } catch (error) {
+      problem = error;
+    }
+    const reason = problem instanceof Error ? problem.message : String(problem);
+    this.deps.logger.error({ messageId: call.messageId, sourceId, reason }, "skipping a call whose webhook body cannot be made");
     return false;
   }
 

@@ -41,15 +41,41 @@ export function readOutgoingBatch(bytes: Uint8Array): OutgoingBatch {
   return fromDecoded(readCallBatch(bytes));
 }
 
-/** A decoded call (a retry's, or one of an unusual batch), its body serialised now. */
+/**
+ * A decoded call (a retry's, or one of an unusual batch). Its body is
+ * serialised when first asked for, inside the round that sends it: a call
+ * whose body cannot be made (a time no Date can format) then fails that
+ * round, not the batch or the retry message it came in.
+ */
 export function outgoingCall(call: Call): OutgoingCall {
-  return {
-    messageId: call.messageId,
-    receivedAt: call.receivedAt,
-    integrations: call.integrations,
-    body: call.payload ? Buffer.from(JSON.stringify(webhookBody(call)), "utf8") : undefined,
-    call: () => call,
-  };
+  return new DecodedCall(call);
+}
+
+class DecodedCall implements OutgoingCall {
+  private serialised: Buffer | undefined;
+
+  constructor(private readonly decoded: Call) {}
+
+  get messageId(): string {
+    return this.decoded.messageId;
+  }
+
+  get receivedAt(): Date | undefined {
+    return this.decoded.receivedAt;
+  }
+
+  get integrations(): Record<string, unknown> | undefined {
+    return this.decoded.integrations;
+  }
+
+  get body(): Buffer | undefined {
+    if (!this.decoded.payload) return undefined;
+    return (this.serialised ??= Buffer.from(JSON.stringify(webhookBody(this.decoded)), "utf8"));
+  }
+
+  call(): Call {
+    return this.decoded;
+  }
 }
 
 function fromDecoded(batch: CallBatch): OutgoingBatch {
@@ -117,7 +143,7 @@ class WireCall implements OutgoingCall {
   }
 
   call(): Call {
-    // The writer read every field of these bytes, so they decode.
+    // The writer walked every field the decoder reads (and left repeats to it), so these bytes decode.
     return (this.decoded ??= Call.decode(this.reader.bytes.subarray(this.start, this.end)));
   }
 }

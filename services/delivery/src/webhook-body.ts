@@ -8,6 +8,10 @@ export type WebhookBody = Record<string, unknown>;
  * every body also carries messageId, and anonymousId and context when the
  * call had them. Nothing else. Listed object fields (properties, traits) are
  * always present, empty when the call had none, so receivers can rely on them.
+ *
+ * First attempts write the same bodies straight from a batch's bytes
+ * (wire/webhook-body-writer.ts): a change here must be made there too (the
+ * property tests in outgoing-calls.test.ts compare the two).
  */
 export function webhookBody(call: Call): WebhookBody {
   const payload = call.payload;

@@ -9,9 +9,10 @@ import { UNUSUAL, type WireReader } from "./wire-reader.js";
  * Where a decoded object's JSON depends on JavaScript's property rules, the
  * bytes are left to the decoder (UNUSUAL): keys that start with a digit
  * (integer-like keys are listed first), keys that are not ASCII (different
- * invalid UTF-8 can decode to the same key), and a key that repeats (the
- * object keeps its first position and last value). The key "__proto__" is
- * left out, as the decoder leaves it out. Calls from ingest have none of these.
+ * invalid UTF-8 can decode to the same key), a key that repeats (the object
+ * keeps its first position and last value), and the key "__proto__" (which
+ * the decoder drops). So is a field that occurs twice where one is expected:
+ * the decoder reads every occurrence. Calls from ingest have none of these.
  */
 
 const OPEN_OBJECT = 0x7b;
@@ -24,6 +25,18 @@ const NULL = Buffer.from("null");
 const TRUE = Buffer.from("true");
 const FALSE = Buffer.from("false");
 const PROTO_KEY = Buffer.from("__proto__");
+
+// Tags (field number << 3 | wire type) of google.protobuf.Struct, its map entry, Value and ListValue.
+const STRUCT_FIELDS = (1 << 3) | 2;
+const ENTRY_KEY = (1 << 3) | 2;
+const ENTRY_VALUE = (2 << 3) | 2;
+const VALUE_NULL = (1 << 3) | 0;
+const VALUE_NUMBER = (2 << 3) | 1;
+const VALUE_STRING = (3 << 3) | 2;
+const VALUE_BOOL = (4 << 3) | 0;
+const VALUE_STRUCT = (5 << 3) | 2;
+const VALUE_LIST = (6 << 3) | 2;
+const LIST_VALUES = (1 << 3) | 2;
 
 /** Nested messages deeper than this are left to the decoder, whose recursion limit (100) then applies. */
 const MAX_DEPTH = 60;
@@ -49,21 +62,23 @@ function writeEntries(reader: WireReader, start: number, end: number, depth: num
   reader.pos = start;
   while (reader.pos < end) {
     const tag = reader.varint32();
-    if (tag !== 10) {
+    if (tag !== STRUCT_FIELDS) {
       reader.skip(tag, end);
       continue;
     }
-    // A map entry: key = 1, value = 2, the last of each counts.
+    // A map entry: key = 1, value = 2.
     const entryEnd = reader.fieldEnd(end);
-    let keyStart = 0;
+    let keyStart = -1;
     let keyEnd = 0;
     let valueStart = -1;
     let valueEnd = 0;
     while (reader.pos < entryEnd) {
       const entryTag = reader.varint32();
-      if (entryTag === 10 || entryTag === 18) {
+      if (entryTag === ENTRY_KEY || entryTag === ENTRY_VALUE) {
         const fieldEnd = reader.fieldEnd(entryEnd);
-        if (entryTag === 10) {
+        // A repeat is left to the decoder, which reads (and so checks) every occurrence.
+        if ((entryTag === ENTRY_KEY ? keyStart : valueStart) >= 0) throw UNUSUAL;
+        if (entryTag === ENTRY_KEY) {
           keyStart = reader.pos;
           keyEnd = fieldEnd;
         } else {
@@ -76,7 +91,8 @@ function writeEntries(reader: WireReader, start: number, end: number, depth: num
       }
     }
     if (reader.pos !== entryEnd) throw UNUSUAL;
-    if (valueStart < 0 || isProtoKey(bytes, keyStart, keyEnd)) continue;
+    if (keyStart < 0) keyStart = keyEnd = entryEnd; // no key: the empty string
+    if (valueStart < 0) continue;
     checkKey(bytes, keyStart, keyEnd, keysBase);
 
     const mark = out.mark();
@@ -109,49 +125,51 @@ function writeValue(reader: WireReader, start: number, end: number, depth: numbe
   while (reader.pos < end) {
     const tag = reader.varint32();
     switch (tag) {
-      case 8: // null_value
-        reader.nonZeroVarint();
+      case VALUE_NULL:
+      case VALUE_NUMBER:
+      case VALUE_STRING:
+      case VALUE_BOOL:
+      case VALUE_STRUCT:
+      case VALUE_LIST:
+        // Two kinds (or one twice) are left to the decoder, which reads (and so checks) each.
+        if (kind !== 0) throw UNUSUAL;
         kind = tag;
-        continue;
-      case 17: // number_value
-        kindStart = reader.pos;
-        reader.pos += 8;
-        kind = tag;
-        continue;
-      case 26: // string_value
-      case 42: // struct_value
-      case 50: // list_value
-        kindEnd = reader.fieldEnd(end);
-        kindStart = reader.pos;
-        reader.pos = kindEnd;
-        kind = tag;
-        continue;
-      case 32: // bool_value
-        flag = reader.nonZeroVarint();
-        kind = tag;
-        continue;
+        break;
       default:
         reader.skip(tag, end);
+        continue;
+    }
+    if (tag === VALUE_NULL) {
+      reader.nonZeroVarint();
+    } else if (tag === VALUE_NUMBER) {
+      kindStart = reader.pos;
+      reader.pos += 8;
+    } else if (tag === VALUE_BOOL) {
+      flag = reader.nonZeroVarint();
+    } else {
+      kindEnd = reader.fieldEnd(end);
+      kindStart = reader.pos;
+      reader.pos = kindEnd;
     }
   }
   if (reader.pos !== end) throw UNUSUAL;
   switch (kind) {
-    case 8:
+    case VALUE_NULL:
       out.raw(NULL);
       return true;
-    case 17:
+    case VALUE_NUMBER:
       out.number(reader.double(kindStart));
       return true;
-    case 26:
+    case VALUE_STRING:
       out.utf8String(reader.bytes, kindStart, kindEnd);
       return true;
-    case 32:
+    case VALUE_BOOL:
       out.raw(flag ? TRUE : FALSE);
       return true;
-    case 42:
+    case VALUE_STRUCT:
       writeStruct(reader, kindStart, kindEnd, depth + 1, out);
       return true;
-    case 50:
+    case VALUE_LIST:
       writeList(reader, kindStart, kindEnd, depth + 1, out);
       return true;
     default:
@@ -167,7 +185,7 @@ function writeList(reader: WireReader, start: number, end: number, depth: number
   reader.pos = start;
   while (reader.pos < end) {
     const tag = reader.varint32();
-    if (tag !== 10) {
+    if (tag !== LIST_VALUES) {
       reader.skip(tag, end);
       continue;
     }
@@ -189,6 +207,7 @@ function isProtoKey(bytes: Uint8Array, start: number, end: number): boolean {
 /** Throws UNUSUAL for a key whose place or value in the decoded object JSON.stringify would not keep as written. */
 function checkKey(bytes: Uint8Array, start: number, end: number, keysBase: number): void {
   const length = end - start;
+  if (isProtoKey(bytes, start, end)) throw UNUSUAL;
   if (length > 0 && bytes[start]! >= 0x30 && bytes[start]! <= 0x39) throw UNUSUAL;
   for (let i = start; i < end; i++) if (bytes[i]! > 0x7f) throw UNUSUAL;
   for (let k = keysBase; k < keyTop; k += 2) {

@@ -1,7 +1,7 @@
 import { isoTextOfTime } from "@switchyard/calls";
 import type { JsonBytes } from "./json-bytes.js";
 import { writeStruct } from "./struct-json.js";
-import type { WireReader } from "./wire-reader.js";
+import { UNUSUAL, type WireReader } from "./wire-reader.js";
 
 /** What the caller needs of a call besides its body. */
 export interface WrittenCall {
@@ -71,8 +71,10 @@ const STRUCT_DEPTH = 2;
  * Writes the webhook body of the switchyard.v1.Call at [start, end) of the
  * reader's bytes: byte for byte what `JSON.stringify(webhookBody(call))`
  * gives for the decoded call (webhook-body.ts holds the rules; a property
- * test holds the two equal), without decoding it. Every field is read, the
- * integrations too, so bytes that pass here also decode.
+ * test holds the two equal), without decoding it. Every field the decoder
+ * reads as a message is walked once (the integrations, a screen's properties
+ * and the times too), and any field that occurs twice is left to the decoder,
+ * so bytes that pass here also decode.
  *
  * Throws UNUSUAL, having written part of a body, for anything it leaves to
  * the decoder (see WireReader and struct-json.ts): the caller then decodes
@@ -81,18 +83,22 @@ const STRUCT_DEPTH = 2;
 export function writeWebhookBody(reader: WireReader, start: number, end: number, out: JsonBytes): WrittenCall {
   reader.pos = start;
   reader.fieldRanges(end, callFields);
-  // A oneof: the payload field that comes last counts.
+  // The payload oneof: a call with two payloads is left to the decoder, which reads both.
   let payload = 0;
   for (let field = IDENTIFY; field <= DELETE; field++) {
-    if (callFields[2 * field]! > (payload ? callFields[2 * payload]! : -1)) payload = field;
+    if (!has(callFields, field)) continue;
+    if (payload !== 0) throw UNUSUAL;
+    payload = field;
   }
   const receivedAtMs = has(callFields, RECEIVED_AT)
-    ? reader.timestampMillis(callFields[2 * RECEIVED_AT]!, callFields[2 * RECEIVED_AT + 1]!)
+    ? reader.timestampMillis(startOf(callFields, RECEIVED_AT), endOf(callFields, RECEIVED_AT))
     : NaN;
-  const timestampMs = has(callFields, TIMESTAMP) ? reader.timestampMillis(callFields[2 * TIMESTAMP]!, callFields[2 * TIMESTAMP + 1]!) : NaN;
+  const timestampMs = has(callFields, TIMESTAMP)
+    ? reader.timestampMillis(startOf(callFields, TIMESTAMP), endOf(callFields, TIMESTAMP))
+    : NaN;
   const written: WrittenCall = {
-    messageIdStart: Math.max(0, callFields[2 * MESSAGE_ID]!),
-    messageIdEnd: Math.max(0, callFields[2 * MESSAGE_ID + 1]!),
+    messageIdStart: Math.max(0, startOf(callFields, MESSAGE_ID)),
+    messageIdEnd: Math.max(0, endOf(callFields, MESSAGE_ID)),
     receivedAt: Number.isNaN(receivedAtMs) ? undefined : new Date(receivedAtMs),
     hasPayload: payload !== 0,
     hasIntegrations: has(callFields, INTEGRATIONS),
@@ -104,8 +110,8 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
     return written;
   }
 
-  reader.pos = callFields[2 * payload]!;
-  reader.fieldRanges(callFields[2 * payload + 1]!, payloadFields);
+  reader.pos = startOf(callFields, payload);
+  reader.fieldRanges(endOf(callFields, payload), payloadFields);
   out.raw(OPENINGS[payload]!);
   switch (payload) {
     case PAGE:
@@ -118,6 +124,8 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
     case SCREEN:
       userId(reader, out);
       text(reader, payloadFields, 1, KEYS.name, out);
+      // Table 2.3 shows no properties for a screen, but the decoder reads them: they must decode.
+      if (has(payloadFields, 3)) checkStruct(reader, payloadFields, 3, out, STRUCT_DEPTH + 1);
       break;
     case IDENTIFY:
       userId(reader, out);
@@ -147,33 +155,42 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
   if (isSet(callFields, ANONYMOUS_ID)) text(reader, callFields, ANONYMOUS_ID, KEYS.anonymousId, out);
   if (has(callFields, CONTEXT)) {
     out.raw(KEYS.context);
-    writeStruct(reader, callFields[2 * CONTEXT]!, callFields[2 * CONTEXT + 1]!, STRUCT_DEPTH, out);
+    writeStruct(reader, startOf(callFields, CONTEXT), endOf(callFields, CONTEXT), STRUCT_DEPTH, out);
   }
   out.byte(CLOSE);
   return written;
 }
 
+/** Where a field recorded by WireReader.fieldRanges starts (-1: absent) and ends. */
+function startOf(fields: Int32Array, field: number): number {
+  return fields[2 * field]!;
+}
+
+function endOf(fields: Int32Array, field: number): number {
+  return fields[2 * field + 1]!;
+}
+
 /** Whether a field is present. */
 function has(fields: Int32Array, field: number): boolean {
-  return fields[2 * field]! >= 0;
+  return startOf(fields, field) >= 0;
 }
 
 /** Whether a string field is present and not empty. */
 function isSet(fields: Int32Array, field: number): boolean {
-  return fields[2 * field + 1]! > fields[2 * field]!;
+  return endOf(fields, field) > startOf(fields, field);
 }
 
 /** `key` and a string field's JSON ("" when absent). */
 function text(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes): void {
   out.raw(key);
-  if (has(fields, field)) out.utf8String(reader.bytes, fields[2 * field]!, fields[2 * field + 1]!);
+  if (has(fields, field)) out.utf8String(reader.bytes, startOf(fields, field), endOf(fields, field));
   else out.plainString("");
 }
 
 /** `key` and a Struct field's JSON ({} when absent). */
 function object(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes): void {
   out.raw(key);
-  if (has(fields, field)) writeStruct(reader, fields[2 * field]!, fields[2 * field + 1]!, STRUCT_DEPTH + 1, out);
+  if (has(fields, field)) writeStruct(reader, startOf(fields, field), endOf(fields, field), STRUCT_DEPTH + 1, out);
   else out.raw(EMPTY_OBJECT);
 }
 
@@ -183,8 +200,8 @@ function userId(reader: WireReader, out: JsonBytes): void {
 }
 
 /** Walks a Struct for its errors only: what it writes is dropped. */
-function checkStruct(reader: WireReader, fields: Int32Array, field: number, out: JsonBytes): void {
+function checkStruct(reader: WireReader, fields: Int32Array, field: number, out: JsonBytes, depth = STRUCT_DEPTH): void {
   const mark = out.mark();
-  writeStruct(reader, fields[2 * field]!, fields[2 * field + 1]!, STRUCT_DEPTH, out);
+  writeStruct(reader, startOf(fields, field), endOf(fields, field), depth, out);
   out.rewind(mark);
 }

@@ -127,9 +127,10 @@ export class WireReader {
 
   /**
    * Records where the length-delimited fields 1 to `slots.length / 2 - 1`
-   * of the message at [pos, end) begin and end, the last occurrence of each
-   * (as the generated decoders keep the last), -1 for absent ones; other
-   * fields are skipped. Leaves the cursor at `end`.
+   * of the message at [pos, end) begin and end, -1 for absent ones; other
+   * fields are skipped. A field that occurs twice is left to the decoder: it
+   * reads every occurrence, so an earlier one could make it throw, or run past
+   * its end into the next field. Leaves the cursor at `end`.
    */
   fieldRanges(end: number, slots: Int32Array): void {
     slots.fill(-1);
@@ -138,6 +139,7 @@ export class WireReader {
       const tag = this.varint32();
       const field = tag >>> 3;
       if ((tag & 7) === 2 && field > 0 && field < fields) {
+        if (slots[2 * field] !== -1) throw UNUSUAL;
         const fieldEnd = this.fieldEnd(end);
         slots[2 * field] = this.pos;
         slots[2 * field + 1] = fieldEnd;
