@@ -143,6 +143,11 @@ describe("call scanner", () => {
     ["a string value that is not UTF-8", structField(5, Buffer.concat([key("a"), value(lengthDelimited(3, Buffer.from([0xc3])))]))],
     ["a userId that is not UTF-8", lengthDelimited(2, Buffer.from([0x61, 0xff]))],
     ["an event that is not UTF-8", track(lengthDelimited(1, Buffer.from([0xe2, 0x82])))],
+    // Valid, and read the same by the decoder; the Struct walk's fast path reads one-byte tags only.
+    [
+      "a Struct key whose tag takes two bytes",
+      structField(5, Buffer.concat([Buffer.from([0x8a, 0x00, 0x01]), Buffer.from("a"), value(stringValue("x"))])),
+    ],
   ])("marks %s irregular, so the call is decoded and re-encoded instead", (_name, bytes) => {
     expect(scanCall(bytes).irregular).toBe(true);
   });
