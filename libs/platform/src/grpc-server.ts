@@ -14,6 +14,7 @@ import { descriptorSetBase64 } from "@switchyard/contracts";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import type { Logger } from "pino";
 import { isServiceError } from "./errors.js";
+import { widenFlowControlWindows } from "./grpc-flow-control.js";
 import type { ServerTls } from "./server-tls.js";
 
 export interface GrpcServiceRegistration {
@@ -63,6 +64,10 @@ export async function startGrpcServer(options: {
       error ? reject(error) : resolve(boundPort),
     );
   });
+
+  if (!widenFlowControlWindows(server)) {
+    options.logger.warn("could not widen the gRPC server's HTTP/2 flow-control windows: clients sending large batches will be slower");
+  }
 
   let shuttingDown = false;
   const setAll = (status: "SERVING" | "NOT_SERVING") => {
