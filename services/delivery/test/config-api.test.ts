@@ -243,7 +243,11 @@ describe("write key rotation", () => {
   it("the old key keeps working through the grace period and stops after it; the new key works (HTTP and gRPC ingest)", async () => {
     const ingestUrl = await startIngestHere();
     const { writeKey: oldKey } = await api.createSource({ id: "web" });
-    expect((await track(ingestUrl, oldKey, "m-before")).status).toBe(200);
+    // Ingest is already running: it learns of the new source from its watch of the configuration, moments later.
+    let probe = 0;
+    await waitFor("the new source's key to work", async () => (await track(ingestUrl, oldKey, `m-before-${++probe}`)).status === 200, {
+      intervalMs: 100,
+    });
 
     const graceSeconds = 4;
     const rotated = await api.rotateWriteKey({ sourceId: "web", graceSeconds });
@@ -264,7 +268,6 @@ describe("write key rotation", () => {
     expect(JSON.stringify(stored)).not.toContain(newKey);
 
     // During the grace period both keys work, through both doors (ingest follows the change live).
-    let probe = 0;
     await waitFor("the new key to work", async () => (await track(ingestUrl, newKey, `m-new-${++probe}`)).status === 200, {
       intervalMs: 100,
     });
