@@ -11,7 +11,16 @@
  *     (default: one per core, as SWITCHYARD_WORKERS=auto runs it).
  *  2. raw: JetStream messages per second published by nats.js, one ~600-byte
  *     encoded call per message, each PubAck awaited, at most 256 in flight;
- *     once before the ingest runs and once after, counted together.
+ *     once before the ingest runs and once after, counted together. The
+ *     judged reference publishes over a connection opened exactly as ingest
+ *     opens its own (libs/platform connectBus), so both sides run nats.js
+ *     with the same options. Among them is noAsyncTraces, which spares every
+ *     request a stack capture: ingest makes one request per batch, a per-call
+ *     publisher one per call, so with nats.js's default options the reference
+ *     would be about 1.7 times slower than it needs to be (measured here:
+ *     30-33k against 51-53k publishes/s). That reference, nats.js with its
+ *     defaults, is measured too and reported beside the judged one, since
+ *     results before 2026-11-24 were judged against it.
  *
  * Both sides are timed over comparable stretches, a few seconds each (600,000
  * calls through ingest, 2 × 200,000 raw publishes): this 2-core VM's speed
@@ -42,7 +51,7 @@ import { parseArgs } from "node:util";
 import { jetstream, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { IngestServiceService, type IngestBatchResponse } from "@switchyard/contracts";
-import { basicAuthorization, type BusNames } from "@switchyard/platform";
+import { basicAuthorization, connectBus, createLogger, type BusNames } from "@switchyard/platform";
 import { freePort } from "@switchyard/testkit";
 import {
   machineFacts,
@@ -283,22 +292,37 @@ async function createRawStream(jsm: JetStreamManager, namespace: string): Promis
   return { stream, subject };
 }
 
-async function benchmarkRawJetStream(
-  params: Parameters,
-  nc: NatsConnection,
-  subject: string,
-): Promise<{ rate: Rate; payloadBytes: number }> {
+const RAW_PAYLOADS = encodedCalls(seededRandom(2), 1000);
+
+function meanPayloadBytes(): number {
+  return RAW_PAYLOADS.reduce((sum, payload) => sum + payload.length, 0) / RAW_PAYLOADS.length;
+}
+
+async function benchmarkRawJetStream(params: Parameters, nc: NatsConnection, subject: string, label: string): Promise<Rate> {
   const js = jetstream(nc);
-  const payloads = encodedCalls(seededRandom(2), 1000);
-  const payloadBytes = payloads.reduce((sum, payload) => sum + payload.length, 0) / payloads.length;
   const publish = async (index: number) => {
-    await js.publish(subject, payloads[index % payloads.length]!);
+    await js.publish(subject, RAW_PAYLOADS[index % RAW_PAYLOADS.length]!);
   };
-  console.log(`raw: warming up with ${params.rawWarmupCalls} publishes …`);
+  console.log(`raw (${label}): warming up with ${params.rawWarmupCalls} publishes …`);
   await runLanes(params.rawWindow, params.rawWarmupCalls, publish);
-  console.log(`raw: publishing ${params.rawCalls} messages, at most ${params.rawWindow} in flight …`);
-  const rate = await timed(params.rawCalls, () => runLanes(params.rawWindow, params.rawCalls, publish));
-  return { rate, payloadBytes };
+  console.log(`raw (${label}): publishing ${params.rawCalls} messages, at most ${params.rawWindow} in flight …`);
+  return timed(params.rawCalls, () => runLanes(params.rawWindow, params.rawCalls, publish));
+}
+
+/** Both references, one after the other. */
+async function benchmarkRawReferences(
+  params: Parameters,
+  connections: { likeIngest: NatsConnection; defaultOptions: NatsConnection },
+  subject: string,
+): Promise<RawReferences> {
+  return {
+    likeIngest: await benchmarkRawJetStream(params, connections.likeIngest, subject, "as ingest's nats.js"),
+    defaultOptions: await benchmarkRawJetStream(params, connections.defaultOptions, subject, "nats.js defaults"),
+  };
+}
+
+function rateRecord(rate: Rate): { publishesPerSecond: number; seconds: number } {
+  return { publishesPerSecond: Math.round(rate.perSecond), seconds: Number(rate.seconds.toFixed(3)) };
 }
 
 /** Both runs must have stored exactly what they claim; a shortfall would inflate a rate. */
@@ -309,24 +333,34 @@ async function checkStored(jsm: JetStreamManager, stream: string, expected: numb
 
 // ---------------------------------------------------------------- report
 
-function printSummary(ingestRuns: IngestRun[], raw: Rate): void {
+/** The two raw references: the judged one (nats.js as ingest configures it) and nats.js with its default options. */
+interface RawReferences {
+  likeIngest: Rate;
+  defaultOptions: Rate;
+}
+
+function printSummary(ingestRuns: IngestRun[], raw: RawReferences): void {
   const format = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log("");
   for (const { workers, rate, cpuMicrosPerCall } of ingestRuns) {
-    const label = `ingest, ${workers} worker${workers === 1 ? "" : "s"} (gRPC, durably accepted):`.padEnd(46);
+    const label = `ingest, ${workers} worker${workers === 1 ? "" : "s"} (gRPC, durably accepted):`.padEnd(56);
     const ingestCpu = cpuMicrosPerCall.ingest === undefined ? "?" : cpuMicrosPerCall.ingest.toFixed(1);
     console.log(
-      `${label}${format(rate.perSecond)} calls/s  (${format(rate.count)} calls in ${rate.seconds.toFixed(2)} s, ${(rate.perSecond / raw.perSecond).toFixed(2)}× raw; ` +
+      `${label}${format(rate.perSecond)} calls/s  (${format(rate.count)} calls in ${rate.seconds.toFixed(2)} s, ${(rate.perSecond / raw.likeIngest.perSecond).toFixed(2)}× raw; ` +
         `CPU per call: ingest ${ingestCpu} µs, client ${cpuMicrosPerCall.client.toFixed(1)} µs)`,
     );
   }
-  console.log(
-    `${"raw JetStream publish per call:".padEnd(46)}${format(raw.perSecond)} msgs/s   (${format(raw.count)} msgs in ${raw.seconds.toFixed(2)} s)`,
-  );
+  for (const [label, rate] of [
+    ["raw JetStream publish per call (as ingest's nats.js):", raw.likeIngest],
+    ["raw, nats.js default options (not judged):", raw.defaultOptions],
+  ] as const) {
+    console.log(`${label.padEnd(56)}${format(rate.perSecond)} msgs/s   (${format(rate.count)} msgs in ${rate.seconds.toFixed(2)} s)`);
+  }
   const judged = ingestRuns[0]!;
-  const ratio = judged.rate.perSecond / raw.perSecond;
+  const ratio = judged.rate.perSecond / raw.likeIngest.perSecond;
   console.log(
-    `ratio ingest (${judged.workers} workers) / raw: ${ratio.toFixed(2)}×  (target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? "PASS" : "MISS"})`,
+    `ratio ingest (${judged.workers} workers) / raw: ${ratio.toFixed(2)}×  (target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? "PASS" : "MISS"}); ` +
+      `against nats.js's default options: ${(judged.rate.perSecond / raw.defaultOptions.perSecond).toFixed(2)}×`,
   );
 }
 
@@ -341,8 +375,17 @@ async function main(cleanup: Cleanup): Promise<void> {
   if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names, raw.stream));
   const run: Run = { natsUrl: nats.url, namespace, workspaceFile: await writeWorkspaceFile(cleanup, WORKSPACE), cleanup };
 
+  // Over a connection opened as ingest opens its own; the benchmark's other connection has nats.js's default options.
+  const likeIngest = await connectBus({
+    servers: [nats.url],
+    name: "switchyard-bench-raw",
+    logger: createLogger({ service: "bench", level: "silent" }),
+  });
+  cleanup.add("close the raw reference's connection", () => likeIngest.drain());
+  const references = { likeIngest: likeIngest.nc, defaultOptions: nc };
+
   // Raw before and after the ingest runs, both counted: a machine whose speed drifts during the run favours neither side.
-  const rawBefore = await benchmarkRawJetStream(params, nc, raw.subject);
+  const rawBefore = await benchmarkRawReferences(params, references, raw.subject);
   const ingestRuns: IngestRun[] = [];
   for (const workers of params.workers > 1 ? [1, params.workers] : [1]) {
     ingestRuns.push(await benchmarkIngest(params, run, workers));
@@ -353,13 +396,17 @@ async function main(cleanup: Cleanup): Promise<void> {
     );
   }
 
-  const rawAfter = await benchmarkRawJetStream(params, nc, raw.subject);
-  await checkStored(jsm, raw.stream, 2 * (params.rawWarmupCalls + params.rawCalls));
-  const rawRun = { rate: combined(rawBefore.rate, rawAfter.rate), payloadBytes: rawAfter.payloadBytes };
+  const rawAfter = await benchmarkRawReferences(params, references, raw.subject);
+  await checkStored(jsm, raw.stream, 4 * (params.rawWarmupCalls + params.rawCalls));
+  const rawRates: RawReferences = {
+    likeIngest: combined(rawBefore.likeIngest, rawAfter.likeIngest),
+    defaultOptions: combined(rawBefore.defaultOptions, rawAfter.defaultOptions),
+  };
+  const payloadBytes = meanPayloadBytes();
 
-  printSummary(ingestRuns, rawRun.rate);
+  printSummary(ingestRuns, rawRates);
   const judged = ingestRuns[0]!;
-  const ratio = judged.rate.perSecond / rawRun.rate.perSecond;
+  const ratio = judged.rate.perSecond / rawRates.likeIngest.perSecond;
   const file = await writeResults(
     RESULTS_DIR,
     "ingest",
@@ -377,7 +424,7 @@ async function main(cleanup: Cleanup): Promise<void> {
         rawCalls: params.rawCalls,
         rawWarmupCalls: params.rawWarmupCalls,
         rawWindow: params.rawWindow,
-        rawPayloadBytes: Math.round(rawRun.payloadBytes),
+        rawPayloadBytes: Math.round(payloadBytes),
         storage: "file",
         natsServer: nats.external ? "NATS_URL" : "own nats-server",
         cpuProfiled: params.cpuProfDir !== undefined,
@@ -386,17 +433,21 @@ async function main(cleanup: Cleanup): Promise<void> {
         workers,
         callsPerSecond: Math.round(rate.perSecond),
         seconds: Number(rate.seconds.toFixed(3)),
-        ratio: Number((rate.perSecond / rawRun.rate.perSecond).toFixed(3)),
+        ratio: Number((rate.perSecond / rawRates.likeIngest.perSecond).toFixed(3)),
+        ratioAgainstDefaultOptions: Number((rate.perSecond / rawRates.defaultOptions.perSecond).toFixed(3)),
         ingestCpuMicrosPerCall: cpuMicrosPerCall.ingest === undefined ? null : Number(cpuMicrosPerCall.ingest.toFixed(2)),
         clientCpuMicrosPerCall: Number(cpuMicrosPerCall.client.toFixed(2)),
       })),
       ingestCallsPerSecond: Math.round(judged.rate.perSecond),
-      rawPublishesPerSecond: Math.round(rawRun.rate.perSecond),
-      rawSeconds: Number(rawRun.rate.seconds.toFixed(3)),
-      rawRuns: [rawBefore.rate, rawAfter.rate].map((rate) => ({
-        publishesPerSecond: Math.round(rate.perSecond),
-        seconds: Number(rate.seconds.toFixed(3)),
-      })),
+      rawReference: "nats.js connected as ingest connects (libs/platform connectBus: noAsyncTraces)",
+      rawPublishesPerSecond: Math.round(rawRates.likeIngest.perSecond),
+      rawSeconds: Number(rawRates.likeIngest.seconds.toFixed(3)),
+      rawRuns: [rawBefore.likeIngest, rawAfter.likeIngest].map(rateRecord),
+      rawDefaultOptions: {
+        publishesPerSecond: Math.round(rawRates.defaultOptions.perSecond),
+        runs: [rawBefore.defaultOptions, rawAfter.defaultOptions].map(rateRecord),
+        ratio: Number((judged.rate.perSecond / rawRates.defaultOptions.perSecond).toFixed(3)),
+      },
       ratio: Number(ratio.toFixed(3)),
       target: { ratio: TARGET_RATIO, judgedOnWorkers: judged.workers, pass: ratio >= TARGET_RATIO },
       machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
