@@ -27,9 +27,14 @@
  * drifts by 10-30 % within seconds, and a short window on one side only (it
  * was 1.5 s of ingest against 14 s of raw) made the ratio swing with it.
  *
- * Each ingest run also reports CPU per call (user + system, during the timed
- * part) of the ingest processes and of this benchmark's gRPC client: on a
- * shared machine the rates move with other load, the CPU cost much less. The
+ * Each run also reports CPU time (user + system, during the timed part): per
+ * call, of the ingest processes, this benchmark's gRPC client and nats-server;
+ * per raw message, of the publisher (this process) and nats-server. On a
+ * shared machine the rates move with other load, the CPU cost much less, and
+ * the figures show what bounds each rate: the raw reference is bound by its
+ * one publishing thread, single-worker ingest by its one thread, and both by
+ * the 2 cores that ingest, its client and nats-server share. (Not readable at
+ * NATS_URL, whose nats-server is not this run's process.) The
  * client is a minimal one (lib/grpc-http2-sender.ts), since on this machine
  * its CPU is taken from the service; requests are built, encoded and framed
  * before the clock starts, so only sending, ingest's own work and JetStream
@@ -56,6 +61,7 @@ import { freePort } from "@switchyard/testkit";
 import {
   machineFacts,
   openBenchBus,
+  processCpuMs,
   processTreeCpuMs,
   runBenchmark,
   runLanes,
@@ -91,6 +97,15 @@ interface Rate {
   count: number;
   seconds: number;
   perSecond: number;
+}
+
+/**
+ * A raw reference's rate and the CPU time (user + system, ms) spent on it
+ * during the timed stretch: by the publisher (this process) and by
+ * nats-server (undefined at NATS_URL, whose process is not ours to read).
+ */
+interface MeasuredRate extends Rate {
+  cpu: { publisher: number | undefined; natsServer: number | undefined };
 }
 
 // ---------------------------------------------------------------- options
@@ -143,6 +158,8 @@ async function deleteNamespaceStreams(jsm: JetStreamManager, names: BusNames, ra
 
 interface Run {
   natsUrl: string;
+  /** The run's own nats-server, whose CPU time is read; undefined at NATS_URL. */
+  natsPid: number | undefined;
   namespace: string;
   workspaceFile: string;
   cleanup: Cleanup;
@@ -174,11 +191,33 @@ async function startIngest(params: Parameters, run: Run, workers: number): Promi
 
 // ---------------------------------------------------------------- timing
 
-/** Two runs as one: their calls over their seconds. */
-function combined(a: Rate, b: Rate): Rate {
+/** Two runs as one: their calls over their seconds, their CPU added up. */
+function combined(a: MeasuredRate, b: MeasuredRate): MeasuredRate {
   const count = a.count + b.count;
   const seconds = a.seconds + b.seconds;
-  return { count, seconds, perSecond: count / seconds };
+  const sum = (x: number | undefined, y: number | undefined) => (x === undefined || y === undefined ? undefined : x + y);
+  return {
+    count,
+    seconds,
+    perSecond: count / seconds,
+    cpu: { publisher: sum(a.cpu.publisher, b.cpu.publisher), natsServer: sum(a.cpu.natsServer, b.cpu.natsServer) },
+  };
+}
+
+/** CPU ms between two readings; undefined when either is missing. */
+function cpuBetween(before: number | undefined, after: number | undefined): number | undefined {
+  return before === undefined || after === undefined ? undefined : after - before;
+}
+
+/** CPU ms spent per counted item, in µs. */
+function microsPer(cpuMs: number | undefined, count: number): number | undefined {
+  return cpuMs === undefined ? undefined : (cpuMs * 1000) / count;
+}
+
+/** This process's CPU time so far, in ms. */
+function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 async function timed(count: number, work: () => Promise<void>): Promise<Rate> {
@@ -234,10 +273,11 @@ interface IngestRun {
   meanCallJsonBytes: number;
   /**
    * CPU per measured call, in microseconds (user + system, during the timed
-   * part): the ingest processes (workers included), and this benchmark's gRPC
-   * client. Rates depend on the machine's other load; these less so.
+   * part): the ingest processes (workers included), this benchmark's gRPC
+   * client, and nats-server. Rates depend on the machine's other load; these
+   * less so.
    */
-  cpuMicrosPerCall: { ingest: number | undefined; client: number };
+  cpuMicrosPerCall: { ingest: number | undefined; client: number; natsServer: number | undefined };
 }
 
 /** Starts ingest with `workers` processes, warms it up, times the measured calls, stops it. */
@@ -262,18 +302,18 @@ async function benchmarkIngest(params: Parameters, run: Run, workers: number): P
       `ingest (${workers} workers): sending ${batches * params.batchSize} calls, ${params.concurrency} batches in flight over ${params.channels} channels …`,
     );
     const ingestCpuBefore = await processTreeCpuMs(ingest.pid);
-    const clientCpuBefore = process.cpuUsage();
+    const natsCpuBefore = await processCpuMs(run.natsPid);
+    const clientCpuBefore = ownCpuMs();
     const rate = await timed(batches * params.batchSize, () =>
       ingest.guard(sendAll(senders, measuredRequests, params.concurrency, params.batchSize)),
     );
-    const clientCpu = process.cpuUsage(clientCpuBefore);
+    const clientCpu = ownCpuMs() - clientCpuBefore;
+    const natsCpuAfter = await processCpuMs(run.natsPid);
     const ingestCpuAfter = await processTreeCpuMs(ingest.pid);
     const cpuMicrosPerCall = {
-      ingest:
-        ingestCpuBefore === undefined || ingestCpuAfter === undefined
-          ? undefined
-          : ((ingestCpuAfter - ingestCpuBefore) * 1000) / rate.count,
-      client: (clientCpu.user + clientCpu.system) / rate.count,
+      ingest: microsPer(cpuBetween(ingestCpuBefore, ingestCpuAfter), rate.count),
+      client: (clientCpu * 1000) / rate.count,
+      natsServer: microsPer(cpuBetween(natsCpuBefore, natsCpuAfter), rate.count),
     };
     return { workers, rate, batches: warmupBatches + batches, meanCallJsonBytes: measured.meanCallJsonBytes, cpuMicrosPerCall };
   } finally {
@@ -298,31 +338,52 @@ function meanPayloadBytes(): number {
   return RAW_PAYLOADS.reduce((sum, payload) => sum + payload.length, 0) / RAW_PAYLOADS.length;
 }
 
-async function benchmarkRawJetStream(params: Parameters, nc: NatsConnection, subject: string, label: string): Promise<Rate> {
+async function benchmarkRawJetStream(
+  params: Parameters,
+  nc: NatsConnection,
+  target: { subject: string; natsPid: number | undefined },
+  label: string,
+): Promise<MeasuredRate> {
   const js = jetstream(nc);
   const publish = async (index: number) => {
-    await js.publish(subject, RAW_PAYLOADS[index % RAW_PAYLOADS.length]!);
+    await js.publish(target.subject, RAW_PAYLOADS[index % RAW_PAYLOADS.length]!);
   };
   console.log(`raw (${label}): warming up with ${params.rawWarmupCalls} publishes …`);
   await runLanes(params.rawWindow, params.rawWarmupCalls, publish);
   console.log(`raw (${label}): publishing ${params.rawCalls} messages, at most ${params.rawWindow} in flight …`);
-  return timed(params.rawCalls, () => runLanes(params.rawWindow, params.rawCalls, publish));
+  const natsCpuBefore = await processCpuMs(target.natsPid);
+  const publisherCpuBefore = ownCpuMs();
+  const rate = await timed(params.rawCalls, () => runLanes(params.rawWindow, params.rawCalls, publish));
+  const publisher = ownCpuMs() - publisherCpuBefore;
+  const natsServer = cpuBetween(natsCpuBefore, await processCpuMs(target.natsPid));
+  return { ...rate, cpu: { publisher, natsServer } };
 }
 
 /** Both references, one after the other. */
 async function benchmarkRawReferences(
   params: Parameters,
   connections: { likeIngest: NatsConnection; defaultOptions: NatsConnection },
-  subject: string,
+  target: { subject: string; natsPid: number | undefined },
 ): Promise<RawReferences> {
   return {
-    likeIngest: await benchmarkRawJetStream(params, connections.likeIngest, subject, "as ingest's nats.js"),
-    defaultOptions: await benchmarkRawJetStream(params, connections.defaultOptions, subject, "nats.js defaults"),
+    likeIngest: await benchmarkRawJetStream(params, connections.likeIngest, target, "as ingest's nats.js"),
+    defaultOptions: await benchmarkRawJetStream(params, connections.defaultOptions, target, "nats.js defaults"),
   };
 }
 
 function rateRecord(rate: Rate): { publishesPerSecond: number; seconds: number } {
   return { publishesPerSecond: Math.round(rate.perSecond), seconds: Number(rate.seconds.toFixed(3)) };
+}
+
+function roundedOrNull(value: number | undefined): number | null {
+  return value === undefined ? null : Number(value.toFixed(2));
+}
+
+function cpuRecord(cpu: { publisher: number | undefined; natsServer: number | undefined }): {
+  publisher: number | null;
+  natsServer: number | null;
+} {
+  return { publisher: roundedOrNull(cpu.publisher), natsServer: roundedOrNull(cpu.natsServer) };
 }
 
 /** Both runs must have stored exactly what they claim; a shortfall would inflate a rate. */
@@ -335,8 +396,17 @@ async function checkStored(jsm: JetStreamManager, stream: string, expected: numb
 
 /** The two raw references: the judged one (nats.js as ingest configures it) and nats.js with its default options. */
 interface RawReferences {
-  likeIngest: Rate;
-  defaultOptions: Rate;
+  likeIngest: MeasuredRate;
+  defaultOptions: MeasuredRate;
+}
+
+/** CPU per published message of a raw reference, in µs: the publisher (this process) and nats-server. */
+function rawCpuMicrosPerPublish(rate: MeasuredRate): { publisher: number | undefined; natsServer: number | undefined } {
+  return { publisher: microsPer(rate.cpu.publisher, rate.count), natsServer: microsPer(rate.cpu.natsServer, rate.count) };
+}
+
+function micros(value: number | undefined): string {
+  return value === undefined ? "?" : value.toFixed(1);
 }
 
 function printSummary(ingestRuns: IngestRun[], raw: RawReferences): void {
@@ -344,17 +414,20 @@ function printSummary(ingestRuns: IngestRun[], raw: RawReferences): void {
   console.log("");
   for (const { workers, rate, cpuMicrosPerCall } of ingestRuns) {
     const label = `ingest, ${workers} worker${workers === 1 ? "" : "s"} (gRPC, durably accepted):`.padEnd(56);
-    const ingestCpu = cpuMicrosPerCall.ingest === undefined ? "?" : cpuMicrosPerCall.ingest.toFixed(1);
     console.log(
       `${label}${format(rate.perSecond)} calls/s  (${format(rate.count)} calls in ${rate.seconds.toFixed(2)} s, ${(rate.perSecond / raw.likeIngest.perSecond).toFixed(2)}× raw; ` +
-        `CPU per call: ingest ${ingestCpu} µs, client ${cpuMicrosPerCall.client.toFixed(1)} µs)`,
+        `CPU per call: ingest ${micros(cpuMicrosPerCall.ingest)} µs, client ${micros(cpuMicrosPerCall.client)} µs, nats-server ${micros(cpuMicrosPerCall.natsServer)} µs)`,
     );
   }
   for (const [label, rate] of [
     ["raw JetStream publish per call (as ingest's nats.js):", raw.likeIngest],
     ["raw, nats.js default options (not judged):", raw.defaultOptions],
   ] as const) {
-    console.log(`${label.padEnd(56)}${format(rate.perSecond)} msgs/s   (${format(rate.count)} msgs in ${rate.seconds.toFixed(2)} s)`);
+    const cpu = rawCpuMicrosPerPublish(rate);
+    console.log(
+      `${label.padEnd(56)}${format(rate.perSecond)} msgs/s   (${format(rate.count)} msgs in ${rate.seconds.toFixed(2)} s; ` +
+        `CPU per message: publisher ${micros(cpu.publisher)} µs, nats-server ${micros(cpu.natsServer)} µs)`,
+    );
   }
   const judged = ingestRuns[0]!;
   const ratio = judged.rate.perSecond / raw.likeIngest.perSecond;
@@ -373,7 +446,13 @@ async function main(cleanup: Cleanup): Promise<void> {
   const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
   const raw = await createRawStream(jsm, namespace);
   if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names, raw.stream));
-  const run: Run = { natsUrl: nats.url, namespace, workspaceFile: await writeWorkspaceFile(cleanup, WORKSPACE), cleanup };
+  const run: Run = {
+    natsUrl: nats.url,
+    natsPid: nats.pid,
+    namespace,
+    workspaceFile: await writeWorkspaceFile(cleanup, WORKSPACE),
+    cleanup,
+  };
 
   // Over a connection opened as ingest opens its own; the benchmark's other connection has nats.js's default options.
   const likeIngest = await connectBus({
@@ -385,7 +464,8 @@ async function main(cleanup: Cleanup): Promise<void> {
   const references = { likeIngest: likeIngest.nc, defaultOptions: nc };
 
   // Raw before and after the ingest runs, both counted: a machine whose speed drifts during the run favours neither side.
-  const rawBefore = await benchmarkRawReferences(params, references, raw.subject);
+  const rawTarget = { subject: raw.subject, natsPid: nats.pid };
+  const rawBefore = await benchmarkRawReferences(params, references, rawTarget);
   const ingestRuns: IngestRun[] = [];
   for (const workers of params.workers > 1 ? [1, params.workers] : [1]) {
     ingestRuns.push(await benchmarkIngest(params, run, workers));
@@ -396,7 +476,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     );
   }
 
-  const rawAfter = await benchmarkRawReferences(params, references, raw.subject);
+  const rawAfter = await benchmarkRawReferences(params, references, rawTarget);
   await checkStored(jsm, raw.stream, 4 * (params.rawWarmupCalls + params.rawCalls));
   const rawRates: RawReferences = {
     likeIngest: combined(rawBefore.likeIngest, rawAfter.likeIngest),
@@ -435,16 +515,19 @@ async function main(cleanup: Cleanup): Promise<void> {
         seconds: Number(rate.seconds.toFixed(3)),
         ratio: Number((rate.perSecond / rawRates.likeIngest.perSecond).toFixed(3)),
         ratioAgainstDefaultOptions: Number((rate.perSecond / rawRates.defaultOptions.perSecond).toFixed(3)),
-        ingestCpuMicrosPerCall: cpuMicrosPerCall.ingest === undefined ? null : Number(cpuMicrosPerCall.ingest.toFixed(2)),
-        clientCpuMicrosPerCall: Number(cpuMicrosPerCall.client.toFixed(2)),
+        ingestCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.ingest),
+        clientCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.client),
+        natsServerCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.natsServer),
       })),
       ingestCallsPerSecond: Math.round(judged.rate.perSecond),
       rawReference: "nats.js connected as ingest connects (libs/platform connectBus: noAsyncTraces)",
       rawPublishesPerSecond: Math.round(rawRates.likeIngest.perSecond),
       rawSeconds: Number(rawRates.likeIngest.seconds.toFixed(3)),
       rawRuns: [rawBefore.likeIngest, rawAfter.likeIngest].map(rateRecord),
+      rawCpuMicrosPerPublish: cpuRecord(rawCpuMicrosPerPublish(rawRates.likeIngest)),
       rawDefaultOptions: {
         publishesPerSecond: Math.round(rawRates.defaultOptions.perSecond),
+        cpuMicrosPerPublish: cpuRecord(rawCpuMicrosPerPublish(rawRates.defaultOptions)),
         runs: [rawBefore.defaultOptions, rawAfter.defaultOptions].map(rateRecord),
         ratio: Number((judged.rate.perSecond / rawRates.defaultOptions.perSecond).toFixed(3)),
       },

@@ -31,12 +31,12 @@ export class Cleanup {
 }
 
 /** NATS_URL when set (the run then uses a unique namespace there), else an own nats-server on a free port. */
-export async function startNats(cleanup: Cleanup): Promise<{ url: string; external: boolean }> {
+export async function startNats(cleanup: Cleanup): Promise<{ url: string; external: boolean; pid: number | undefined }> {
   const external = process.env.NATS_URL;
-  if (external) return { url: external, external: true };
+  if (external) return { url: external, external: true, pid: undefined };
   const server = await NatsServer.start();
   cleanup.add("stop nats-server", () => server.dispose());
-  return { url: server.url, external: false };
+  return { url: server.url, external: false, pid: server.pid };
 }
 
 /**
@@ -62,7 +62,7 @@ export function runBenchmark(main: (cleanup: Cleanup) => Promise<void>): void {
 
 /** The run's NATS (see startNats), a fresh namespace on it, and a connection closed at clean-up. */
 export async function openBenchBus(cleanup: Cleanup): Promise<{
-  nats: { url: string; external: boolean };
+  nats: { url: string; external: boolean; pid: number | undefined };
   namespace: string;
   names: BusNames;
   nc: NatsConnection;

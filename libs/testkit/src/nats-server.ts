@@ -40,6 +40,11 @@ export class NatsServer {
     return this.process !== undefined;
   }
 
+  /** The server's process id while it runs (benchmarks read its CPU time). */
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
   async start(): Promise<void> {
     if (this.process) return;
     const child = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.storeDir, ...this.args], {

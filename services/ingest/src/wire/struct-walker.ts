@@ -111,12 +111,62 @@ function structSize(reader: WireReader, start: number, end: number, level: numbe
       continue;
     }
     const entryEnd = delimitedValueEnd(reader, pos + 1, end);
+    const entryStart = delimitedValueStart;
     enterMessage(level + 1);
-    membersSize += entrySize(reader, delimitedValueStart, entryEnd, level + 1, notes);
+    const leafSize = level + 2 <= MAX_MESSAGE_LEVEL ? leafEntrySize(buf, entryStart, entryEnd) : NOT_A_LEAF;
+    membersSize += leafSize !== NOT_A_LEAF ? leafSize : entrySize(reader, entryStart, entryEnd, level + 1, notes);
     members++;
     pos = entryEnd;
   }
   return containerSize(members, membersSize);
+}
+
+/** leafEntrySize's answer for an entry it leaves to entrySize. */
+const NOT_A_LEAF = -1;
+
+/**
+ * The JSON size of a map entry in the layout nearly every entry has, or
+ * NOT_A_LEAF: a key and then a Value holding a string, number, bool or null,
+ * each in its canonical encoding with one-byte lengths, and nothing else. Such
+ * an entry is measured here without a call per field; every other entry (a
+ * nested Struct or list, longer text, anything irregular or malformed) goes
+ * to entrySize, which reads it from the start again and applies every rule.
+ */
+function leafEntrySize(buf: Buffer, start: number, end: number): number {
+  // Key: tag, one-byte length, text.
+  if (end - start < 4 || buf[start] !== ENTRY_KEY) return NOT_A_LEAF;
+  const keyLength = buf[start + 1]!;
+  const keyStart = start + 2;
+  const keyEnd = keyStart + keyLength;
+  // Value: tag and one-byte length, which must close the entry exactly.
+  if (keyLength >= 0x80 || keyEnd + 2 > end || buf[keyEnd] !== ENTRY_VALUE || keyEnd + 2 + buf[keyEnd + 1]! !== end) return NOT_A_LEAF;
+  const kind = keyEnd + 2;
+  let valueSize: number;
+  switch (buf[kind]) {
+    case VALUE_STRING: {
+      const length = buf[kind + 1]!;
+      if (kind + 2 + length !== end) return NOT_A_LEAF;
+      valueSize = jsonStringSize(buf, kind + 2, end);
+      break;
+    }
+    case VALUE_NUMBER:
+      if (kind + 9 !== end) return NOT_A_LEAF;
+      valueSize = jsonNumberSize(buf.readDoubleLE(kind + 1));
+      break;
+    case VALUE_BOOL:
+      if (kind + 2 !== end || buf[kind + 1]! > 1) return NOT_A_LEAF;
+      valueSize = buf[kind + 1] === 1 ? TRUE_JSON_SIZE : FALSE_JSON_SIZE;
+      break;
+    case VALUE_NULL:
+      if (kind + 2 !== end || buf[kind + 1] !== 0) return NOT_A_LEAF;
+      valueSize = NULL_JSON_SIZE;
+      break;
+    default:
+      return NOT_A_LEAF;
+  }
+  const keySize = jsonStringSize(buf, keyStart, keyEnd);
+  if (valueSize === INVALID_UTF8 || keySize === INVALID_UTF8 || isProtoKey(buf, keyStart, keyEnd)) return NOT_A_LEAF;
+  return memberSize(keySize, valueSize);
 }
 
 /** Skips the field at `pos` with the reader, which refuses a malformed one; marks the walk irregular. Returns where the field ends. */
