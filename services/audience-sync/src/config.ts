@@ -4,6 +4,8 @@ import { z } from "zod";
 export const DEFAULT_GRPC_PORT = 50053;
 export const DEFAULT_OPS_PORT = 9103;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+/** Holds the states of a few audiences of a million members (about 14 MB each). */
+export const DEFAULT_STATE_CACHE_MB = 64;
 
 export const audienceSyncEnvSchema = commonEnvSchema.extend({
   AUDIENCE_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
@@ -14,6 +16,12 @@ export const audienceSyncEnvSchema = commonEnvSchema.extend({
   SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(10 * 60_000),
   SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(7 * 24 * 3600_000),
   SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS),
+  /** Memory for the state blobs of recent syncs, so the next sync need not read them back (0: none). */
+  AUDIENCE_STATE_CACHE_MB: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be an integer")
+    .min(0, "must be 0 or more")
+    .default(DEFAULT_STATE_CACHE_MB),
 });
 
 export type AudienceSyncConfig = z.output<typeof audienceSyncEnvSchema>;

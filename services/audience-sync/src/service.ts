@@ -18,6 +18,7 @@ import {
 import { audienceApi } from "./audience-api.js";
 import { CallEmitter } from "./call-emitter.js";
 import type { AudienceSyncConfig } from "./config.js";
+import { CommittedStateCache } from "./committed-state-cache.js";
 import { deletionApi } from "./deletion-api.js";
 import { AudienceMetrics } from "./metrics.js";
 import { audienceServiceDefinition } from "./snapshot-chunk.js";
@@ -61,7 +62,7 @@ async function startWithOps(config: AudienceSyncConfig, logger: Logger, ops: Ops
   const objects = await new Objm(js).create(names.audienceStateObjects, { replicas });
 
   const emitter = new CallEmitter(js, names);
-  const store = new StateStore(metaKv, objects);
+  const store = new StateStore(metaKv, objects, new CommittedStateCache(config.AUDIENCE_STATE_CACHE_MB * 1024 * 1024));
   const metrics = new AudienceMetrics(ops.registry);
   const engine = new SyncEngine({ workspace, store, emitter, metrics, logger });
   const adminToken = config.SWITCHYARD_ADMIN_TOKEN;

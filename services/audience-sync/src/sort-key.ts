@@ -7,9 +7,9 @@
 export const HASH_BITS = 30;
 /** The most entries one snapshot may carry. */
 export const MAX_SNAPSHOT_ENTRIES = 2 ** 23;
-const RADIX_BITS = 11;
-const RADIX = 1 << RADIX_BITS;
-const RADIX_MASK = RADIX - 1;
+/** The widest digit a radix pass sorts by: 2^11 counters, two passes for the 22 bits within a bucket. */
+const MAX_DIGIT_BITS = 11;
+const MIN_DIGIT_BITS = 4;
 
 export function userHash(userId: string): number {
   let hash = 0x811c9dc5;
@@ -44,21 +44,31 @@ export function compareKeys(hashA: number, idA: string, hashB: number, idB: stri
 /**
  * The positions 0 … hashes.length - 1 in (hash, userId) order, for hashes
  * that differ only in their low `bits` bits: a stable LSD radix sort of those
- * bits, 11 a pass, then each run of equal hashes (rare: a few hundred per
- * million) sorted with `compareIds(positionA, positionB)`.
+ * bits, then each run of equal hashes (rare: a few hundred per million)
+ * sorted with `compareIds(positionA, positionB)`.
+ *
+ * Each pass clears and sums one counter per digit value, so the digit is
+ * sized to the input: up to 11 bits (two passes for a bucket's 22 bits) for
+ * the thousands of entries a bucket holds at a million members, fewer bits
+ * and a pass more for the few hundred it holds at 100,000, where 2^11
+ * counters a pass would cost more than the entries.
  */
 export function sortedOrder(hashes: Uint32Array, compareIds: (a: number, b: number) => number, bits = HASH_BITS): Uint32Array {
   let order = new Uint32Array(hashes.length);
   let spare = new Uint32Array(hashes.length);
   for (let i = 0; i < order.length; i++) order[i] = i;
-  const counts = new Uint32Array(RADIX + 1);
-  for (let shift = 0; shift < bits; shift += RADIX_BITS) {
+  const widest = Math.min(MAX_DIGIT_BITS, Math.max(MIN_DIGIT_BITS, Math.ceil(Math.log2(hashes.length + 1))));
+  const digitBits = Math.ceil(bits / Math.ceil(bits / widest)); // the same width for every pass
+  const radix = 1 << digitBits;
+  const mask = radix - 1;
+  const counts = new Uint32Array(radix + 1);
+  for (let shift = 0; shift < bits; shift += digitBits) {
     counts.fill(0);
-    for (let i = 0; i < order.length; i++) counts[((hashes[order[i]!]! >>> shift) & RADIX_MASK) + 1]!++;
-    for (let digit = 1; digit <= RADIX; digit++) counts[digit]! += counts[digit - 1]!;
+    for (let i = 0; i < order.length; i++) counts[((hashes[order[i]!]! >>> shift) & mask) + 1]!++;
+    for (let digit = 1; digit <= radix; digit++) counts[digit]! += counts[digit - 1]!;
     for (let i = 0; i < order.length; i++) {
       const position = order[i]!;
-      spare[counts[(hashes[position]! >>> shift) & RADIX_MASK]!++] = position;
+      spare[counts[(hashes[position]! >>> shift) & mask]!++] = position;
     }
     [order, spare] = [spare, order];
   }

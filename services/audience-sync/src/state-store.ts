@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
 import { ServiceError } from "@switchyard/platform";
+import type { CommittedStateCache } from "./committed-state-cache.js";
 
 export type SyncKind = "audience" | "trait";
 
@@ -41,6 +42,7 @@ export class StateStore {
   constructor(
     private readonly metaKv: KV,
     private readonly objects: ObjectStore,
+    private readonly committed: CommittedStateCache,
   ) {}
 
   /**
@@ -48,12 +50,14 @@ export class StateStore {
    * streamed in) is taken as it is when the record has not changed since.
    */
   async load(kind: SyncKind, sourceId: string, trait: string, prefetched?: LoadedState): Promise<LoadedState> {
-    const entry = await this.metaKv.get(metaKey(kind, sourceId, trait));
+    const key = metaKey(kind, sourceId, trait);
+    const entry = await this.metaKv.get(key);
     if (!entry || entry.operation !== "PUT") return { meta: undefined, revision: 0, blob: undefined };
     if (prefetched && prefetched.revision === entry.revision) return prefetched;
     const meta = entry.json<StateMeta>();
-    const blob = meta.object ? await this.read(meta.object) : undefined;
-    if (meta.object && !blob) throw new Error(`audience state object ${meta.object} is missing`);
+    if (!meta.object) return { meta, revision: entry.revision, blob: undefined };
+    const blob = this.committed.get(key, entry.revision) ?? (await this.read(meta.object));
+    if (!blob) throw new Error(`audience state object ${meta.object} is missing`);
     return { meta, revision: entry.revision, blob };
   }
 
@@ -64,16 +68,20 @@ export class StateStore {
     return object;
   }
 
-  /** Makes a staged state current, unless another sync changed the state since `previous` was loaded. */
+  /**
+   * Makes a staged state current, unless another sync changed the state since
+   * `previous` was loaded. `blob` is the staged object's content, kept in
+   * memory for the next sync (it must not change afterwards).
+   */
   async commit(
     kind: SyncKind,
     sourceId: string,
     trait: string,
     previous: LoadedState,
     syncId: string,
-    object: string,
-    total: number,
+    staged: { object: string; blob: Buffer; total: number },
   ): Promise<void> {
+    const { object, total } = staged;
     const key = metaKey(kind, sourceId, trait);
     const meta: StateMeta = {
       object,
@@ -82,8 +90,11 @@ export class StateStore {
       updatedAt: new Date().toISOString(),
     };
     try {
-      if (previous.revision === 0) await this.metaKv.create(key, JSON.stringify(meta));
-      else await this.metaKv.update(key, JSON.stringify(meta), previous.revision);
+      const revision =
+        previous.revision === 0
+          ? await this.metaKv.create(key, JSON.stringify(meta))
+          : await this.metaKv.update(key, JSON.stringify(meta), previous.revision);
+      this.committed.set(key, revision, staged.blob);
     } catch (error) {
       await this.discard(object);
       throw new ServiceError("FAILED_PRECONDITION", "another sync of this audience finished first; retry this sync", { cause: error });

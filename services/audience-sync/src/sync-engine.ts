@@ -111,7 +111,7 @@ export class SyncEngine {
       throw error;
     }
     const total = stateCount(blob);
-    await store.commit(kind, sourceId, trait, previous, syncId, await staged, total);
+    await store.commit(kind, sourceId, trait, previous, syncId, { object: await staged, blob, total });
     this.deps.logger.info({ kind, sourceId, trait, syncId, total, emitted }, "sync applied");
     return { trait, total, emitted, alreadyApplied: false };
   }

@@ -32,6 +32,8 @@ export interface AudienceFixture {
   client: AudienceClient;
   /** Stops audience-sync and starts a fresh one (state must come from JetStream). */
   restartAudienceSync(): Promise<void>;
+  /** Starts a second audience-sync on the same bus, as an operator running two instances would; stopped at dispose. */
+  startSecondAudienceSync(): Promise<AudienceClient>;
   /** Resolves once delivery has handled everything on the calls stream. */
   deliveredAll(): Promise<void>;
   dispose(): Promise<void>;
@@ -71,6 +73,7 @@ export async function startAudienceFixture(workspace: unknown): Promise<Audience
       logger,
     );
   let audienceSync = await startSync();
+  const extraInstances: { service: AudienceSyncHandle; client: AudienceClient }[] = [];
   let client = new AudienceClient(`127.0.0.1:${audienceSync.grpcPort}`);
 
   const fixture: AudienceFixture = {
@@ -89,6 +92,12 @@ export async function startAudienceFixture(workspace: unknown): Promise<Audience
       fixture.audienceSync = audienceSync;
       fixture.client = client;
     },
+    startSecondAudienceSync: async () => {
+      const second = await startSync();
+      const secondClient = new AudienceClient(`127.0.0.1:${second.grpcPort}`);
+      extraInstances.push({ service: second, client: secondClient });
+      return secondClient;
+    },
     deliveredAll: async () => {
       await waitFor(
         "delivery to handle every call",
@@ -102,6 +111,10 @@ export async function startAudienceFixture(workspace: unknown): Promise<Audience
     dispose: async () => {
       fixture.client.close();
       await fixture.audienceSync.stop().catch(() => {});
+      for (const extra of extraInstances) {
+        extra.client.close();
+        await extra.service.stop().catch(() => {});
+      }
       await delivery.stop().catch(() => {});
       await nc.close();
       await nats.dispose();

@@ -87,6 +87,27 @@ describe("audience sync, end to end to a real receiver", () => {
     await expectDeliveries(1015);
   });
 
+  it("diffs against the state another instance committed, never a stale copy of its own", async () => {
+    // Each instance keeps the state it committed last in memory; B's commit must make A's copy unusable.
+    const instanceB = await fixture.startSecondAudienceSync();
+    const viaA1 = await fixture.client.audienceSnapshot(header("sync-a1"), members(0, 100));
+    expect(viaA1.summary).toMatchObject({ total: 100, emitted: 100 });
+    const viaB = await instanceB.audienceSnapshot(header("sync-b"), members(50, 150));
+    expect(viaB.summary).toMatchObject({ total: 100, emitted: 100 }); // 50 left, 50 joined
+    // Against B's state (50-149): 50-99 leave, 150-199 join. Against A's stale 0-99 it would be 200 changes.
+    const viaA2 = await fixture.client.audienceSnapshot(header("sync-a2"), members(100, 200));
+    expect(viaA2.summary).toMatchObject({ total: 100, emitted: 100 });
+    const viaA3 = await fixture.client.audienceSnapshot(header("sync-a3"), members(100, 201));
+    expect(viaA3.summary).toMatchObject({ total: 101, emitted: 1 });
+    await expectDeliveries(301);
+    const finalValues = received("high_value_users");
+    // Sorted: delivery may hand two calls to one user from different syncs over in either order.
+    expect(finalValues.get("user-0")?.slice().sort()).toEqual([false, true]);
+    expect(finalValues.get("user-75")?.slice().sort()).toEqual([false, true]);
+    expect(finalValues.get("user-120")).toEqual([true]);
+    expect(finalValues.get("user-200")).toEqual([true]);
+  });
+
   it("a sync cut off mid-stream changes nothing, and repeating it whole emits each change once", async () => {
     await fixture.client.audienceSnapshot(header("base"), members(0, 100));
     await expectDeliveries(100);
