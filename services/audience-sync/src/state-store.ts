@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
 import { ServiceError } from "@switchyard/platform";
@@ -89,16 +90,27 @@ export class StateStore {
       recentSyncIds: [...(previous.meta?.recentSyncIds ?? []), syncId].slice(-RECENT_SYNC_IDS),
       updatedAt: new Date().toISOString(),
     };
+    let revision: number;
     try {
-      const revision =
+      revision =
         previous.revision === 0
           ? await this.metaKv.create(key, JSON.stringify(meta))
           : await this.metaKv.update(key, JSON.stringify(meta), previous.revision);
-      this.committed.set(key, revision, staged.blob);
     } catch (error) {
-      await this.discard(object);
-      throw new ServiceError("FAILED_PRECONDITION", "another sync of this audience finished first; retry this sync", { cause: error });
+      if (isRevisionConflict(error)) {
+        await this.discard(object);
+        throw new ServiceError("FAILED_PRECONDITION", "another sync of this audience finished first; retry this sync", { cause: error });
+      }
+      // No answer (say the connection dropped): the record may have changed all the same.
+      const current = await this.metaKv.get(key).catch(() => undefined);
+      if (current?.operation !== "PUT" || current.json<StateMeta>().object !== object) {
+        // Not known to be current, so the object stays: discarding one the record points at
+        // would lose the audience's state, while an unused one costs only its space.
+        throw new ServiceError("UNAVAILABLE", "the new audience state could not be made current; retry this sync", { cause: error });
+      }
+      revision = current.revision;
     }
+    this.committed.set(key, revision, staged.blob);
     // The replaced object is removed in the background: the sync is complete without waiting for it.
     if (previous.meta?.object && previous.meta.object !== object) this.inBackground(this.discard(previous.meta.object));
   }
@@ -144,6 +156,14 @@ export class StateStore {
     if (error) throw error;
     return blob;
   }
+}
+
+/** The compare-and-set lost: the record is not at the revision the sync started from. */
+function isRevisionConflict(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
 }
 
 /** KV keys and object names stay within NATS's allowed characters whatever the source and trait are called. */
