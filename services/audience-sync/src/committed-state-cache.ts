@@ -4,36 +4,43 @@
  * reading it back from the object store (at 100,000 members that read was
  * about half a re-sync's time).
  *
- * An entry is tied to the KV revision its commit produced. A lookup names the
- * revision the state record has now, so a state that anything else changed
- * since (another audience-sync instance, a later sync) is never served from
- * here: its revision differs, and the caller reads the object as before.
+ * An entry is tied to the KV revision its commit produced and to the object it
+ * made current. A lookup names both as the state record has them now, so a
+ * state that anything else changed since (another audience-sync instance, a
+ * later sync, a bucket deleted and made again) is never served from here: the
+ * caller reads the object as before.
  *
  * Bounded by bytes, least recently used first out: a process keeping a
- * thousand audiences must not keep every member list in memory.
+ * thousand audiences must not keep every member list in memory. A blob is
+ * counted by the memory it keeps alive (a small one is a slice of Node's
+ * shared 8 KiB pool) plus the entry's own overhead.
  */
+/** The key, the object name and the Map entry: a rough figure, so that many tiny entries still count. */
+const ENTRY_OVERHEAD_BYTES = 256;
+
 export class CommittedStateCache {
   /** In least recently used first order (a Map iterates in insertion order). */
-  private readonly entries = new Map<string, { revision: number; blob: Buffer }>();
+  private readonly entries = new Map<string, { revision: number; object: string; blob: Buffer; bytes: number }>();
   private bytes = 0;
 
   constructor(readonly budgetBytes: number) {}
 
-  /** The blob committed as `revision` of `key`, or undefined. */
-  get(key: string, revision: number): Buffer | undefined {
+  /** The blob committed as `revision` of `key`, making `object` current; or undefined. */
+  get(key: string, revision: number, object: string): Buffer | undefined {
     const entry = this.entries.get(key);
-    if (!entry || entry.revision !== revision) return undefined;
+    if (!entry || entry.revision !== revision || entry.object !== object) return undefined;
     this.entries.delete(key);
     this.entries.set(key, entry);
     return entry.blob;
   }
 
-  /** Remembers the blob a commit made current as `revision`; replaces what `key` had. The blob must not change afterwards. */
-  set(key: string, revision: number, blob: Buffer): void {
+  /** Remembers the blob a commit made current (`object`, as `revision`); replaces what `key` had. The blob must not change afterwards. */
+  set(key: string, revision: number, object: string, blob: Buffer): void {
     this.delete(key);
-    if (blob.length > this.budgetBytes) return;
-    this.entries.set(key, { revision, blob });
-    this.bytes += blob.length;
+    const bytes = Math.max(blob.length, blob.buffer.byteLength) + ENTRY_OVERHEAD_BYTES;
+    if (bytes > this.budgetBytes) return;
+    this.entries.set(key, { revision, object, blob, bytes });
+    this.bytes += bytes;
     for (const [oldestKey] of this.entries) {
       if (this.bytes <= this.budgetBytes) break;
       this.delete(oldestKey);
@@ -44,7 +51,7 @@ export class CommittedStateCache {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    this.bytes -= entry.blob.length;
+    this.bytes -= entry.bytes;
   }
 
   get size(): { entries: number; bytes: number } {

@@ -18,9 +18,9 @@ describe("sortedOrder", () => {
   }
 
   it("sorts only the low bits it is told differ, and breaks ties of equal hashes by id", () => {
-    // Equal top bits, as within one of the collector's buckets; many equal hashes.
-    const ids = Array.from({ length: 3_000 }, (_, i) => `id-${(i * 31) % 3_000}`);
-    const hashes = Uint32Array.from(ids, (id, i) => (5 << 22) | (userHash(id) & 0x3f) | ((i % 3) << 10));
+    // Equal top bits, as within one of the collector's buckets; every low bit varies, and one in ten shares a hash.
+    const ids = Array.from({ length: 3_000 }, (_, i) => `id-${(i * 31) % 3_000}-${i}`);
+    const hashes = Uint32Array.from(ids, (id, i) => (5 << 22) | (i % 10 === 0 ? 0x2a5a5 : userHash(id) & 0x3fffff));
     const compareIds = (a: number, b: number) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : 0);
     expect([...sortedOrder(hashes, compareIds, HASH_BITS - 8)]).toEqual(referenceOrder(hashes, ids));
   });

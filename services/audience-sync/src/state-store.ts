@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
@@ -57,14 +57,20 @@ export class StateStore {
     if (prefetched && prefetched.revision === entry.revision) return prefetched;
     const meta = entry.json<StateMeta>();
     if (!meta.object) return { meta, revision: entry.revision, blob: undefined };
-    const blob = this.committed.get(key, entry.revision) ?? (await this.read(meta.object));
+    const blob = this.committed.get(key, entry.revision, meta.object) ?? (await this.read(meta.object));
     if (!blob) throw new Error(`audience state object ${meta.object} is missing`);
     return { meta, revision: entry.revision, blob };
   }
 
-  /** Writes a new state as an object of its own, not yet current; returns the object's name for commit() or discard(). */
+  /**
+   * Writes a new state as an object of its own, not yet current; returns the
+   * object's name for commit() or discard(). Every attempt gets a name of its
+   * own, even a repeat of the same sync running at the same time (a client
+   * retrying on another instance): the loser of the two commits then removes
+   * only its own object, never the one the winner made current.
+   */
   async stage(kind: SyncKind, sourceId: string, trait: string, syncId: string, blob: Buffer): Promise<string> {
-    const object = `${metaKey(kind, sourceId, trait)}.${digest(syncId)}`;
+    const object = `${metaKey(kind, sourceId, trait)}.${digest(syncId)}.${randomBytes(6).toString("hex")}`;
     await this.objects.putBlob({ name: object, options: { max_chunk_size: OBJECT_CHUNK_BYTES } }, blob);
     return object;
   }
@@ -110,7 +116,7 @@ export class StateStore {
       }
       revision = current.revision;
     }
-    this.committed.set(key, revision, staged.blob);
+    this.committed.set(key, revision, object, staged.blob);
     // The replaced object is removed in the background: the sync is complete without waiting for it.
     if (previous.meta?.object && previous.meta.object !== object) this.inBackground(this.discard(previous.meta.object));
   }
