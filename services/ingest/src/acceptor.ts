@@ -52,11 +52,9 @@ export class CallAcceptor {
     }
     const receivedAt = new Date();
     const acceptTime = new AcceptTime(receivedAt);
-    const batchId = resolveBatchId(
-      request.batchId,
-      request.calls.map((call) => call.clientMessageId),
-    );
+    const clientBatchId = request.batchId;
     const accepted: EncodedCall[] = [];
+    const acceptedClientMessageIds: (string | undefined)[] = [];
     const messageIds: string[] = [];
     const rejections: Rejection[] = [];
 
@@ -66,10 +64,12 @@ export class CallAcceptor {
         rejections.push(check.rejection);
         return;
       }
-      const messageId = check.messageId ?? (request.batchId ? derivedMessageId(request.source.id, batchId, index) : randomUUID());
+      const messageId = check.messageId ?? (clientBatchId ? derivedMessageId(request.source.id, clientBatchId, index) : randomUUID());
       messageIds.push(messageId);
+      acceptedClientMessageIds.push(call.clientMessageId);
       accepted.push(call.encode(messageId, acceptTime));
     });
+    const batchId = resolveBatchId(clientBatchId, acceptedClientMessageIds);
 
     if (rejections.length > 0) {
       for (const rejection of rejections) this.metrics.callsRejected(request.transport, rejection.rule);

@@ -11,6 +11,8 @@ describe("batch ids", () => {
     expect(resolveBatchId(undefined, ["m1", "m2"])).toBe(first);
     expect(resolveBatchId(undefined, ["m2", "m1"])).not.toBe(first);
     expect(resolveBatchId(undefined, ["m1m2"])).not.toBe(resolveBatchId(undefined, ["m1", "m2"]));
+    expect(resolveBatchId(undefined, ["a\nb"])).not.toBe(resolveBatchId(undefined, ["a", "b"]));
+    expect(resolveBatchId(undefined, ["1:a"])).not.toBe(resolveBatchId(undefined, ["1:", "a"]));
   });
 
   it("makes a fresh id when some call has no messageId of its own", () => {

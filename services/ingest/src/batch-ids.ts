@@ -2,14 +2,18 @@ import { createHash, randomUUID } from "node:crypto";
 
 /**
  * The id a batch is de-duplicated by. A client's id is kept; otherwise, when
- * every call carries the client's own messageId, a digest of them makes a
- * re-sent batch recognisable (Segment SDKs set messageIds but no batch id).
+ * every accepted call carries the client's own messageId, a digest of them
+ * makes a re-sent batch recognisable (Segment SDKs set messageIds but no batch
+ * id). Only the accepted calls count: a client that fixes a refused call and
+ * sends the batch again sends different calls, which must be stored, not taken
+ * for a repeat of the first attempt.
  */
-export function resolveBatchId(clientBatchId: string | undefined, clientMessageIds: (string | undefined)[]): string {
+export function resolveBatchId(clientBatchId: string | undefined, acceptedClientMessageIds: (string | undefined)[]): string {
   if (clientBatchId) return clientBatchId;
-  if (clientMessageIds.length > 0 && clientMessageIds.every((id) => id !== undefined && id !== "")) {
+  if (acceptedClientMessageIds.length > 0 && acceptedClientMessageIds.every((id) => id !== undefined && id !== "")) {
     const digest = createHash("sha256");
-    for (const id of clientMessageIds) digest.update(`${id}\n`);
+    // Length-prefixed, so no two lists of ids digest the same text.
+    for (const id of acceptedClientMessageIds) digest.update(`${Buffer.byteLength(id!)}:${id}`);
     return `d-${digest.digest("hex").slice(0, 32)}`;
   }
   return randomUUID();

@@ -220,6 +220,17 @@ describe("Segment-compatible HTTP API", () => {
       });
       expect((await storedCalls()).map((c) => c.userId || c.anonymousId)).toEqual(["u1", "a3"]);
     });
+
+    it("a batch sent again with its refused call fixed stores the fixed call; sent once more, nothing new", async () => {
+      const good = { type: "track", userId: "u1", event: "Good", messageId: "m-good" };
+      const first = await post("/v1/batch", { batch: [good, { type: "track", userId: "u2", messageId: "m-fixed" }] });
+      expect(first.body).toMatchObject({ success: true, accepted: 1, rejected: [{ index: 1, field: "event" }] });
+      const fixedBatch = { batch: [good, { type: "track", userId: "u2", event: "Fixed", messageId: "m-fixed" }] };
+      expect((await post("/v1/batch", fixedBatch)).body).toEqual({ success: true });
+      expect((await post("/v1/batch", fixedBatch)).body).toEqual({ success: true });
+      // The second batch is new (its accepted calls differ from the first's); the third repeats it and is stored once.
+      expect((await storedCalls()).map((c) => c.messageId)).toEqual(["m-good", "m-good", "m-fixed"]);
+    });
   });
 
   it("answers 404 for unknown paths and 405 for other methods", async () => {
