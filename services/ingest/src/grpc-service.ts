@@ -10,7 +10,14 @@ import type { IngestMetrics } from "./metrics.js";
 import type { WireBatchRequest, WireCallRequest } from "./wire/ingest-requests.js";
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+/**
+ * White space at either end of a batch id: NATS trims it from the Nats-Msg-Id
+ * header, so "x " would be de-duplicated against "x" and silently dropped.
+ * (\s is JavaScript's white space and line terminators; U+0085 is white space
+ * to the server's Go as well, and a control character here.)
+ */
+const EDGE_WHITE_SPACE = /^\s|\s$/;
 
 export function ingestGrpcService(deps: {
   workspace: WorkspaceView;
@@ -40,6 +47,8 @@ export function ingestGrpcService(deps: {
       // It becomes part of the Nats-Msg-Id header, where a line break would end the header early.
       if (CONTROL_CHARACTER.test(request.batchId))
         throw new ServiceError("INVALID_ARGUMENT", "batch_id: must not contain control characters");
+      if (EDGE_WHITE_SPACE.test(request.batchId))
+        throw new ServiceError("INVALID_ARGUMENT", "batch_id: must not begin or end with white space");
       const calls = grpcBatchCalls(request.calls);
       const result = await acceptor.accept({ source, transport: "grpc", batchId: request.batchId || undefined, calls });
       return {

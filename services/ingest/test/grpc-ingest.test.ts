@@ -151,7 +151,7 @@ describe("gRPC ingest", () => {
 
   it("refuses a batch id with control characters, naming the field, and publishes nothing", async () => {
     // The batch id goes into the Nats-Msg-Id header; a line break there broke the publish (UNAVAILABLE after a timeout).
-    for (const batchId of ["line\nbreak", "\r\nNats-Expected-Stream: X", "nul\u0000", "tab\t"]) {
+    for (const batchId of ["line\nbreak", "\r\nNats-Expected-Stream: X", "nul\u0000", "tab\t", "next-line\u0085"]) {
       await expectGrpcError(
         fixture.grpc.ingestBatch({ batchId, calls: [trackCall(0)] }),
         status.INVALID_ARGUMENT,
@@ -160,6 +160,19 @@ describe("gRPC ingest", () => {
     }
     expect(await readCallBatches(fixture.nc, fixture.names)).toHaveLength(0);
     expect((await fixture.grpc.ingestBatch({ batchId: "ünïcode is fine", calls: [trackCall(0)] })).accepted).toBe(1);
+  });
+
+  it("refuses a batch id with white space at either end, which NATS would trim into another batch's id", async () => {
+    expect((await fixture.grpc.ingestBatch({ batchId: "x", calls: [trackCall(0)] })).accepted).toBe(1);
+    for (const batchId of ["x ", " x", "x\u00a0", "x\u2028", "\u3000x"]) {
+      await expectGrpcError(
+        fixture.grpc.ingestBatch({ batchId, calls: [trackCall(1)] }),
+        status.INVALID_ARGUMENT,
+        /^batch_id: must not begin or end with white space/,
+      );
+    }
+    expect((await fixture.grpc.ingestBatch({ batchId: "white space inside is fine", calls: [trackCall(2)] })).duplicate).toBe(false);
+    expect(await readCallBatches(fixture.nc, fixture.names)).toHaveLength(2);
   });
 
   it("answers UNAUTHENTICATED for a missing or wrong write key and publishes nothing", async () => {

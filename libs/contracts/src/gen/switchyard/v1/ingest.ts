@@ -26,9 +26,10 @@ export const protobufFileName = "switchyard/v1/ingest.proto";
 
 export interface IngestBatchRequest {
   /**
-   * Stable id of this batch, kept across retries (up to 128 characters).
-   * A batch re-sent with the same id within the duplicate window is stored
-   * once. When empty, ingest derives the id from the calls' message ids.
+   * Stable id of this batch, kept across retries (up to 128 characters, no
+   * control characters, no white space at either end). A batch re-sent with
+   * the same id within the duplicate window is stored once. When empty,
+   * ingest derives the id from the accepted calls' message ids.
    */
   batchId: string;
   calls: Call[];
