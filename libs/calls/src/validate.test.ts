@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_CALL_BYTES } from "./limits.js";
+import { MAX_BATCH_BYTES, MAX_BATCH_CALLS, MAX_CALL_BYTES, SMALLEST_CALL_JSON_BYTES } from "./limits.js";
 import { checkCall } from "./validate.js";
 
 function rejectionOf(raw: unknown) {
@@ -94,5 +94,18 @@ describe("checkCall", () => {
   it("refuses a call nested too deeply to serialise (max_depth) instead of throwing", () => {
     const properties = JSON.parse(`{"v":${"[".repeat(50_000)}${"]".repeat(50_000)}}`) as unknown;
     expect(rejectionOf({ type: "track", userId: "u", event: "E", properties })).toMatchObject({ field: "", rule: "max_depth" });
+  });
+});
+
+describe("the batch call-count limit", () => {
+  it("rests on a call the rules accept, and on none smaller being possible", () => {
+    expect(checkCall({ type: "page", userId: "a" }, 0).ok).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify({ type: "page", userId: "a" }))).toBe(SMALLEST_CALL_JSON_BYTES);
+    // Without an id, or with an empty one, even the shortest type is refused.
+    expect(checkCall({ type: "page" }, 0).ok).toBe(false);
+    expect(checkCall({ type: "page", userId: "" }, 0).ok).toBe(false);
+    expect(MAX_BATCH_CALLS * SMALLEST_CALL_JSON_BYTES).toBeLessThanOrEqual(MAX_BATCH_BYTES);
+    expect((MAX_BATCH_CALLS + 1) * SMALLEST_CALL_JSON_BYTES).toBeGreaterThan(MAX_BATCH_BYTES);
+    expect(MAX_BATCH_CALLS).toBe(18_285); // as docs/api.md and the IngestService comment state it
   });
 });

@@ -54,7 +54,11 @@ export class WireCall implements IncomingCall {
 export class MalformedCall implements IncomingCall {
   readonly clientMessageId = undefined;
 
-  constructor(private readonly problem: string) {}
+  /** `wireBytes`: its size in the request, which counts toward the batch limit in place of JSON it does not have. */
+  constructor(
+    private readonly problem: string,
+    readonly wireBytes: number,
+  ) {}
 
   check(index: number): IncomingCheck {
     return {
@@ -76,7 +80,7 @@ export function grpcCall(bytes: Buffer): GrpcCall {
   try {
     scanned = scanCall(bytes);
   } catch (error) {
-    if (error instanceof MalformedWireError) return new MalformedCall(error.message);
+    if (error instanceof MalformedWireError) return new MalformedCall(error.message, bytes.length);
     throw error;
   }
   if (!scanned.irregular && scanned.jsonSizeBound <= MAX_CALL_BYTES) return new WireCall(scanned);
@@ -89,7 +93,7 @@ function decodedCall(bytes: Buffer): JsonCall | MalformedCall {
     call = Call.decode(bytes);
   } catch (error) {
     // Not expected after a successful scan, which is stricter than the decoder; refuse the call rather than the request.
-    return new MalformedCall(error instanceof Error ? error.message : "cannot be decoded");
+    return new MalformedCall(error instanceof Error ? error.message : "cannot be decoded", bytes.length);
   }
   const json = protoCallToJson(call);
   return new JsonCall(json, jsonSizeOf(json));
@@ -98,7 +102,8 @@ function decodedCall(bytes: Buffer): JsonCall | MalformedCall {
 /**
  * The calls of one IngestBatch request. Throws INVALID_ARGUMENT when they are
  * over 500 KB of JSON in all: the bounds decide when they are under, exact
- * sizes otherwise. A malformed call has no JSON and counts 0.
+ * sizes otherwise. A malformed call has no JSON and counts its bytes instead,
+ * so a request cannot carry any amount of them for free.
  */
 export function grpcBatchCalls(callBytes: readonly Buffer[]): GrpcCall[] {
   const calls = callBytes.map(grpcCall);
@@ -112,7 +117,7 @@ export function grpcBatchCalls(callBytes: readonly Buffer[]): GrpcCall[] {
 }
 
 function exactSizeOf(call: JsonCall | MalformedCall): number {
-  return call instanceof JsonCall ? (call.jsonBytes ?? 0) : 0;
+  return call instanceof JsonCall ? (call.jsonBytes ?? 0) : call.wireBytes;
 }
 
 function jsonSizeOf(json: unknown): number {

@@ -4,6 +4,7 @@ import type { IngestBatchResponse, IngestCallResponse } from "@switchyard/contra
 import { isServiceError, ServiceError, unaryHandler, type Logger, type WorkspaceView } from "@switchyard/platform";
 import type { CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
+import { tooManyCalls } from "./batch-limits.js";
 import type { IngestServiceWireServer } from "./grpc-definition.js";
 import { grpcBatchCalls, grpcCall } from "./grpc-calls.js";
 import type { IngestMetrics } from "./metrics.js";
@@ -42,6 +43,8 @@ export function ingestGrpcService(deps: {
       const source = authenticate(workspace, authorizationOf(metadata));
       if (!request.ok) throw new ServiceError("INVALID_ARGUMENT", `request: is not a valid IngestBatchRequest (${request.problem})`);
       if (request.calls.length === 0) throw new ServiceError("INVALID_ARGUMENT", "calls: a batch needs at least one call");
+      const overCount = tooManyCalls("calls", request.calls.length);
+      if (overCount) throw new ServiceError("INVALID_ARGUMENT", overCount);
       if (request.batchId.length > MAX_ID_LENGTH)
         throw new ServiceError("INVALID_ARGUMENT", `batch_id: must be at most ${MAX_ID_LENGTH} characters`);
       // It becomes part of the Nats-Msg-Id header, where a line break would end the header early.

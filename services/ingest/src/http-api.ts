@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from "node:https";
 import { CALL_TYPES } from "@switchyard/contracts";
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES, type Rejection } from "@switchyard/calls";
+import { tooManyCalls } from "./batch-limits.js";
 import { isServiceError, type Logger, type ServerTls, type WorkspaceView } from "@switchyard/platform";
 import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
@@ -138,6 +139,8 @@ function batchRequest(json: unknown): ParsedRequest {
   if (!isObject(json)) return { error: 'body: must be a JSON object with a "batch" array' };
   const { batch, context, integrations } = json;
   if (!Array.isArray(batch) || batch.length === 0) return { error: "batch: must be a non-empty array of calls" };
+  const overCount = tooManyCalls("batch", batch.length);
+  if (overCount) return { error: overCount };
   // Segment applies batch-level context and integrations to every call; the call's own keys win.
   const calls = batch.map((call: unknown) => {
     if (!isObject(call)) return call;

@@ -1,4 +1,5 @@
 import { credentials, Metadata, status, type ServiceError as GrpcError } from "@grpc/grpc-js";
+import { MAX_BATCH_CALLS } from "@switchyard/calls";
 import { Call, IngestBatchResponse, IngestServiceClient, IngestServiceService } from "@switchyard/contracts";
 import { basicAuthorization } from "@switchyard/platform";
 import { readCallBatches } from "@switchyard/testkit";
@@ -82,6 +83,25 @@ describe("gRPC ingest from raw protobuf bytes", () => {
     expect(published[0]?.receivedAt?.getTime()).not.toBe(5_000);
     expect(published[0]?.receivedAt).toEqual(stored?.batch.receivedAt);
     expect(published[0]?.context).toEqual({ ip: "203.0.113.7" });
+  });
+
+  it("counts a malformed call's bytes toward the 500 KB batch limit, and refuses more calls than any batch can hold", async () => {
+    const garbage = Buffer.alloc(100 * 1024, 0xff); // not a Call: 0xff starts a varint that never ends well
+    const overWithGarbage = Buffer.concat(
+      [trackCall({ messageId: "m-ok" }), ...Array.from({ length: 6 }, () => garbage)].map((c) => lengthDelimited(2, c)),
+    );
+    const sizeError = await grpcErrorOf(sendRaw(IngestServiceService.ingestBatch.path, overWithGarbage));
+    expect(status[sizeError.code]).toBe("INVALID_ARGUMENT");
+    expect(sizeError.details).toMatch(/500 KB/);
+
+    // A few bytes each: without the count limit, each would have cost a refusal object and a line of the answer.
+    const tiny = lengthDelimited(2, Buffer.from([0x08]));
+    const countError = await grpcErrorOf(
+      sendRaw(IngestServiceService.ingestBatch.path, Buffer.concat(Array.from({ length: MAX_BATCH_CALLS + 1 }, () => tiny))),
+    );
+    expect(status[countError.code]).toBe("INVALID_ARGUMENT");
+    expect(countError.details).toMatch(new RegExp(`^calls: a batch holds at most ${MAX_BATCH_CALLS} calls`));
+    expect(await readCallBatches(fixture.nc, fixture.names)).toHaveLength(0);
   });
 
   it("refuses a request that is not a valid IngestBatchRequest with INVALID_ARGUMENT", async () => {

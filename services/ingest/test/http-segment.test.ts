@@ -1,5 +1,6 @@
 import { gzipSync } from "node:zlib";
 import { Analytics } from "@segment/analytics-node";
+import { MAX_BATCH_CALLS } from "@switchyard/calls";
 import { readCallBatches } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
@@ -219,6 +220,16 @@ describe("Segment-compatible HTTP API", () => {
         ],
       });
       expect((await storedCalls()).map((c) => c.userId || c.anonymousId)).toEqual(["u1", "a3"]);
+    });
+
+    it("a batch of more calls than any batch can hold, refused at once", async () => {
+      const response = await post("/v1/batch", { batch: Array.from({ length: MAX_BATCH_CALLS + 1 }, () => ({})) });
+      expect(response.status).toBe(400);
+      expect(response.body.error).toEqual({
+        code: "invalid_request",
+        message: expect.stringMatching(new RegExp(`^batch: a batch holds at most ${MAX_BATCH_CALLS} calls`)),
+      });
+      expect(await storedCalls()).toEqual([]);
     });
 
     it("a batch sent again with its refused call fixed stores the fixed call; sent once more, nothing new", async () => {

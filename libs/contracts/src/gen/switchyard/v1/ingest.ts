@@ -603,7 +603,7 @@ export const IngestCallResponse: MessageFns<IngestCallResponse> = {
  *
  * Status codes: UNAUTHENTICATED for a missing or unknown write key,
  * INVALID_ARGUMENT for a request that is wrong as a whole (empty batch, over
- * 500 KB, an invalid single call), UNAVAILABLE when JetStream did not confirm
+ * 500 KB or 18,285 calls, an invalid single call), UNAVAILABLE when JetStream did not confirm
  * the publish (retry with the same batch_id: it is stored once),
  * RESOURCE_EXHAUSTED when rate limited.
  */
