@@ -15,7 +15,7 @@ export { runService } from "./run-service.js";
 export { loadServerTls } from "./server-tls.js";
 export type { ServerTls, TlsEnv } from "./server-tls.js";
 export { exitOnSignals } from "./shutdown.js";
-export { DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from "./streams.js";
+export { CALLS_MAX_MESSAGE_BYTES, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from "./streams.js";
 export type { CallsStreamOptions } from "./streams.js";
 export { applyWorkspaceFile, readWorkspaceFile, workspaceRecords } from "./workspace/apply-file.js";
 export { openConfigBucket } from "./workspace/bucket.js";

@@ -20,6 +20,12 @@ export const DEFAULT_CALLS_STREAM_OPTIONS: CallsStreamOptions = {
  * Creates the calls stream, or brings an existing one to the wanted settings.
  * Every service calls this at start-up, so the start order does not matter.
  */
+/**
+ * The largest message the calls stream takes, headers included. A batch is at
+ * most 500 KB of JSON; ingest splits the rare one whose protobuf is larger.
+ */
+export const CALLS_MAX_MESSAGE_BYTES = 1024 * 1024;
+
 export async function ensureCallsStream(jsm: JetStreamManager, names: BusNames, options: CallsStreamOptions): Promise<void> {
   const config: StreamSettings = {
     name: names.callsStream,
@@ -30,8 +36,7 @@ export async function ensureCallsStream(jsm: JetStreamManager, names: BusNames, 
     duplicate_window: nanos(options.duplicateWindowMs),
     max_age: nanos(options.maxAgeMs),
     num_replicas: options.replicas,
-    // A batch is at most 500 KB of calls; leave room for protobuf framing and headers.
-    max_msg_size: 1024 * 1024,
+    max_msg_size: CALLS_MAX_MESSAGE_BYTES,
   };
   await upsertStream(jsm, config);
 }

@@ -6,7 +6,7 @@ import type { IncomingCall } from "./incoming-call.js";
 import type { IngestMetrics, Transport } from "./metrics.js";
 import type { BatchPublisher } from "./publisher.js";
 import type { IngestRateLimiter } from "./rate-limit.js";
-import { encodeCallBatch, type EncodedCall } from "./wire/call-batch-encoder.js";
+import { encodeCallBatchParts, type EncodedCall } from "./wire/call-batch-encoder.js";
 import { AcceptTime } from "./wire/pass-through-call.js";
 
 export interface AcceptRequest {
@@ -80,16 +80,22 @@ export class CallAcceptor {
     if (accepted.length === 0) return { batchId, messageIds, rejections, duplicate: false };
 
     const sourceId = request.source.id;
-    const payload = encodeCallBatch({ batchId, sourceId, receivedAt }, accepted);
+    const parts = encodeCallBatchParts({ batchId, sourceId, receivedAt }, accepted, this.publisher.maxPayloadBytes());
     let duplicate: boolean;
     try {
-      ({ duplicate } = await this.publisher.publish({ batchId, sourceId, payload }));
+      // Nearly always one message. A batch in parts is stored once every part is; a retry stores only the missing ones.
+      const results = await Promise.all(
+        parts.map(({ payload, first, last }) =>
+          this.publisher.publish({ batchId, sourceId, payload, ...(parts.length > 1 ? { part: { first, last } } : {}) }),
+        ),
+      );
+      duplicate = results.every((result) => result.duplicate);
     } catch (error) {
       this.metrics.callsRejected(request.transport, "unavailable", accepted.length);
       throw error;
     }
     this.metrics.callsAccepted(request.transport, accepted.length, duplicate);
-    this.logger.debug({ sourceId, batchId, accepted: accepted.length, duplicate }, "batch published");
+    this.logger.debug({ sourceId, batchId, accepted: accepted.length, messages: parts.length, duplicate }, "batch published");
     return { batchId, messageIds, rejections, duplicate };
   }
 }

@@ -1,22 +1,28 @@
 import { headers } from "@nats-io/nats-core";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/contracts";
-import { ServiceError, type BusConnection, type BusNames } from "@switchyard/platform";
+import { CALLS_MAX_MESSAGE_BYTES, ServiceError, type BusConnection, type BusNames } from "@switchyard/platform";
 import type { IngestMetrics } from "./metrics.js";
 
 const BATCH_TYPE = "switchyard.v1.CallBatch";
+/** Room left in a message for its headers (Nats-Msg-Id with a batch id of up to 128 characters, the type). */
+const HEADER_ROOM_BYTES = 2048;
 
 /** A batch ready to publish: `payload` is the encoded switchyard.v1.CallBatch. */
 export interface EncodedBatch {
   batchId: string;
   sourceId: string;
   payload: Uint8Array;
+  /** Which of the batch's accepted calls this message holds, when the batch is published in parts. */
+  part?: { first: number; last: number };
 }
 
 /**
  * Publishes accepted batches to the calls stream and reports only what
  * JetStream confirmed. Nats-Msg-Id is "<source>:<batch id>", so a re-sent
- * batch inside the duplicate window is stored once.
+ * batch inside the duplicate window is stored once; a part of a batch too
+ * large for one message adds "#calls=<first>-<last>" (positions among the
+ * accepted calls), so a re-send split the same way is stored once too.
  */
 export class BatchPublisher {
   private inFlight = 0;
@@ -40,7 +46,9 @@ export class BatchPublisher {
     const started = performance.now();
     try {
       const ack = await this.js.publish(this.names.callsSubject(batch.sourceId), batch.payload, {
-        msgID: `${batch.sourceId}:${batch.batchId}`,
+        msgID: batch.part
+          ? `${batch.sourceId}:${batch.batchId}#calls=${batch.part.first}-${batch.part.last}`
+          : `${batch.sourceId}:${batch.batchId}`,
         headers: header,
         timeout: this.timeoutMs,
       });
@@ -53,6 +61,11 @@ export class BatchPublisher {
       this.inFlight--;
       if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     }
+  }
+
+  /** The largest CallBatch payload one message may carry: the calls stream's limit or the server's, less room for headers. */
+  maxPayloadBytes(): number {
+    return Math.min(CALLS_MAX_MESSAGE_BYTES, this.bus.nc.info?.max_payload ?? CALLS_MAX_MESSAGE_BYTES) - HEADER_ROOM_BYTES;
   }
 
   /** Resolves once no publish is waiting for its acknowledgement. */

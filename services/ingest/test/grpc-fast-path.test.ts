@@ -28,6 +28,11 @@ class CapturingPublisher {
     this.published.push(batch);
     return Promise.resolve({ duplicate: false, sequence: this.published.length });
   }
+
+  /** Every batch here in one message, so the comparison sees it whole (splitting is tested on its own). */
+  maxPayloadBytes(): number {
+    return Number.MAX_SAFE_INTEGER;
+  }
 }
 
 type Outcome =

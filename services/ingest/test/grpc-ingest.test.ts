@@ -110,6 +110,29 @@ describe("gRPC ingest", () => {
     expect(stored[0]?.batch.calls).toHaveLength(5);
   });
 
+  it("stores a valid batch whose protobuf outgrows one bus message in parts, and a re-send of it once", async () => {
+    // 2,000 zeros are 4 KB of JSON but 22 KB of protobuf (11 bytes a google.protobuf.Value): 60 such calls are
+    // 240 KB of JSON, well within the 500 KB limit, and 1.3 MB on the bus, over its 1 MiB message limit.
+    const calls = Array.from({ length: 60 }, (_, i) =>
+      trackCall(i, {
+        messageId: `m-${i}`,
+        payload: { $case: "track", value: { event: "Samples", properties: { l: Array(2_000).fill(0) } } },
+      }),
+    );
+    const first = await fixture.grpc.ingestBatch({ batchId: "big-numbers", calls });
+    expect(first).toMatchObject({ accepted: 60, duplicate: false, rejections: [] });
+    const again = await fixture.grpc.ingestBatch({ batchId: "big-numbers", calls });
+    expect(again).toMatchObject({ accepted: 60, duplicate: true });
+
+    const stored = await readCallBatches(fixture.nc, fixture.names);
+    expect(stored.length).toBeGreaterThan(1);
+    expect(stored.flatMap((message) => message.batch.calls.map((call) => call.messageId))).toEqual(calls.map((call) => call.messageId));
+    expect(new Set(stored.map((message) => message.batch.batchId))).toEqual(new Set(["big-numbers"]));
+    expect(stored.map((message) => message.msgId)).toEqual(
+      stored.map((message) => expect.stringMatching(new RegExp(`^${message.batch.sourceId}:big-numbers#calls=\\d+-\\d+$`))),
+    );
+  });
+
   it("keeps the valid calls of a mixed batch and reports each rejected one", async () => {
     const calls: Call[] = [
       trackCall(0),

@@ -2,7 +2,7 @@ import { Call, CallBatch } from "@switchyard/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { anyText, call } from "../../test/call-arbitraries.js";
-import { EncodedCallBytes, encodeCallBatch } from "./call-batch-encoder.js";
+import { EncodedCallBytes, encodeCallBatch, encodeCallBatchParts } from "./call-batch-encoder.js";
 import { scanCall } from "./call-scanner.js";
 import { AcceptTime, PassThroughCall } from "./pass-through-call.js";
 import { WireReader } from "./wire-reader.js";
@@ -88,5 +88,27 @@ describe("CallBatch encoder", () => {
     const [stored] = CallBatch.decode(encodeCallBatch({ batchId: "b", sourceId: "s", receivedAt }, [passed])).calls;
     expect(stored?.receivedAt).toEqual(receivedAt);
     expect(stored?.messageId).toBe("m");
+  });
+
+  it("splits a batch too large for one message into runs of calls that each fit, in order, and keeps one that fits whole", () => {
+    fc.assert(
+      fc.property(fc.array(call, { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 4_000 }), (calls, maxBytes) => {
+        const header = { batchId: "b", sourceId: "s", receivedAt: new Date(1_700_000_000_000) };
+        const encoded = calls.map((value) => new EncodedCallBytes(Call.encode(value).finish()));
+        const parts = encodeCallBatchParts(header, encoded, maxBytes);
+        const whole = encodeCallBatch(header, encoded);
+        if (whole.length <= maxBytes) expect(parts.map((part) => part.payload)).toEqual([whole]);
+        // Consecutive runs covering every call once; each over the limit only when it is a single call.
+        expect(parts.map(({ first, last }) => [first, last]).flat()).toEqual(
+          parts.flatMap((_, index) => [index === 0 ? 0 : parts[index - 1]!.last + 1, parts[index]!.last]),
+        );
+        expect(parts.at(-1)!.last).toBe(calls.length - 1);
+        for (const part of parts) if (part.last > part.first) expect(part.payload.length).toBeLessThanOrEqual(maxBytes);
+        const decoded = parts.flatMap((part) => CallBatch.decode(part.payload));
+        expect(decoded.flatMap((batch) => batch.calls)).toEqual(CallBatch.decode(whole).calls);
+        expect(new Set(decoded.map((batch) => batch.batchId))).toEqual(new Set(["b"]));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
