@@ -38,8 +38,14 @@ export class RetryQueue {
     private readonly names: BusNames,
   ) {}
 
-  /** One call after a failed round (or a replayed dead letter). The id names the call, the destination and the attempt count. */
-  async schedule(task: DeliveryTask, idSuffix = String(task.attemptsBefore)): Promise<void> {
+  /**
+   * One call after a failed round (or a replayed dead letter). The id names
+   * the call, the destination, the retry window and the attempt count: a redo
+   * of the same round after a crash repeats it, while a replayed dead letter,
+   * which starts a new window at attempt 0, does not collide with the retries
+   * of its first run inside the duplicate window (JetStream would drop it).
+   */
+  async schedule(task: DeliveryTask, idSuffix = `${task.windowStart?.getTime() ?? ""}:${task.attemptsBefore}`): Promise<void> {
     await this.js.publish(this.names.retrySubject(task.destinationId), DeliveryTask.encode(task).finish(), {
       msgID: `${task.call?.messageId ?? ""}:${task.destinationId}:${idSuffix}`,
       headers: timingHeaders(TASK_TYPE, task),

@@ -115,6 +115,27 @@ describe("retries", () => {
     expect(await deadLetters(f)).toEqual([]);
   });
 
+  it("retries a replayed dead letter that fails again right away (its retry is not taken for the first run's)", async () => {
+    // First run: 500, then 404 (permanent): a retry named after attempt 1, then a dead letter.
+    const [receiver] = await receiversAnswering(500);
+    const answers = [500, 404, 503, 200];
+    receiver!.respond((_request, index) => ({ status: answers[index] ?? 200 }));
+    const f = await start([receiver!.url()]);
+    await f.publishCalls("web", [busCall("m-replayed", trackPayload())]);
+    const [entry] = await waitFor("a dead letter", async () => {
+      const list = await deadLetters(f);
+      return list.length > 0 ? list : undefined;
+    });
+    expect(entry!.deadLetter?.reason).toBe("permanent_failure");
+
+    // Replayed well within the duplicate window: the 503 schedules a retry at attempt 1 again, in a new window.
+    expect((await f.admin.replayDeadLetters({ sequences: [entry!.sequence] })).replayed).toBe(1);
+    await waitFor("the retry after the replay", () => receiver!.requests.length === 4, { timeoutMs: 15_000 });
+    await f.settled();
+    expect(receiver!.requests.map((request) => request.json.messageId)).toEqual(Array(4).fill("m-replayed"));
+    expect(await deadLetters(f)).toEqual([]);
+  });
+
   it("defers a failing destination's calls together, dead-letters each at the window's end, and replays them all", async () => {
     const [receiver] = await receiversAnswering(500);
     // The first failure trips the breaker, so the second batch is deferred without a request.
