@@ -65,7 +65,10 @@ export class Retries {
     const windowEnd = (timing.windowStartMs ?? now) + this.deps.windowMs;
     const notBefore = timing.notBeforeMs ?? now;
     if (notBefore > now + EARLY_TOLERANCE_MS) {
-      message.nak(nakDelay(now, notBefore - now, windowEnd));
+      // Not due, and its window is over (calls deferred again near its end can be due after it):
+      // waiting longer would only bring it back every millisecond (nakDelay stops at the window's end).
+      if (now >= windowEnd) await this.deadLetter(message, work(), "window_exhausted");
+      else message.nak(nakDelay(now, notBefore - now, windowEnd));
       return;
     }
 
@@ -147,10 +150,10 @@ export class Retries {
     const still = rest.filter((_, index) => !sent[index]);
     if (still.length === 0) return;
     const gate = this.deps.gates.for(destination.id);
-    await this.deps.retryQueue.defer(
-      { ...group, calls: still.map((round) => round.call.call()), notBefore: new Date(Date.now() + gate.retryLaterMs()) },
-      `retry-${message.seq}`,
-    );
+    // Not after the window's end, so they get one more chance then rather than none.
+    const windowEnd = (group.windowStart?.getTime() ?? Date.now()) + this.deps.windowMs;
+    const notBefore = new Date(Math.min(Date.now() + gate.retryLaterMs(), windowEnd));
+    await this.deps.retryQueue.defer({ ...group, calls: still.map((round) => round.call.call()), notBefore }, `retry-${message.seq}`);
     this.deps.metrics.deferred(still.length);
   }
 }

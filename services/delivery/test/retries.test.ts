@@ -2,6 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { ListDeadLettersRequest, type DeadLetterEntry, type DeliveryAttempt } from "@switchyard/contracts";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import { RetryQueue } from "../src/retry-queue.js";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
 
 let fixture: DeliveryFixture | undefined;
@@ -134,6 +135,29 @@ describe("retries", () => {
     await f.settled();
     expect(receiver!.requests.map((request) => request.json.messageId)).toEqual(Array(4).fill("m-replayed"));
     expect(await deadLetters(f)).toEqual([]);
+  });
+
+  it("dead-letters deferred calls at once when their window is over though their time has not come", async () => {
+    // Deferred again near the end of the window, calls can be due after it; they must not come back every millisecond until then.
+    const [receiver] = await receiversAnswering(200);
+    const f = await start([receiver!.url()], { DELIVERY_RETRY_WINDOW_MS: "2000" });
+    const now = Date.now();
+    await new RetryQueue(f.js, f.names).defer(
+      {
+        calls: [busCall("m-late", trackPayload())],
+        sourceId: "web",
+        destinationId: "hook",
+        windowStart: new Date(now - 3_000),
+        notBefore: new Date(now + 120_000),
+      },
+      "test-late",
+    );
+    const [entry] = await waitFor("the dead letter", async () => {
+      const list = await deadLetters(f);
+      return list.length > 0 ? list : undefined;
+    });
+    expect(entry!.deadLetter).toMatchObject({ reason: "window_exhausted", task: { call: { messageId: "m-late" } } });
+    expect(receiver!.requests).toHaveLength(0);
   });
 
   it("defers a failing destination's calls together, dead-letters each at the window's end, and replays them all", async () => {
