@@ -17,15 +17,15 @@ export const DEFAULT_CALLS_STREAM_OPTIONS: CallsStreamOptions = {
 };
 
 /**
- * Creates the calls stream, or brings an existing one to the wanted settings.
- * Every service calls this at start-up, so the start order does not matter.
- */
-/**
  * The largest message the calls stream takes, headers included. A batch is at
  * most 500 KB of JSON; ingest splits the rare one whose protobuf is larger.
  */
 export const CALLS_MAX_MESSAGE_BYTES = 1024 * 1024;
 
+/**
+ * Creates the calls stream, or brings an existing one to the wanted settings.
+ * Every service calls this at start-up, so the start order does not matter.
+ */
 export async function ensureCallsStream(jsm: JetStreamManager, names: BusNames, options: CallsStreamOptions): Promise<void> {
   const config: StreamSettings = {
     name: names.callsStream,

@@ -2,10 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from "node:https";
 import { CALL_TYPES } from "@switchyard/contracts";
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES, type Rejection } from "@switchyard/calls";
-import { tooManyCalls } from "./batch-limits.js";
 import { isServiceError, type Logger, type ServerTls, type WorkspaceView } from "@switchyard/platform";
 import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
+import { tooManyCalls } from "./batch-limits.js";
 import { readBody } from "./http-body.js";
 import { JsonCall } from "./json-call.js";
 import type { IngestMetrics } from "./metrics.js";
