@@ -103,20 +103,18 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
   const retries = new Retries({ workspace, sender, gates, settler, retryQueue, metrics, windowMs: schedule.windowMs, logger });
 
   const consumerOptions = { heartbeatMs: 10_000, failureDelayMs: 1_000 };
-  const callsConsumer = new ConcurrentConsumer(
-    await (await js.consumers.get(names.callsStream, CALLS_CONSUMER)).consume({ max_messages: config.DELIVERY_BATCH_CONCURRENCY * 2 }),
+  const callsConsumer = ConcurrentConsumer.start(
+    await js.consumers.get(names.callsStream, CALLS_CONSUMER),
     (message) => firstAttempts.handle(message),
     { ...consumerOptions, concurrency: config.DELIVERY_BATCH_CONCURRENCY },
     logger,
   );
-  const retryConsumer = new ConcurrentConsumer(
-    await (await js.consumers.get(names.retryStream, RETRY_CONSUMER)).consume({ max_messages: config.DELIVERY_RETRY_CONCURRENCY * 2 }),
+  const retryConsumer = ConcurrentConsumer.start(
+    await js.consumers.get(names.retryStream, RETRY_CONSUMER),
     (message) => retries.handle(message),
     { ...consumerOptions, concurrency: config.DELIVERY_RETRY_CONCURRENCY },
     logger,
   );
-  callsConsumer.start();
-  retryConsumer.start();
 
   const grpc = await startGrpcServer({
     host: config.HOST,
