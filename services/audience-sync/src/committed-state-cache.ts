@@ -1,3 +1,6 @@
+/** The key, the object name and the Map entry: a rough figure, so that many tiny entries still count. */
+const ENTRY_OVERHEAD_BYTES = 256;
+
 /**
  * The state blobs this process committed most recently, so that the next sync
  * of the same audience or trait diffs against the blob in memory instead of
@@ -15,9 +18,6 @@
  * counted by the memory it keeps alive (a small one is a slice of Node's
  * shared 8 KiB pool) plus the entry's own overhead.
  */
-/** The key, the object name and the Map entry: a rough figure, so that many tiny entries still count. */
-const ENTRY_OVERHEAD_BYTES = 256;
-
 export class CommittedStateCache {
   /** In least recently used first order (a Map iterates in insertion order). */
   private readonly entries = new Map<string, { revision: number; object: string; blob: Buffer; bytes: number }>();

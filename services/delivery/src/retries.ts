@@ -62,7 +62,7 @@ export class Retries {
     const work = () => (decoded ??= this.decode(message));
 
     const now = Date.now();
-    const windowEnd = (timing.windowStartMs ?? now) + this.deps.windowMs;
+    const windowEnd = this.windowEnd(timing.windowStartMs, now);
     const notBefore = timing.notBeforeMs ?? now;
     if (notBefore > now + EARLY_TOLERANCE_MS) {
       // Not due, and its window is over (calls deferred again near its end can be due after it):
@@ -97,6 +97,11 @@ export class Retries {
     if (due.kind === "task") await this.attempt(due.task, destination, release);
     else await this.firstRounds(message, due.group, destination, release);
     message.ack();
+  }
+
+  /** When the retry window that started at `startMs` (unknown: now) ends. */
+  private windowEnd(startMs: number | undefined, now: number): number {
+    return (startMs ?? now) + this.deps.windowMs;
   }
 
   /** The work in a message; undefined (and the message terminated) when it is not retry work. */
@@ -151,8 +156,8 @@ export class Retries {
     if (still.length === 0) return;
     const gate = this.deps.gates.for(destination.id);
     // Not after the window's end, so they get one more chance then rather than none.
-    const windowEnd = (group.windowStart?.getTime() ?? Date.now()) + this.deps.windowMs;
-    const notBefore = new Date(Math.min(Date.now() + gate.retryLaterMs(), windowEnd));
+    const now = Date.now();
+    const notBefore = new Date(Math.min(now + gate.retryLaterMs(), this.windowEnd(group.windowStart?.getTime(), now)));
     await this.deps.retryQueue.defer({ ...group, calls: still.map((round) => round.call.call()), notBefore }, `retry-${message.seq}`);
     this.deps.metrics.deferred(still.length);
   }
