@@ -11,7 +11,7 @@ export {
 export type { IngestServiceServer } from "./gen/switchyard/v1/ingest.js";
 export { descriptorSetBase64 } from "./gen/descriptor-set.js";
 export { readCallBatch } from "./call-batch-reader.js";
-export { BUS_MESSAGE_TYPE_HEADER, busMessageTypes } from "./bus-types.js";
+export { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS, busMessageTypes } from "./bus-types.js";
 export type { BusMessageType } from "./bus-types.js";
 export type { CallType } from "./call-type.js";
 export { CALL_TYPES, callTypeOf } from "./call-type.js";

@@ -17,6 +17,12 @@ export interface BusNames {
   /** Stream of dead letters: deliveries that ran out of window or failed permanently. */
   readonly deadStream: string;
   readonly deadSubjects: string;
+  /**
+   * Stream of messages delivery could not handle at all (undecodable, or failing every time it
+   * was handled), kept as they were, headers included, for inspection and replay.
+   */
+  readonly poisonStream: string;
+  readonly poisonSubjects: string;
   /** Stream of failed delivery attempts and dead letters, for operators. */
   readonly deliveryLogStream: string;
   readonly deliveryLogSubjects: string;
@@ -31,6 +37,8 @@ export interface BusNames {
   retrySubject(destinationId: string): string;
   deadSubject(destinationId: string): string;
   deliveryLogSubject(destinationId: string): string;
+  /** Subject of poison messages taken from one of delivery's streams ("calls" or "retry"). */
+  poisonSubject(from: "calls" | "retry"): string;
 }
 
 export function busNames(namespace: string): BusNames {
@@ -44,6 +52,8 @@ export function busNames(namespace: string): BusNames {
     retrySubjects: `${namespace}.retry.>`,
     deadStream: `${upper}_DEAD`,
     deadSubjects: `${namespace}.dead.>`,
+    poisonStream: `${upper}_POISON`,
+    poisonSubjects: `${namespace}.poison.>`,
     deliveryLogStream: `${upper}_DELIVERY_LOG`,
     deliveryLogSubjects: `${namespace}.deliverylog.>`,
     deliveryStatsBucket: `${namespace}_delivery_stats`,
@@ -53,5 +63,6 @@ export function busNames(namespace: string): BusNames {
     retrySubject: (destinationId) => `${namespace}.retry.${destinationId}`,
     deadSubject: (destinationId) => `${namespace}.dead.${destinationId}`,
     deliveryLogSubject: (destinationId) => `${namespace}.deliverylog.${destinationId}`,
+    poisonSubject: (from) => `${namespace}.poison.${from}`,
   };
 }

@@ -8,6 +8,7 @@ export { startGrpcServer, toGrpcError, unaryHandler } from "./grpc-server.js";
 export type { GrpcServerHandle, GrpcServiceRegistration } from "./grpc-server.js";
 export { REDACTED_PATHS, createLogger } from "./logger.js";
 export type { Logger, LoggerOptions } from "./logger.js";
+export { headerSafeId } from "./header-safe-id.js";
 export { connectBus } from "./nats-connection.js";
 export type { BusConnection, ConnectOptions } from "./nats-connection.js";
 export { requireAdmin } from "./admin-auth.js";

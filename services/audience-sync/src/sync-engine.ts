@@ -1,5 +1,5 @@
 import type { Call } from "@switchyard/contracts";
-import { ServiceError, type Logger, type WorkspaceView } from "@switchyard/platform";
+import { headerSafeId, ServiceError, type Logger, type WorkspaceView } from "@switchyard/platform";
 import { deterministicId, type CallEmitter } from "./call-emitter.js";
 import type { AudienceMetrics } from "./metrics.js";
 import { snakeCase } from "./snake-case.js";
@@ -101,7 +101,8 @@ export class SyncEngine {
       const changes = diffStates(previous.blob, blob, ABSENT_VALUE[kind]);
       const now = new Date();
       const calls = mapIterable(changes, (change) => this.identifyCall(target, trait, change, now));
-      emitted = await emitter.emit(sourceId, `${kind}:${deterministicId(trait)}:${syncId}`, calls);
+      // The sync id is the caller's free text; it becomes part of a Nats-Msg-Id header.
+      emitted = await emitter.emit(sourceId, `${kind}:${deterministicId(trait)}:${headerSafeId(syncId)}`, calls);
       this.deps.metrics.emitted(kind, emitted);
     } catch (error) {
       await staged.then(

@@ -17,6 +17,8 @@ export const DEFAULT_DEAD_LETTER_MAX_AGE_MS = 14 * 24 * 3600_000;
 export const DEFAULT_DELIVERY_LOG_MAX_AGE_MS = 7 * 24 * 3600_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+export const DEFAULT_MAX_HANDLING_FAILURES = 8;
+export const DEFAULT_HANDLING_RETRY_DELAY_MS = 1_000;
 
 export const deliveryEnvSchema = commonEnvSchema.extend({
   DELIVERY_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
@@ -36,6 +38,13 @@ export const deliveryEnvSchema = commonEnvSchema.extend({
   DELIVERY_DEAD_LETTER_MAX_AGE_MS: positiveIntVar(DEFAULT_DEAD_LETTER_MAX_AGE_MS),
   DELIVERY_LOG_MAX_AGE_MS: positiveIntVar(DEFAULT_DELIVERY_LOG_MAX_AGE_MS),
   DELIVERY_MAX_RESPONSE_BYTES: positiveIntVar(DEFAULT_MAX_RESPONSE_BYTES),
+  /**
+   * Times a calls or retry message may fail to be handled (an unexpected error, not a failed
+   * webhook) before it is moved to the poison stream; the delay between tries doubles from
+   * DELIVERY_HANDLING_RETRY_DELAY_MS up to 30 s (8 tries: about 1.5 minutes).
+   */
+  DELIVERY_MAX_HANDLING_FAILURES: positiveIntVar(DEFAULT_MAX_HANDLING_FAILURES),
+  DELIVERY_HANDLING_RETRY_DELAY_MS: positiveIntVar(DEFAULT_HANDLING_RETRY_DELAY_MS),
   /** PEM file of extra CA certificates to trust (receivers behind a private CA). */
   DELIVERY_EXTRA_CA_FILE: z.string().min(1, "must not be empty").optional(),
   /**

@@ -1,6 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { DeadLetter } from "@switchyard/contracts";
-import type { BusNames } from "@switchyard/platform";
+import { headerSafeId, type BusNames } from "@switchyard/platform";
 import { typeHeaders } from "./bus-codec.js";
 import { readStream } from "./stream-reader.js";
 
@@ -21,7 +21,7 @@ export class DeadLetters {
     const task = deadLetter.task;
     const windowStart = task?.windowStart?.getTime() ?? 0;
     await this.js.publish(this.names.deadSubject(task?.destinationId ?? "unknown"), DeadLetter.encode(deadLetter).finish(), {
-      msgID: `${task?.call?.messageId ?? ""}:${task?.destinationId ?? ""}:dead:${windowStart}`,
+      msgID: `${headerSafeId(task?.call?.messageId ?? "")}:${task?.destinationId ?? ""}:dead:${windowStart}`,
       headers: typeHeaders("switchyard.v1.DeadLetter"),
     });
   }

@@ -4,11 +4,12 @@ import type { DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
 import { webhooksEnabled } from "./integrations.js";
 import type { DeliveryMetrics } from "./metrics.js";
-import { readOutgoingBatch, type OutgoingBatch, type OutgoingCall } from "./outgoing-calls.js";
+import { readOutgoingBatch, undeliverableReason, type OutgoingBatch, type OutgoingCall } from "./outgoing-calls.js";
 import type { AttemptOutcome } from "./retry-policy.js";
+import type { PoisonMessages } from "./poison.js";
 import type { RetryQueue } from "./retry-queue.js";
 import { firstRoundOf, type Round } from "./round.js";
-import type { Settler } from "./settle.js";
+import { undeliverableAttempt, type Settler } from "./settle.js";
 import type { WebhookSender } from "./webhook-sender.js";
 
 export interface FirstAttemptDeps {
@@ -18,6 +19,7 @@ export interface FirstAttemptDeps {
   settler: Settler;
   retryQueue: RetryQueue;
   metrics: DeliveryMetrics;
+  poison: PoisonMessages;
   logger: Logger;
 }
 
@@ -37,12 +39,8 @@ export class FirstAttempts {
     try {
       batch = readOutgoingBatch(message.data);
     } catch (error) {
-      // Not a CallBatch: it can never be delivered, so it must not block the stream.
-      this.deps.logger.error(
-        { err: error, subject: message.subject, seq: message.seq },
-        "dropping an undecodable message from the calls stream",
-      );
-      message.term();
+      // Not a CallBatch: it can never be delivered, so it must not block the stream; it is kept aside.
+      await this.deps.poison.setAside(message, "calls", "undecodable", error);
       return;
     }
     await this.deliverBatch(batch, `calls-${message.seq}`);
@@ -55,26 +53,9 @@ export class FirstAttempts {
       .destinationsOf(batch.sourceId)
       .filter((destination) => destination.enabled && destination.type === "webhooks");
     if (destinations.length === 0) return;
-    const calls = batch.calls.filter((call) => this.deliverable(call, batch.sourceId) && webhooksEnabled(call.integrations));
+    const calls = batch.calls.filter((call) => webhooksEnabled(call.integrations));
     if (calls.length === 0) return;
     await Promise.all(destinations.map((destination) => this.deliverTo(destination, batch, calls, origin)));
-  }
-
-  /**
-   * A call whose body cannot be made (no type, or a time no Date can hold: ingest stores neither)
-   * has nothing to send, now or on any retry: it is logged and skipped rather than failing its batch.
-   */
-  private deliverable(call: OutgoingCall, sourceId: string): boolean {
-    let problem: unknown;
-    try {
-      if (call.body) return true;
-      problem = "the call has no type";
-    } catch (error) {
-      problem = error;
-    }
-    const reason = problem instanceof Error ? problem.message : String(problem);
-    this.deps.logger.error({ messageId: call.messageId, sourceId, reason }, "skipping a call whose webhook body cannot be made");
-    return false;
   }
 
   private async deliverTo(destination: Destination, batch: OutgoingBatch, calls: OutgoingCall[], origin: string): Promise<void> {
@@ -107,8 +88,18 @@ export class FirstAttempts {
 
 type RoundDeps = Pick<FirstAttemptDeps, "sender" | "gates" | "settler">;
 
-/** A call's first round: a request to every URL in order, the outcome settled. The slot is freed either way. */
+/**
+ * A call's first round: a request to every URL in order, the outcome settled.
+ * The slot is freed either way. A call with no body to send is dead-lettered
+ * without a request.
+ */
 export async function firstRound(deps: RoundDeps, round: Round, destination: Destination, release: Release): Promise<void> {
+  const problem = undeliverableReason(round.call);
+  if (problem !== undefined) {
+    release("permanent");
+    await deps.settler.deadLetter(round.task(), "undeliverable", 0, undeliverableAttempt(problem));
+    return;
+  }
   let result: FanOutResult | undefined;
   try {
     result = await fanOut(deps.sender, destination, round.call, round.urlIndexes, "all");

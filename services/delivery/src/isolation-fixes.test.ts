@@ -8,6 +8,7 @@ import { waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions } from "./destination-gate.js";
 import type { DeliveryMetrics } from "./metrics.js";
+import type { PoisonMessages } from "./poison.js";
 import { nakDelay, Retries } from "./retries.js";
 import { RetryQueue } from "./retry-queue.js";
 import type { Settler } from "./settle.js";
@@ -219,6 +220,7 @@ describe("Retries: a parked retry", () => {
       settler: {} as Settler,
       retryQueue: {} as RetryQueue,
       metrics: {} as DeliveryMetrics,
+      poison: {} as PoisonMessages,
       windowMs: 3600_000,
       logger: createLogger({ service: "test", level: "silent" }),
     });

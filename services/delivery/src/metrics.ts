@@ -10,6 +10,7 @@ import {
   type Registry,
 } from "@switchyard/platform";
 import type { UrlAttempt } from "./fan-out.js";
+import type { PoisonReason } from "./poison.js";
 import type { AttemptOutcome, DeadLetterReason } from "./retry-policy.js";
 
 const OUTCOMES = ["delivered", "retryable", "permanent"] as const satisfies readonly AttemptOutcome[];
@@ -19,7 +20,12 @@ type StatusClass = (typeof STATUS_CLASSES)[number];
 /** What became of one call for one destination after a round: see DeliveryMetrics.round*. */
 const ROUND_RESULTS = ["delivered", "retry_scheduled", "deferred", "dead_lettered"] as const;
 type RoundResult = (typeof ROUND_RESULTS)[number];
-const DEAD_LETTER_REASONS = ["window_exhausted", "permanent_failure", "destination_removed"] as const satisfies readonly DeadLetterReason[];
+const DEAD_LETTER_REASONS = [
+  "window_exhausted",
+  "permanent_failure",
+  "destination_removed",
+  "undeliverable",
+] as const satisfies readonly DeadLetterReason[];
 
 /** From tens of milliseconds (first attempt at once) to the 4-hour retry window. */
 const ACCEPT_TO_DELIVERY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 14400];
@@ -43,6 +49,7 @@ export class DeliveryMetrics {
   private readonly requests: Record<AttemptOutcome, Record<StatusClass, CounterChild>>;
   private readonly rounds: Record<RoundResult, CounterChild>;
   private readonly deadLetters: Record<DeadLetterReason, CounterChild>;
+  private readonly poison: Counter;
   private readonly requestSeconds: HistogramChild;
   private readonly acceptToDelivery: HistogramChild;
 
@@ -63,6 +70,12 @@ export class DeliveryMetrics {
       name: `${METRIC_PREFIX}delivery_dead_letters_total`,
       help: "Deliveries dead-lettered by this replica, by reason",
       labelNames: ["reason"],
+      registers: [registry],
+    });
+    this.poison = new Counter({
+      name: `${METRIC_PREFIX}delivery_poison_messages_total`,
+      help: "Messages of the calls or retry stream moved to the poison stream by this replica (undecodable, or handling failed every time): alert on any increase",
+      labelNames: ["stream", "reason"],
       registers: [registry],
     });
     const requestSeconds = new Histogram({
@@ -110,6 +123,11 @@ export class DeliveryMetrics {
     this.rounds.deferred.inc(calls);
   }
 
+  /** A message was moved to the poison stream. */
+  poisoned(from: "calls" | "retry", reason: PoisonReason): void {
+    this.poison.labels(from, reason).inc();
+  }
+
   deadLettered(reason: DeadLetterReason): void {
     this.rounds.dead_lettered.inc();
     this.deadLetters[reason].inc();
@@ -151,4 +169,9 @@ function registerStreamGauges(registry: Registry, bus: BusConnection, names: Bus
     names.retryStream,
   );
   streamGauge("delivery_dead_letters", "Dead letters stored (kept for DELIVERY_DEAD_LETTER_MAX_AGE_MS; all replicas)", names.deadStream);
+  streamGauge(
+    "delivery_poison_messages",
+    "Poison messages stored: calls or retry messages delivery could not handle (kept for DELIVERY_DEAD_LETTER_MAX_AGE_MS; all replicas)",
+    names.poisonStream,
+  );
 }

@@ -78,6 +78,19 @@ class DecodedCall implements OutgoingCall {
   }
 }
 
+/**
+ * Why a call's webhook body cannot be made (no type, or a time no Date can
+ * format: ingest stores neither), or undefined when it can. Such a call has
+ * nothing to send, now or on any retry: it is dead-lettered as "undeliverable".
+ */
+export function undeliverableReason(call: OutgoingCall): string | undefined {
+  try {
+    return call.body ? undefined : "the call has no type";
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 function fromDecoded(batch: CallBatch): OutgoingBatch {
   return { sourceId: batch.sourceId, receivedAt: batch.receivedAt, calls: batch.calls.map(outgoingCall) };
 }

@@ -5,10 +5,11 @@ import type { DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
 import { firstRound, firstRoundWhenFree, roundOutcome } from "./first-attempts.js";
 import type { DeliveryMetrics } from "./metrics.js";
+import type { PoisonMessages } from "./poison.js";
 import { decodeRetryWork, timingFromHeaders, timingOf, type RetryQueue, type RetryWork } from "./retry-queue.js";
-import { outgoingCall } from "./outgoing-calls.js";
+import { outgoingCall, undeliverableReason } from "./outgoing-calls.js";
 import { firstRoundOf, firstTask, retryRoundOf, type FirstRoundTarget, type Round } from "./round.js";
-import type { Settler } from "./settle.js";
+import { undeliverableAttempt, type Settler } from "./settle.js";
 import type { WebhookSender } from "./webhook-sender.js";
 
 /** How long a retry waits while its destination is disabled. */
@@ -48,6 +49,7 @@ export class Retries {
       settler: Settler;
       retryQueue: RetryQueue;
       metrics: DeliveryMetrics;
+      poison: PoisonMessages;
       windowMs: number;
       logger: Logger;
     },
@@ -56,10 +58,10 @@ export class Retries {
   async handle(message: JsMsg): Promise<void> {
     // Decided from the headers where possible: the work (and its calls) is decoded only when needed.
     const fromHeaders = timingFromHeaders(message);
-    let decoded = fromHeaders ? undefined : this.decode(message);
+    let decoded = fromHeaders ? undefined : await this.decode(message);
     const timing = fromHeaders ?? (decoded && timingOf(decoded));
     if (!timing) return;
-    const work = () => (decoded ??= this.decode(message));
+    const work = async () => (decoded ??= await this.decode(message));
 
     const now = Date.now();
     const windowEnd = this.windowEnd(timing.windowStartMs, now);
@@ -67,28 +69,28 @@ export class Retries {
     if (notBefore > now + EARLY_TOLERANCE_MS) {
       // Not due, and its window is over (calls deferred again near its end can be due after it):
       // waiting longer would only bring it back every millisecond (nakDelay stops at the window's end).
-      if (now >= windowEnd) await this.deadLetter(message, work(), "window_exhausted");
+      if (now >= windowEnd) await this.deadLetter(message, await work(), "window_exhausted");
       else message.nak(nakDelay(now, notBefore - now, windowEnd));
       return;
     }
 
     const destination = this.deps.workspace.destination(timing.destinationId);
     if (!destination) {
-      await this.deadLetter(message, work(), "destination_removed");
+      await this.deadLetter(message, await work(), "destination_removed");
       return;
     }
     const release = destination.enabled ? this.deps.gates.for(destination.id).tryAcquire() : undefined;
     if (!release) {
       // Disabled, or failing and not this task's turn to probe: ask again later, within the window.
       if (now >= windowEnd) {
-        await this.deadLetter(message, work(), "window_exhausted");
+        await this.deadLetter(message, await work(), "window_exhausted");
         return;
       }
       const wait = destination.enabled ? this.deps.gates.for(destination.id).retryLaterMs() : DISABLED_RECHECK_MS;
       message.nak(nakDelay(now, wait + Math.random() * 100, windowEnd));
       return;
     }
-    const due = work();
+    const due = await work();
     if (!due) {
       // Not retry work (already terminated): no request was made, so nothing for the breaker to learn.
       release("permanent");
@@ -104,13 +106,12 @@ export class Retries {
     return (startMs ?? now) + this.deps.windowMs;
   }
 
-  /** The work in a message; undefined (and the message terminated) when it is not retry work. */
-  private decode(message: JsMsg): RetryWork | undefined {
+  /** The work in a message; undefined (and the message set aside as poison) when it is not retry work. */
+  private async decode(message: JsMsg): Promise<RetryWork | undefined> {
     try {
       return decodeRetryWork(message);
     } catch (error) {
-      this.deps.logger.error({ err: error, seq: message.seq }, "dropping an undecodable retry message");
-      message.term();
+      await this.deps.poison.setAside(message, "retry", "undecodable", error);
       return undefined;
     }
   }
@@ -126,6 +127,12 @@ export class Retries {
   private async attempt(task: DeliveryTask, destination: Destination, release: Release): Promise<void> {
     const known = task.urlIndexes.filter((index) => index < destination.settings.webhooks.length);
     const round = retryRoundOf(task, known.length > 0 ? known : allUrlIndexes(destination));
+    const problem = undeliverableReason(round.call);
+    if (problem !== undefined) {
+      release("permanent");
+      await this.deps.settler.deadLetter(task, "undeliverable", task.attemptsBefore, undeliverableAttempt(problem));
+      return;
+    }
     let result: FanOutResult | undefined;
     try {
       // A call handed over before its first attempt still gets the first attempt's rule: every URL.

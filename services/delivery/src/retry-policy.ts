@@ -5,8 +5,8 @@
 
 export type AttemptOutcome = "delivered" | "retryable" | "permanent";
 
-/** Why a delivery stopped being retried. */
-export type DeadLetterReason = "window_exhausted" | "permanent_failure" | "destination_removed";
+/** Why a delivery stopped being retried. "undeliverable": no webhook body can be made of the call. */
+export type DeadLetterReason = "window_exhausted" | "permanent_failure" | "destination_removed" | "undeliverable";
 
 /** Retryable: 5xx, 408, 429. Delivered: 2xx. Everything else (3xx: redirects are never followed, other 4xx) is permanent. */
 export function outcomeOfStatus(status: number): AttemptOutcome {

@@ -1,7 +1,7 @@
 import type { MsgHdrs } from "@nats-io/nats-core";
 import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
 import { BUS_MESSAGE_TYPE_HEADER, DeferredCalls, DeliveryTask, type BusMessageType } from "@switchyard/contracts";
-import type { BusNames } from "@switchyard/platform";
+import { headerSafeId, type BusNames } from "@switchyard/platform";
 import { typeHeaders } from "./bus-codec.js";
 
 /**
@@ -47,7 +47,7 @@ export class RetryQueue {
    */
   async schedule(task: DeliveryTask, idSuffix = `${task.windowStart?.getTime() ?? ""}:${task.attemptsBefore}`): Promise<void> {
     await this.js.publish(this.names.retrySubject(task.destinationId), DeliveryTask.encode(task).finish(), {
-      msgID: `${task.call?.messageId ?? ""}:${task.destinationId}:${idSuffix}`,
+      msgID: `${headerSafeId(task.call?.messageId ?? "")}:${task.destinationId}:${idSuffix}`,
       headers: timingHeaders(TASK_TYPE, task),
     });
   }

@@ -25,6 +25,7 @@ import { DestinationGates } from "./destination-gate.js";
 import { FirstAttempts } from "./first-attempts.js";
 import { DeliveryMetrics } from "./metrics.js";
 import { Retries } from "./retries.js";
+import { PoisonMessages } from "./poison.js";
 import { RetryQueue } from "./retry-queue.js";
 import { Settler } from "./settle.js";
 import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, RETRY_CONSUMER } from "./streams.js";
@@ -33,6 +34,8 @@ import { WebhookSender } from "./webhook-sender.js";
 /** See GateOptions.stallMs: a stall is called after 250 ms to 1 s without an answer, depending on the receiver's usual answer time. */
 const STALL_MS = 1_000;
 const MIN_STALL_MS = 250;
+/** A failing message's redelivery delay doubles up to this. */
+const MAX_HANDLING_RETRY_DELAY_MS = 30_000;
 
 export interface DeliveryHandle {
   readonly grpcPort: number;
@@ -98,21 +101,35 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
     windowMs: config.DELIVERY_RETRY_WINDOW_MS,
   };
   const metrics = new DeliveryMetrics(ops.registry, { bus, names });
+  const poison = new PoisonMessages(js, names, (from, reason) => metrics.poisoned(from, reason), logger);
   const settler = new Settler({ retryQueue, deadLetters, log, stats, metrics, schedule, logger });
-  const firstAttempts = new FirstAttempts({ workspace, sender, gates, settler, retryQueue, metrics, logger });
-  const retries = new Retries({ workspace, sender, gates, settler, retryQueue, metrics, windowMs: schedule.windowMs, logger });
+  const firstAttempts = new FirstAttempts({ workspace, sender, gates, settler, retryQueue, metrics, poison, logger });
+  const retries = new Retries({ workspace, sender, gates, settler, retryQueue, metrics, poison, windowMs: schedule.windowMs, logger });
 
-  const consumerOptions = { heartbeatMs: 10_000, failureDelayMs: 1_000 };
+  const consumerOptions = {
+    heartbeatMs: 10_000,
+    failureDelayMs: config.DELIVERY_HANDLING_RETRY_DELAY_MS,
+    maxFailureDelayMs: MAX_HANDLING_RETRY_DELAY_MS,
+    maxFailures: config.DELIVERY_MAX_HANDLING_FAILURES,
+  };
   const callsConsumer = ConcurrentConsumer.start(
     await js.consumers.get(names.callsStream, CALLS_CONSUMER),
     (message) => firstAttempts.handle(message),
-    { ...consumerOptions, concurrency: config.DELIVERY_BATCH_CONCURRENCY },
+    {
+      ...consumerOptions,
+      concurrency: config.DELIVERY_BATCH_CONCURRENCY,
+      setAside: (message, error) => poison.setAside(message, "calls", "handler_failed", error),
+    },
     logger,
   );
   const retryConsumer = ConcurrentConsumer.start(
     await js.consumers.get(names.retryStream, RETRY_CONSUMER),
     (message) => retries.handle(message),
-    { ...consumerOptions, concurrency: config.DELIVERY_RETRY_CONCURRENCY },
+    {
+      ...consumerOptions,
+      concurrency: config.DELIVERY_RETRY_CONCURRENCY,
+      setAside: (message, error) => poison.setAside(message, "retry", "handler_failed", error),
+    },
     logger,
   );
 
@@ -141,6 +158,7 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
       names.callsStream,
       names.retryStream,
       names.deadStream,
+      names.poisonStream,
       names.deliveryLogStream,
       kvStream(names.configBucket),
       kvStream(names.deliveryStatsBucket),

@@ -99,6 +99,19 @@ export class Settler {
   }
 }
 
+/** The attempt a dead letter records for a call whose body cannot be made: no request, the reason as its error. */
+export function undeliverableAttempt(reason: string): UrlAttempt {
+  return {
+    status: 0,
+    error: `no webhook body can be made: ${reason}`,
+    latencyMs: 0,
+    outcome: "permanent",
+    retryAfterMs: undefined,
+    urlIndex: -1,
+    url: "",
+  };
+}
+
 function attemptRecord(task: DeliveryTask, attempt: UrlAttempt | undefined, number: number): DeliveryAttempt {
   return {
     destinationId: task.destinationId,

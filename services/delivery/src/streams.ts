@@ -20,7 +20,7 @@ export const RETRY_CONSUMER = "delivery-retry";
  */
 const ACK_WAIT_MS = 30_000;
 
-/** The delivery service's own streams: retries (work queue), dead letters and the delivery log. */
+/** The delivery service's own streams: retries (work queue), dead letters, poison messages and the delivery log. */
 export async function ensureDeliveryStreams(
   jsm: JetStreamManager,
   names: BusNames,
@@ -38,6 +38,14 @@ export async function ensureDeliveryStreams(
     ...common,
     name: names.deadStream,
     subjects: [names.deadSubjects],
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(options.deadLetterMaxAgeMs),
+    duplicate_window: nanos(2 * 60_000),
+  });
+  await upsertStream(jsm, {
+    ...common,
+    name: names.poisonStream,
+    subjects: [names.poisonSubjects],
     retention: RetentionPolicy.Limits,
     max_age: nanos(options.deadLetterMaxAgeMs),
     duplicate_window: nanos(2 * 60_000),

@@ -1,6 +1,6 @@
 import type { Msg } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { BUS_MESSAGE_TYPE_HEADER, busMessageTypes, type BusMessageType } from "@switchyard/contracts";
+import { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS, busMessageTypes, type BusMessageType } from "@switchyard/contracts";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, integerOption, parseCommandArgs, printJsonLine } from "../args.js";
 import { CliError } from "../cli-error.js";
 
@@ -9,7 +9,8 @@ export const TAIL_HELP = `Usage: switchyard tail [subject...] [options]
 Follows NATS subjects live and prints every message as one JSON line on stdout: its subject,
 its protobuf type (the Switchyard-Type header) and its payload decoded to proto3 JSON.
 Without a subject it follows everything of the namespace (<ns>.>). Shorthands: calls, retry,
-dead, deliverylog (each means <ns>.<name>.>); anything else is used as a NATS subject.
+dead, poison, deliverylog (each means <ns>.<name>.>); anything else is used as a NATS subject.
+A poison message's line also has "poison": where it came from and why it was set aside.
 
 Options:
   --calls          One line per call instead of per batch (CallBatch messages):
@@ -24,7 +25,7 @@ Examples:
   npx switchyard tail deliverylog | jq 'select(.payload.outcome == "permanent")'`;
 
 /** Shorthand names of the namespace's subject families. */
-const FAMILIES = new Set(["calls", "retry", "dead", "deliverylog"]);
+const FAMILIES = new Set(["calls", "retry", "dead", "poison", "deliverylog"]);
 
 export async function tail(argv: string[]): Promise<void> {
   const args = parseCommandArgs("tail", argv, { ...CONNECTION_OPTIONS, calls: { type: "boolean" }, count: { type: "string" } });
@@ -80,8 +81,21 @@ function expandSubject(subject: string, namespace: string): string {
   return FAMILIES.has(subject) ? `${namespace}.${subject}.>` : subject;
 }
 
-/** The JSON line(s) for one message; undecodable payloads are shown as base64. */
+/** The JSON line(s) for one message, with where a poison message came from and why. */
 function describe(message: Msg, perCall: boolean): unknown[] {
+  const reason = message.headers?.get(POISON_HEADERS.reason);
+  if (!reason) return describePayload(message, perCall);
+  const poison = {
+    reason,
+    error: message.headers!.get(POISON_HEADERS.error),
+    subject: message.headers!.get(POISON_HEADERS.subject),
+    sequence: Number(message.headers!.get(POISON_HEADERS.sequence)),
+  };
+  return describePayload(message, false).map((line) => ({ ...(line as object), poison }));
+}
+
+/** The JSON line(s) for one message's payload; undecodable payloads are shown as base64. */
+function describePayload(message: Msg, perCall: boolean): unknown[] {
   const type = message.headers?.get(BUS_MESSAGE_TYPE_HEADER) ?? "";
   const msgId = message.headers?.get("Nats-Msg-Id") || undefined;
   const codec = type in busMessageTypes ? busMessageTypes[type as BusMessageType] : undefined;

@@ -91,7 +91,10 @@ export interface DeadLetter {
   task:
     | DeliveryTask
     | undefined;
-  /** "window_exhausted" or "permanent_failure". */
+  /**
+   * "window_exhausted", "permanent_failure", "destination_removed", or "undeliverable" (no webhook
+   * body can be made of the call: it has no type, or a time no date can hold).
+   */
   reason: string;
   /** The last failure, as the delivery log shows it. */
   lastAttempt: DeliveryAttempt | undefined;
