@@ -69,8 +69,10 @@ export async function ensureDeliveryConsumers(jsm: JetStreamManager, names: BusN
     max_deliver: -1,
   };
   await upsertConsumer(jsm, names.callsStream, { ...common, durable_name: CALLS_CONSUMER, max_ack_pending: 1_000 });
-  // Tasks waiting for their retry time count as pending, so this bound is large.
-  await upsertConsumer(jsm, names.retryStream, { ...common, durable_name: RETRY_CONSUMER, max_ack_pending: 100_000 });
+  // No bound: a task waiting for its retry time (nak with delay) counts as pending, and with a bound
+  // of N, N parked tasks would keep every newer task, due or not, from being delivered at all.
+  // Work in flight is bounded by DELIVERY_RETRY_CONCURRENCY instead (ConcurrentConsumer pulls no more).
+  await upsertConsumer(jsm, names.retryStream, { ...common, durable_name: RETRY_CONSUMER, max_ack_pending: -1 });
 }
 
 async function upsertConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }) {
