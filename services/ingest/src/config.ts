@@ -11,7 +11,7 @@ export const DEFAULT_CALLS_MAX_AGE_MS = 7 * 24 * 3600_000;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 /** SDKs send their headers at once; 10 s is ample on a slow mobile link, and bounds a client that never finishes them. */
 export const DEFAULT_HTTP_HEADERS_TIMEOUT_MS = 10_000;
-/** A whole request (headers and body, 500 KB at most) in 30 s is under 17 KB/s; Node's own default, 300 s, lets a trickling client hold a connection ten times longer. */
+/** Sending a whole request (500 KB at most) in 30 s takes 17 KB/s; Node's default, 300 s, lets a trickling client hold a connection ten times longer. */
 export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 30_000;
 /**
  * Open connections per ingest process (idle keep-alive ones included). SDKs
