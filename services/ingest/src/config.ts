@@ -9,6 +9,17 @@ export const DEFAULT_PUBLISH_TIMEOUT_MS = 5_000;
 export const DEFAULT_DUPLICATE_WINDOW_MS = 10 * 60_000;
 export const DEFAULT_CALLS_MAX_AGE_MS = 7 * 24 * 3600_000;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** SDKs send their headers at once; 10 s is ample on a slow mobile link, and bounds a client that never finishes them. */
+export const DEFAULT_HTTP_HEADERS_TIMEOUT_MS = 10_000;
+/** Sending a whole request (500 KB at most) in 30 s takes 17 KB/s; Node's default, 300 s, lets a trickling client hold a connection ten times longer. */
+export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Open connections per ingest process (idle keep-alive ones included). SDKs
+ * keep a few connections each; 10,000 is far above that for a process's
+ * share of clients, and bounds the memory (tens of KB a connection) and file
+ * descriptors slow or idle clients can take.
+ */
+export const DEFAULT_HTTP_MAX_CONNECTIONS = 10_000;
 
 export const ingestEnvSchema = commonEnvSchema
   .extend({
@@ -20,6 +31,12 @@ export const ingestEnvSchema = commonEnvSchema
     SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(DEFAULT_DUPLICATE_WINDOW_MS),
     SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(DEFAULT_CALLS_MAX_AGE_MS),
     SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS),
+    /** HTTP API: time a client has to send a request's headers (and, with TLS, to finish the handshake). */
+    INGEST_HTTP_HEADERS_TIMEOUT_MS: positiveIntVar(DEFAULT_HTTP_HEADERS_TIMEOUT_MS),
+    /** HTTP API: time a client has to send a whole request; past it the answer is 408 and the connection is closed. */
+    INGEST_HTTP_REQUEST_TIMEOUT_MS: positiveIntVar(DEFAULT_HTTP_REQUEST_TIMEOUT_MS),
+    /** HTTP API: open connections per process; connections over it are closed as soon as they are accepted. */
+    INGEST_HTTP_MAX_CONNECTIONS: positiveIntVar(DEFAULT_HTTP_MAX_CONNECTIONS),
     /** Calls per second each source may send (per ingest process). Unset: no rate limit. */
     INGEST_RATE_LIMIT_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").optional(),
     /** Calls a source may send at once; default: one second's worth (at least 1). */
@@ -30,6 +47,14 @@ export const ingestEnvSchema = commonEnvSchema
       .optional(),
   })
   .superRefine((env, context) => {
+    // Node refuses a headers timeout longer than the request timeout, which covers the headers too.
+    if (env.INGEST_HTTP_HEADERS_TIMEOUT_MS > env.INGEST_HTTP_REQUEST_TIMEOUT_MS) {
+      context.addIssue({
+        code: "custom",
+        path: ["INGEST_HTTP_HEADERS_TIMEOUT_MS"],
+        message: `must not be more than INGEST_HTTP_REQUEST_TIMEOUT_MS (${env.INGEST_HTTP_REQUEST_TIMEOUT_MS})`,
+      });
+    }
     if (env.INGEST_RATE_LIMIT_BURST !== undefined && env.INGEST_RATE_LIMIT_PER_SECOND === undefined) {
       context.addIssue({
         code: "custom",
@@ -43,6 +68,22 @@ export type IngestConfig = z.output<typeof ingestEnvSchema>;
 
 export function loadIngestConfig(env: NodeJS.ProcessEnv = process.env): IngestConfig {
   return parseEnv(ingestEnvSchema, env);
+}
+
+/** The HTTP API's timeouts and connection cap, from the settings. */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxConnections: number;
+}
+
+/** The HTTP limits the settings ask for. */
+export function httpLimitsOf(config: IngestConfig): HttpLimits {
+  return {
+    headersTimeoutMs: config.INGEST_HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.INGEST_HTTP_REQUEST_TIMEOUT_MS,
+    maxConnections: config.INGEST_HTTP_MAX_CONNECTIONS,
+  };
 }
 
 /** The rate limit the settings ask for, or undefined when it is off (the default). */

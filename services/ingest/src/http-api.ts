@@ -6,7 +6,8 @@ import { isServiceError, type Logger, type ServerTls, type WorkspaceView } from 
 import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
 import { tooManyCalls } from "./batch-limits.js";
-import { readBody } from "./http-body.js";
+import type { HttpLimits } from "./config.js";
+import { readBody, type BodyRead } from "./http-body.js";
 import { JsonCall } from "./json-call.js";
 import type { IngestMetrics } from "./metrics.js";
 
@@ -19,21 +20,38 @@ import type { IngestMetrics } from "./metrics.js";
  */
 type Deps = { workspace: WorkspaceView; acceptor: CallAcceptor; metrics: IngestMetrics; logger: Logger };
 
-/** An HTTP server, or HTTPS with `tls` (client certificates required when it has a client CA). */
-export function createHttpApi(deps: Deps, tls?: ServerTls): Server {
+/** An HTTP server, or HTTPS with `tls` (client certificates required when it has a client CA), bounded by `limits`. */
+export function createHttpApi(deps: Deps, limits: HttpLimits, tls?: ServerTls): Server {
   const listener = (request: IncomingMessage, response: ServerResponse) => {
     handle(deps, request, response).catch((error: unknown) => {
       deps.logger.error({ err: error }, "unexpected error in the HTTP API");
       if (!response.headersSent) refuse(deps, response, 500, "internal", "internal error");
     });
   };
+  const options = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // How often Node looks for requests past those timeouts (its default, 30 s, could double them).
+    connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs, limits.requestTimeoutMs),
+    keepAliveTimeout: 65_000,
+  };
   const server = tls
     ? createHttpsServer(
-        { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) },
+        {
+          ...options,
+          // A TLS handshake gets the time headers get (Node's default is 120 s).
+          handshakeTimeout: limits.headersTimeoutMs,
+          cert: tls.cert,
+          key: tls.key,
+          ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+        },
         listener,
       )
-    : createServer(listener);
-  server.keepAliveTimeout = 65_000;
+    : createServer(options, listener);
+  // Node closes a connection accepted over the cap at once (the client sees it reset or closed) and
+  // keeps serving the others; each such drop is counted, since it means clients are being turned away.
+  server.maxConnections = limits.maxConnections;
+  server.on("drop", () => deps.metrics.requestRejected("http", "too_many_connections"));
   return server;
 }
 
@@ -74,19 +92,14 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
   }
 
   const limit = endpoint === "batch" ? MAX_BATCH_BYTES : MAX_CALL_BYTES;
-  const body = await readBody(request, limit);
+  const body = await readBody(request, { decoded: limit, wire: limit + WIRE_SLACK_BYTES, drain: MAX_DRAIN_BYTES });
   if (!body.ok) {
-    return body.reason === "too_large"
-      ? refuse(
-          deps,
-          response,
-          400,
-          endpoint === "batch" ? "batch_too_large" : "call_too_large",
-          `request body is over ${limit} bytes (${endpoint === "batch" ? "500" : "32"} KB); split it`,
-        )
-      : refuse(deps, response, 400, "bad_encoding", "Content-Encoding must be gzip or absent, and the body must decode");
+    if (body.reason === "aborted") return; // Nobody is left to answer (or Node already answered 408).
+    // The rest of the body was left unread: reading the next request from this connection is impossible.
+    if (body.closeConnection) response.setHeader("Connection", "close");
+    const gzip = request.headers["content-encoding"]?.toLowerCase() === "gzip";
+    return refuseBody(deps, response, { endpoint, limit, gzip }, body.reason);
   }
-
   let json: unknown;
   try {
     json = JSON.parse(body.text);
@@ -118,6 +131,37 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
     }
     throw error;
   }
+}
+
+/**
+ * Gzip framing on top of the decoded limit: a valid body, even one that does
+ * not compress at all, is never refused for its size as sent.
+ */
+const WIRE_SLACK_BYTES = 64 * 1024;
+/**
+ * Raw bytes of a refused body read on (and never inflated) so the client can
+ * take the answer on a connection it may keep. Reading them raw costs about
+ * a millisecond a megabyte; past this the connection is closed instead.
+ */
+const MAX_DRAIN_BYTES = 4 * 1024 * 1024;
+
+/** Refuses a body readBody turned down, naming the limit it passed. */
+function refuseBody(
+  deps: Deps,
+  response: ServerResponse,
+  { endpoint, limit, gzip }: { endpoint: Endpoint; limit: number; gzip: boolean },
+  reason: Exclude<Extract<BodyRead, { ok: false }>["reason"], "aborted">,
+): void {
+  if (reason === "bad_encoding") {
+    return refuse(deps, response, 400, "bad_encoding", "Content-Encoding must be gzip or absent, and the body must decode");
+  }
+  const code = endpoint === "batch" ? "batch_too_large" : "call_too_large";
+  const size = endpoint === "batch" ? "500" : "32";
+  const message =
+    reason === "too_large"
+      ? `request body is over ${limit} bytes (${size} KB)${gzip ? " once decoded" : ""}; split it`
+      : `request body is over ${limit + WIRE_SLACK_BYTES} bytes as sent (the ${size} KB limit plus ${WIRE_SLACK_BYTES / 1024} KB for gzip framing); split it`;
+  return refuse(deps, response, 400, code, message);
 }
 
 function endpointOf(url: string): Endpoint | undefined {

@@ -1,38 +1,147 @@
 import type { IncomingMessage } from "node:http";
-import { createGunzip } from "node:zlib";
-import type { Readable } from "node:stream";
+import { createGunzip, type Gunzip } from "node:zlib";
 
-export type BodyRead = { ok: true; text: string; bytes: number } | { ok: false; reason: "too_large" | "bad_encoding"; bytes: number };
+/** The bounds of one request body, in bytes. */
+export interface BodyLimits {
+  /** The body after decoding (after gunzip, or as sent without Content-Encoding). */
+  decoded: number;
+  /** The body as sent: bounds a gzip body that decodes small but takes long to send and inflate. */
+  wire: number;
+  /**
+   * Raw bytes of a refused body read on and thrown away (never inflated), so a
+   * client that is still sending finishes and reads the answer on a connection
+   * it can keep. Past it the answer says `Connection: close` and the connection
+   * is closed.
+   */
+  drain: number;
+}
+
+export type BodyRead =
+  | { ok: true; text: string; bytes: number }
+  | {
+      ok: false;
+      /** too_large: over `decoded`; wire_too_large: over `wire`; aborted: the client went away (nothing to answer). */
+      reason: "too_large" | "wire_too_large" | "bad_encoding" | "aborted";
+      /** Whether the rest of the body was left unread (over the drain bound): answer, then close the connection. */
+      closeConnection: boolean;
+    };
+
+/** Bytes gunzip hands over at a time: fewer, larger chunks than its 16 KB default cost less per byte. */
+const GUNZIP_CHUNK_BYTES = 64 * 1024;
 
 /**
- * Reads a request body (gzip-encoded or plain) up to `limit` bytes after
- * decoding. Past the limit the rest is read and discarded, so the client can
- * still receive the answer on the same connection.
+ * Reads a request body (gzip-encoded or plain), refusing it as soon as it
+ * passes a limit: gunzip is destroyed at once, so a small body that inflates
+ * to gigabytes costs no more than reading `limits.decoded` bytes of it. The
+ * rest of a refused body is read raw and discarded up to `limits.drain`
+ * bytes. One leading UTF-8 byte order mark is dropped, as JSON.parse would
+ * refuse it.
  */
-export async function readBody(request: IncomingMessage, limit: number): Promise<BodyRead> {
+export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<BodyRead> {
   const encoding = (request.headers["content-encoding"] ?? "identity").toLowerCase();
-  let stream: Readable = request;
-  if (encoding === "gzip") stream = request.pipe(createGunzip());
-  else if (encoding !== "identity") {
-    request.resume();
-    return { ok: false, reason: "bad_encoding", bytes: 0 };
-  }
+  if (encoding !== "gzip" && encoding !== "identity") return refuseAndDrain(request, "bad_encoding", limits.drain);
 
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  try {
-    for await (const chunk of stream) {
-      const buffer = chunk as Buffer;
-      bytes += buffer.length;
-      if (bytes <= limit) chunks.push(buffer);
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let wireBytes = 0;
+    let decodedBytes = 0;
+    let settled = false;
+    const gunzip: Gunzip | undefined = encoding === "gzip" ? createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES }) : undefined;
+
+    const stopReading = () => {
+      settled = true;
+      request.off("data", onWire);
+      request.off("end", onWireEnd);
+      request.off("close", onClose);
+      if (gunzip) {
+        gunzip.removeAllListeners("data");
+        gunzip.removeAllListeners("end");
+        // An error after the stop (e.g. from the destroy) must not go unhandled.
+        gunzip.removeAllListeners("error");
+        gunzip.on("error", () => {});
+        // Stops inflating now: input already written to it is dropped, not decoded.
+        gunzip.destroy();
+      }
+    };
+    const refuse = (reason: "too_large" | "wire_too_large" | "bad_encoding") => {
+      if (settled) return;
+      stopReading();
+      // The request was paused while gunzip caught up; the drain resumes it.
+      resolve(refuseAndDrain(request, reason, limits.drain));
+    };
+    const finish = () => {
+      if (settled) return;
+      stopReading();
+      const text = Buffer.concat(chunks, decodedBytes).toString("utf8");
+      resolve({ ok: true, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, bytes: decodedBytes });
+    };
+    const onDecoded = (chunk: Buffer) => {
+      if (settled) return;
+      decodedBytes += chunk.length;
+      if (decodedBytes > limits.decoded) return refuse("too_large");
+      chunks.push(chunk);
+    };
+    const onWire = (chunk: Buffer) => {
+      wireBytes += chunk.length;
+      if (wireBytes > limits.wire) return refuse("wire_too_large");
+      if (!gunzip) return onDecoded(chunk);
+      // Backpressure by hand (no pipe), so a refusal can cut the two apart at once.
+      if (!gunzip.write(chunk)) {
+        request.pause();
+        gunzip.once("drain", () => {
+          if (!settled) request.resume();
+        });
+      }
+    };
+    const onWireEnd = () => (gunzip ? gunzip.end() : finish());
+    const onClose = () => {
+      // Closed before the whole body came: the client is gone or timed out (the server answered 408).
+      if (settled || request.complete) return;
+      stopReading();
+      resolve({ ok: false, reason: "aborted", closeConnection: true });
+    };
+
+    if (gunzip) {
+      gunzip.on("data", onDecoded);
+      gunzip.on("end", finish);
+      gunzip.on("error", () => refuse("bad_encoding"));
     }
-  } catch {
-    // The gunzip stream failed and stopped reading the request: drain the rest, or the client
-    // waits forever to finish sending its body, and never reads the answer.
-    request.unpipe();
+    request.on("data", onWire);
+    request.on("end", onWireEnd);
+    request.on("close", onClose);
+  });
+}
+
+/**
+ * Reads and discards the rest of a refused body, raw, up to `budget` bytes.
+ * Within it the client gets the answer on a connection it can keep; past it
+ * the connection is to be closed after the answer, since a client sending
+ * more than that is not one the answer is worth more reading for.
+ */
+function refuseAndDrain(
+  request: IncomingMessage,
+  reason: "too_large" | "wire_too_large" | "bad_encoding",
+  budget: number,
+): Promise<BodyRead> {
+  return new Promise((resolve) => {
+    let drained = 0;
+    const done = (closeConnection: boolean) => {
+      request.off("data", onData);
+      request.off("end", onEnd);
+      request.off("close", onClose);
+      if (closeConnection) request.pause();
+      resolve({ ok: false, reason, closeConnection });
+    };
+    const onData = (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > budget) done(true);
+    };
+    const onEnd = () => done(false);
+    const onClose = () => done(!request.complete);
+    if (request.readableEnded) return done(false);
+    request.on("data", onData);
+    request.on("end", onEnd);
+    request.on("close", onClose);
     request.resume();
-    return { ok: false, reason: "bad_encoding", bytes };
-  }
-  if (bytes > limit) return { ok: false, reason: "too_large", bytes };
-  return { ok: true, text: Buffer.concat(chunks).toString("utf8"), bytes };
+  });
 }

@@ -14,7 +14,7 @@ import {
   type OpsServer,
 } from "@switchyard/platform";
 import { CallAcceptor } from "./acceptor.js";
-import { rateLimitOf, type IngestConfig } from "./config.js";
+import { httpLimitsOf, rateLimitOf, type IngestConfig } from "./config.js";
 import { ingestServiceDefinition } from "./grpc-definition.js";
 import { ingestGrpcService } from "./grpc-service.js";
 import { createHttpApi } from "./http-api.js";
@@ -78,7 +78,7 @@ async function startWithOps(
       },
     ],
   });
-  const http = createHttpApi({ workspace, acceptor, metrics, logger }, tls);
+  const http = createHttpApi({ workspace, acceptor, metrics, logger }, httpLimitsOf(config), tls);
   const httpPort = await listen(http, config.HOST, config.INGEST_HTTP_PORT);
   ops.readiness.onChange((ready) => grpc.setServing(ready));
   await ops.readiness.watch({ bus, streams: [names.callsStream, kvStream(names.configBucket)] });
