@@ -139,7 +139,9 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       if (!input) throw new ServiceError("INVALID_ARGUMENT", "destination: is required");
       // Placeholders keep stored secrets; the stored record is read only when one is used.
       let existing: Destination | undefined;
-      const stored = async () => (existing ??= await readJson(kvKeys.destination(input.id), storedDestinationSchema));
+      // An id that is no valid key has nothing stored; the schema names it below.
+      const stored = async () =>
+        ID_PATTERN.test(input.id) ? (existing ??= await readJson(kvKeys.destination(input.id), storedDestinationSchema)) : undefined;
       let sharedSecret: string | undefined = input.sharedSecret === "" ? undefined : input.sharedSecret;
       if (sharedSecret === SECRET_PLACEHOLDER) sharedSecret = (await stored())?.settings.sharedSecret;
       const standardWebhooks = input.standardWebhooks

@@ -737,6 +737,14 @@ describe("header values and URL query values are masked in reads", () => {
     expect(await stored()).toEqual(before);
   });
 
+  it("a mask with an id that is no valid key is refused for the id, not INTERNAL", async () => {
+    const failed = await failure(
+      api.putDestination({ destination: destination("bad id *", { webhooks: maskedWebhooks(), sharedSecret: "[set]" }) }),
+    );
+    expect(status[failed.code]).toBe("INVALID_ARGUMENT");
+    expect(failed.details).toMatch(/^destination\.id: must be 1-64 letters/);
+  });
+
   it("a new destination cannot store masks: there is nothing to keep", async () => {
     const failed = await failure(api.putDestination({ destination: destination("hook", { webhooks: maskedWebhooks() }) }));
     expect(status[failed.code]).toBe("INVALID_ARGUMENT");
