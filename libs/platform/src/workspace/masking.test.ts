@@ -23,6 +23,7 @@ describe("maskUrl", () => {
     ["http://[::1]:8080/p?k=v%20w", `http://[::1]:8080/p?k=${fp("v%20w")}`],
     ["https://user:pw@h.example/p?k=v", `https://user:${fp("pw")}@h.example/p?k=${fp("v")}`],
     ["https://h.example/p?k=v#frag", `https://h.example/p?k=${fp("v")}#frag`],
+    ["https://tok3n@h.example/p", `https://${fp("tok3n")}@h.example/p`],
   ])("%s → %s", (url, shown) => {
     expect(maskUrl(url)).toBe(shown);
   });

@@ -13,6 +13,7 @@ export function maskValue(value: string): string {
   return value === "" ? "" : `[set:sha256:${createHash("sha256").update(value).digest("hex").slice(0, 8)}]`;
 }
 
+/** Whether a value is a mask as reads show it (not a value anyone would send). */
 export function isMaskedValue(value: string): boolean {
   return MASKED_VALUE.test(value);
 }
@@ -23,7 +24,7 @@ export function maskHeaders(headers: Readonly<Record<string, string>>): Record<s
 }
 
 /**
- * A URL with its query values (and a password, which new URLs cannot hold) masked; scheme, host,
+ * A URL with its query values (and credentials, which new URLs cannot hold) masked; scheme, host,
  * path and query names stay readable. Works on the text as given, so the fingerprint is that of
  * the value as written in the URL.
  */
@@ -155,7 +156,8 @@ function maskPassword(authority: string): string {
   if (at < 0) return authority;
   const userinfo = authority.slice(0, at);
   const colon = userinfo.indexOf(":");
-  if (colon < 0) return authority;
+  // A user without a password is often a token itself.
+  if (colon < 0) return `${maskValue(userinfo)}${authority.slice(at)}`;
   return `${userinfo.slice(0, colon + 1)}${maskValue(userinfo.slice(colon + 1))}${authority.slice(at)}`;
 }
 
