@@ -19,13 +19,17 @@ export { exitOnSignals } from "./shutdown.js";
 export { CALLS_MAX_MESSAGE_BYTES, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from "./streams.js";
 export type { CallsStreamOptions } from "./streams.js";
 export { applyWorkspaceFile, readWorkspaceFile, workspaceRecords } from "./workspace/apply-file.js";
-export { openConfigBucket } from "./workspace/bucket.js";
+export { isMaxPayloadError, openConfigBucket } from "./workspace/bucket.js";
 export { openWorkspace } from "./workspace/open.js";
 export { kvKeys, parseKvKey } from "./workspace/kv-keys.js";
 export { MAX_ROTATION_GRACE_SECONDS, liveRetiringKeys, rotateWriteKey } from "./workspace/key-rotation.js";
+export { MASKED_VALUE, holdsMaskedValues, isMaskedValue, keepMaskedValues, maskHeaders, maskUrl, maskValue } from "./workspace/masking.js";
 export {
   ID_PATTERN,
   ID_RULE,
+  MAX_DESTINATION_BYTES,
+  MAX_STATIC_HEADER_BYTES,
+  MAX_WEBHOOK_URL_CHARS,
   SIGNING_SECRET_RULE,
   STANDARD_WEBHOOK_HEADER_NAMES,
   connectionSchema,
@@ -34,6 +38,7 @@ export {
   isSigningSecret,
   sourceRecordSchema,
   standardWebhooksSchema,
+  storedDestinationSchema,
   webhookSettingsSchema,
   workspaceFileSchema,
 } from "./workspace/schema.js";

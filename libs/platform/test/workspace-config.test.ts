@@ -3,6 +3,9 @@ import type { KV } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   applyWorkspaceFile,
@@ -12,6 +15,7 @@ import {
   hashWriteKey,
   kvKeys,
   openConfigBucket,
+  readWorkspaceFile,
   workspaceFileSchema,
   WorkspaceView,
   type WorkspaceFile,
@@ -20,18 +24,43 @@ import {
 let nats: NatsServer;
 let nc: NatsConnection;
 let kv: KV;
+let dir: string;
 const views: WorkspaceView[] = [];
 const logger = createLogger({ service: "test", level: "silent" });
 
-beforeEach(async () => {
-  nats = await NatsServer.start();
+async function startBus(natsArgs: string[] = []): Promise<void> {
+  nats = await NatsServer.start({ args: natsArgs });
   nc = await connect({ servers: nats.url });
   kv = await openConfigBucket(jetstream(nc), busNames(uniqueNamespace()), 1);
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "switchyard-workspace-"));
+  await startBus();
 });
 afterEach(async () => {
   for (const view of views.splice(0)) view.close();
   await nc.close();
   await nats.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Writes a workspace file and reads it as the services do at start-up; resolves to the error message. */
+async function fileError(workspace: unknown): Promise<string> {
+  const path = join(dir, "workspace.json");
+  await writeFile(path, JSON.stringify(workspace));
+  return readWorkspaceFile(path).then(
+    () => {
+      throw new Error("expected the file to be refused");
+    },
+    (error: Error) => error.message,
+  );
+}
+
+const hook = (entry: { url?: string; headers?: Record<string, string> }, extra: object = {}) => ({
+  id: "hook",
+  ...extra,
+  settings: { webhooks: [{ url: "https://example.com/hook", ...entry }] },
 });
 
 const file = (): WorkspaceFile =>
@@ -130,5 +159,75 @@ describe("workspace configuration in JetStream KV", () => {
     expect(messages).toContain("destinations.1.settings.webhooks.0.url: must be an absolute http or https URL");
     expect(messages).toContain("destinations.1.settings.webhooks.0.headers.Bad Header: header names must be HTTP tokens");
     expect(messages).toContain("destinations.1.settings.sharedSecret: must be a non-empty string");
+  });
+
+  it("SWITCHYARD_WORKSPACE_FILE is held to the same rules as PutDestination, each issue naming its field", async () => {
+    const message = await fileError({
+      destinations: [
+        hook({ url: "https://user:pass@example.com/hook", headers: { Upgrade: "websocket", "keep-alive": "5", Expect: "100-continue" } }),
+        { ...hook({ headers: { "X-Big": "b".repeat(70_000) } }), id: "big" },
+        { ...hook({ url: "https://example.com/hook#top", headers: { TE: "trailers", "X-Ok": "a\u0000b" } }), id: "nul" },
+        { ...hook({}), id: "huge", name: "n".repeat(600_000) },
+      ],
+    });
+    expect(message.split("\n").map((line) => line.trim())).toEqual([
+      expect.stringMatching(/^SWITCHYARD_WORKSPACE_FILE: .*workspace\.json is invalid:$/),
+      "destinations.0.settings.webhooks.0.url: must not hold credentials (user:password@), which would not be sent: put them in an Authorization header",
+      "destinations.0.settings.webhooks.0.headers.Upgrade: hop-by-hop headers cannot be set: the HTTP client manages the connection",
+      "destinations.0.settings.webhooks.0.headers.keep-alive: hop-by-hop headers cannot be set: the HTTP client manages the connection",
+      "destinations.0.settings.webhooks.0.headers.Expect: framing headers cannot be set: Switchyard frames each request from the URL and body",
+      "destinations.1.settings.webhooks.0.headers: take 70009 bytes; at most 65536 (receivers refuse larger request headers)",
+      "destinations.2.settings.webhooks.0.url: must not have a #fragment, which is never sent",
+      "destinations.2.settings.webhooks.0.headers.TE: hop-by-hop headers cannot be set: the HTTP client manages the connection",
+      "destinations.2.settings.webhooks.0.headers.X-Ok: header values must be visible ASCII, spaces or tabs (no CR, LF, NUL or other control characters)",
+      expect.stringMatching(
+        /^destinations\.3: takes 6\d{5} bytes as stored; at most 524288 \(a configuration record must fit in one bus message\)$/,
+      ),
+    ]);
+  });
+
+  it("a workspace file cannot hold masked values: there is no stored value to keep", async () => {
+    const mask = "[set:sha256:0123abcd]";
+    const message = await fileError({
+      destinations: [hook({ url: `https://example.com/hook?token=${mask}`, headers: { Authorization: mask } })],
+    });
+    expect(message).toContain(
+      'destinations.0.settings.webhooks.0.url: the value of query parameter "token" is a masked value, as reads show it',
+    );
+    expect(message).toContain("destinations.0.settings.webhooks.0.headers.Authorization: is a masked value, as reads show it");
+  });
+
+  it("a record stored before the current rules keeps loading in every service's view", async () => {
+    // As written by an older version: the view must not drop it (its deliveries would silently stop).
+    const old = {
+      id: "old",
+      type: "webhooks",
+      enabled: true,
+      settings: { webhooks: [{ url: "https://u:p@example.com/#x", headers: { Upgrade: "h2c" } }] },
+    };
+    await kv.put(kvKeys.destination("old"), JSON.stringify(old));
+    const view = await openView();
+    expect(view.destination("old")).toEqual(old);
+  });
+
+  it("a destination larger than the server's max payload is a clear start-up error naming its key", async () => {
+    await nc.close();
+    await nats.dispose();
+    const config = join(dir, "nats.conf");
+    await writeFile(config, "max_payload: 262144\n");
+    await startBus(["-c", config]);
+    // Valid by the schema (60 KB of headers per entry, 5 entries), 300 KB as stored.
+    const destination = {
+      id: "wide",
+      settings: {
+        webhooks: Array.from({ length: 5 }, (_, i) => ({ url: `https://example.com/${i}`, headers: { "X-Big": "b".repeat(60_000) } })),
+      },
+    };
+    const error = await applyWorkspaceFile(kv, workspaceFileSchema.parse({ destinations: [destination] })).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error?.name).toBe("ConfigError");
+    expect(error?.message).toMatch(/^destination\.wide: takes 3\d{5} bytes as stored, more than the bus's max payload$/);
   });
 });

@@ -7,17 +7,24 @@ import {
   describeIssues,
   destinationSchema,
   hashWriteKey,
+  holdsMaskedValues,
   ID_PATTERN,
   ID_RULE,
+  isConfigError,
+  isMaxPayloadError,
   isSigningSecret,
+  keepMaskedValues,
   kvKeys,
   liveRetiringKeys,
+  maskHeaders,
+  maskUrl,
   MAX_ROTATION_GRACE_SECONDS,
   requireAdmin,
   rotateWriteKey,
   ServiceError,
   SIGNING_SECRET_RULE,
   sourceRecordSchema,
+  storedDestinationSchema,
   unaryHandler,
   workspaceFileSchema,
   type Destination,
@@ -29,6 +36,9 @@ import type { z } from "zod";
 
 /** What reads return instead of a shared secret. Putting it back keeps the stored secret. */
 export const SECRET_PLACEHOLDER = "[set]";
+
+/** Most validation issues one error message lists: a huge request must not make a huge status message. */
+const MAX_LISTED_ISSUES = 10;
 
 /**
  * switchyard.v1.ConfigService: sources, destinations and connections in the
@@ -129,42 +139,48 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       if (!input) throw new ServiceError("INVALID_ARGUMENT", "destination: is required");
       // Placeholders keep stored secrets; the stored record is read only when one is used.
       let existing: Destination | undefined;
-      const stored = async () => (existing ??= await readJson(kvKeys.destination(input.id), destinationSchema));
+      // An id that is no valid key has nothing stored; the schema names it below.
+      const stored = async () =>
+        ID_PATTERN.test(input.id) ? (existing ??= await readJson(kvKeys.destination(input.id), storedDestinationSchema)) : undefined;
       let sharedSecret: string | undefined = input.sharedSecret === "" ? undefined : input.sharedSecret;
       if (sharedSecret === SECRET_PLACEHOLDER) sharedSecret = (await stored())?.settings.sharedSecret;
       const standardWebhooks = input.standardWebhooks
         ? await standardWebhooksToStore(input.standardWebhooks.signingSecret, async () => (await stored())?.settings.standardWebhooks)
         : undefined;
+      // Masked header and query values, as reads return them, keep the stored values they stand for.
+      let webhooks = input.webhooks.map((w) => ({ url: w.url, headers: w.headers }));
+      if (holdsMaskedValues(webhooks)) webhooks = keepMaskedValues(webhooks, (await stored())?.settings.webhooks ?? []);
       const parsed = destinationSchema.safeParse({
         id: input.id,
         ...(input.name ? { name: input.name } : {}),
         type: "webhooks",
         enabled: input.enabled,
         settings: {
-          webhooks: input.webhooks.map((w) => ({ url: w.url, headers: w.headers })),
+          webhooks,
           ...(sharedSecret ? { sharedSecret } : {}),
           ...(standardWebhooks ? { standardWebhooks } : {}),
         },
       });
-      if (!parsed.success) throw new ServiceError("INVALID_ARGUMENT", describeIssues(parsed.error, "destination").join("; "));
-      await kv.put(kvKeys.destination(parsed.data.id), JSON.stringify(parsed.data));
+      if (!parsed.success) throw invalidArgument(parsed.error, "destination");
+      await putRecord(kv, kvKeys.destination(parsed.data.id), JSON.stringify(parsed.data), "destination");
       logger.info({ destinationId: parsed.data.id, enabled: parsed.data.enabled }, "destination stored");
       return { destination: destinationMessage(parsed.data) };
     }),
 
     getDestination: handler(async (request: configApi.GetDestinationRequest) => {
-      const record = await readJson(kvKeys.destination(validId("id", request.id)), destinationSchema);
+      const record = await readJson(kvKeys.destination(validId("id", request.id)), storedDestinationSchema);
       if (!record) throw new ServiceError("NOT_FOUND", `id: no destination "${request.id}"`);
       return { destination: destinationMessage(record) };
     }),
 
     listDestinations: handler(async () => ({
-      destinations: (await readAll("destination", destinationSchema)).map(destinationMessage),
+      destinations: (await readAll("destination", storedDestinationSchema)).map(destinationMessage),
     })),
 
     deleteDestination: handler(async (request: configApi.DeleteDestinationRequest) => {
       const id = validId("id", request.id);
-      if (!(await readJson(kvKeys.destination(id), destinationSchema))) throw new ServiceError("NOT_FOUND", `id: no destination "${id}"`);
+      if (!(await readJson(kvKeys.destination(id), storedDestinationSchema)))
+        throw new ServiceError("NOT_FOUND", `id: no destination "${id}"`);
       await deleteConnections((key) => key.endsWith(`.${id}`));
       await kv.delete(kvKeys.destination(id));
       logger.info({ destinationId: id }, "destination deleted");
@@ -178,7 +194,7 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       });
       if (!(await readJson(kvKeys.source(connection.sourceId), sourceRecordSchema)))
         throw new ServiceError("NOT_FOUND", `source_id: no source "${connection.sourceId}"`);
-      if (!(await readJson(kvKeys.destination(connection.destinationId), destinationSchema)))
+      if (!(await readJson(kvKeys.destination(connection.destinationId), storedDestinationSchema)))
         throw new ServiceError("NOT_FOUND", `destination_id: no destination "${connection.destinationId}"`);
       await kv.put(kvKeys.connection(connection.sourceId, connection.destinationId), JSON.stringify(connection));
       return { connection };
@@ -203,7 +219,7 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       const key = kvKeys.destination(id);
       const entry = await kv.get(key);
       if (!entry || entry.operation !== "PUT") throw new ServiceError("NOT_FOUND", `destination_id: no destination "${id}"`);
-      const record = destinationSchema.parse(entry.json());
+      const record = storedDestinationSchema.parse(entry.json());
       const current = record.settings.standardWebhooks;
       if (!current)
         throw new ServiceError(
@@ -234,8 +250,11 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
         throw new ServiceError("INVALID_ARGUMENT", "workspace_json: is not valid JSON");
       }
       const parsed = workspaceFileSchema.safeParse(json);
-      if (!parsed.success) throw new ServiceError("INVALID_ARGUMENT", describeIssues(parsed.error, "workspace_json").join("; "));
-      const applied = await applyWorkspaceFile(kv, parsed.data);
+      if (!parsed.success) throw invalidArgument(parsed.error, "workspace_json");
+      const applied = await applyWorkspaceFile(kv, parsed.data).catch((error: unknown) => {
+        // A record over the bus's max payload: the request's fault, not the service's.
+        throw isConfigError(error) ? new ServiceError("INVALID_ARGUMENT", `workspace_json: ${error.message}`, { cause: error }) : error;
+      });
       logger.info({ written: applied.written.length, unchanged: applied.unchanged.length }, "workspace applied");
       return applied;
     }),
@@ -285,6 +304,33 @@ function generateSigningSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
+/** INVALID_ARGUMENT listing what zod found, each issue as "field: rule", the first few only. */
+function invalidArgument(error: z.ZodError, prefix: string): ServiceError {
+  const issues = describeIssues(error, prefix);
+  const listed = issues.slice(0, MAX_LISTED_ISSUES);
+  if (issues.length > listed.length) listed.push(`and ${issues.length - listed.length} more`);
+  return new ServiceError("INVALID_ARGUMENT", listed.join("; "));
+}
+
+/**
+ * Stores a record; one larger than the bus's max payload is refused as the caller's error, naming
+ * the field. The schema's size limit keeps records below NATS's default; this covers a server set lower.
+ */
+async function putRecord(kv: KV, key: string, value: string, field: string): Promise<void> {
+  try {
+    await kv.put(key, value);
+  } catch (error) {
+    if (!isMaxPayloadError(error)) throw error;
+    throw new ServiceError(
+      "INVALID_ARGUMENT",
+      `${field}: takes ${Buffer.byteLength(value)} bytes as stored, more than the bus's max payload`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
 function validId(field: string, value: string): string {
   if (!ID_PATTERN.test(value)) throw new ServiceError("INVALID_ARGUMENT", `${field}: ${ID_RULE}`);
   return value;
@@ -313,7 +359,8 @@ function destinationMessage(record: Destination): configApi.Destination {
     id: record.id,
     name: record.name ?? "",
     enabled: record.enabled,
-    webhooks: record.settings.webhooks.map((entry) => ({ url: entry.url, headers: entry.headers })),
+    // Static headers and URL query values carry receivers' credentials: reads show fingerprints.
+    webhooks: record.settings.webhooks.map((entry) => ({ url: maskUrl(entry.url), headers: maskHeaders(entry.headers) })),
     sharedSecret: record.settings.sharedSecret ? SECRET_PLACEHOLDER : "",
     standardWebhooks: record.settings.standardWebhooks
       ? {

@@ -3,7 +3,10 @@ import { configApi, DeliveryServiceService, IngestServiceClient } from "@switchy
 import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
 import { basicAuthorization, createLogger, hashWriteKey, kvKeys } from "@switchyard/platform";
 import { signedUpCall, WebhookReceiver, waitFor } from "@switchyard/testkit";
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
 
@@ -72,6 +75,14 @@ function destination(id: string, overrides: Partial<configApi.Destination> = {})
     standardWebhooks: undefined,
     ...overrides,
   };
+}
+
+const MASKED_RULE =
+  "is a masked value, as reads show it: give the value itself (PutDestination puts the stored value back only for the same URL origin and name)";
+
+/** How reads show a header or query value: the first 8 hex digits of its SHA-256. */
+function masked(value: string): string {
+  return `[set:sha256:${createHash("sha256").update(value).digest("hex").slice(0, 8)}]`;
 }
 
 /** The gRPC status and message a call failed with. */
@@ -374,11 +385,211 @@ describe("destination settings validation", () => {
   it("accepts 1 and 5 entries, and treats an empty secret as no secret", async () => {
     const five = Array.from({ length: 5 }, (_, i) => ({ url: `http://example.com/${i}`, headers: { "X-Index": String(i) } }));
     const stored = await api.putDestination({ destination: destination("five", { webhooks: five, sharedSecret: "" }) });
-    expect(stored.destination?.webhooks).toEqual(five);
+    expect(stored.destination?.webhooks).toEqual(five.map((entry, i) => ({ ...entry, headers: { "X-Index": masked(String(i)) } })));
     expect(stored.destination?.sharedSecret).toBe("");
     expect((await storedJson(kvKeys.destination("five"))).settings).toEqual({ webhooks: five });
     await api.putDestination({ destination: destination("one") });
     expect((await api.listDestinations({})).destinations.map((d) => d.id).sort()).toEqual(["five", "one"]);
+  });
+});
+
+describe("destination settings that cannot work are refused at save time", () => {
+  const withHeaders = (headers: Record<string, string>) => ({ webhooks: [{ url: "https://example.com/hook", headers }] });
+  const withUrl = (url: string) => ({ webhooks: [{ url, headers: {} }] });
+  const HOP_BY_HOP = "hop-by-hop headers cannot be set";
+  const FRAMING = "framing headers cannot be set";
+  const SET_BY_SWITCHYARD = "this header is set by Switchyard and cannot be overridden";
+  // Mixed case on purpose: header names are case-insensitive.
+  const forbidden: [string, string][] = [
+    ["Connection", HOP_BY_HOP],
+    ["keep-alive", HOP_BY_HOP],
+    ["UPGRADE", HOP_BY_HOP],
+    ["Upgrade", HOP_BY_HOP],
+    ["Transfer-Encoding", HOP_BY_HOP],
+    ["TE", HOP_BY_HOP],
+    ["Trailer", HOP_BY_HOP],
+    ["Proxy-Connection", HOP_BY_HOP],
+    ["Expect", FRAMING],
+    ["host", FRAMING],
+    ["Content-Length", FRAMING],
+    ["Content-Encoding", "the body is sent as plain JSON"],
+    ["content-type", SET_BY_SWITCHYARD],
+    ["User-Agent", SET_BY_SWITCHYARD],
+    ["X-Signature", SET_BY_SWITCHYARD],
+  ];
+
+  async function refused(overrides: Partial<configApi.Destination>): Promise<string> {
+    const failed = await failure(api.putDestination({ destination: destination("hook", overrides) }));
+    expect(status[failed.code]).toBe("INVALID_ARGUMENT");
+    expect(await storedJson(kvKeys.destination("hook"))).toBeUndefined();
+    return failed.details;
+  }
+
+  it.each(forbidden)("the static header %s", async (name, rule) => {
+    const details = await refused(withHeaders({ "X-Fine": "yes", [name]: "100-continue" }));
+    expect(details).toBe(`destination.settings.webhooks.0.headers.${name}: ${details.split(": ").slice(1).join(": ")}`);
+    expect(details).toContain(`headers.${name}: ${rule}`);
+  });
+
+  it.each([
+    ["CR LF", "a\r\nX-Injected: yes"],
+    ["a lone LF", "a\nb"],
+    ["NUL", "a\u0000b"],
+    ["DEL", "a\u007fb"],
+    ["a non-ASCII letter", "caf\u00e9"],
+  ])("a header value holding %s", async (_name, value) => {
+    expect(await refused(withHeaders({ "X-Token": value }))).toMatch(
+      /^destination\.settings\.webhooks\.0\.headers\.X-Token: header values must be visible ASCII, spaces or tabs \(no CR, LF, NUL/,
+    );
+  });
+
+  it.each([
+    ["X Token", "X Token"],
+    ["X-Token:", "X-Token:"],
+    ["X-T\u00f6ken", "X-T\u00f6ken"],
+    ["X-Token\r\n", "X-Token\\u000d\\u000a"],
+  ])("the header name %j", async (name, shown) => {
+    expect(await refused(withHeaders({ [name]: "v" }))).toBe(
+      `destination.settings.webhooks.0.headers.${shown}: header names must be HTTP tokens`,
+    );
+  });
+
+  it.each([
+    ["user and password", "https://user:pa55@example.com/hook"],
+    ["a user only", "https://token-as-user@example.com/hook"],
+  ])("URL credentials (%s): told to use an Authorization header", async (_name, url) => {
+    expect(await refused(withUrl(url))).toBe(
+      "destination.settings.webhooks.0.url: must not hold credentials (user:password@), which would not be sent: put them in an Authorization header",
+    );
+  });
+
+  it("a URL #fragment, which is never sent", async () => {
+    expect(await refused(withUrl("https://example.com/hook#section"))).toBe(
+      "destination.settings.webhooks.0.url: must not have a #fragment, which is never sent",
+    );
+  });
+
+  it("a URL over 16384 characters", async () => {
+    expect(await refused(withUrl(`https://example.com/${"a".repeat(16_400)}`))).toMatch(
+      /^destination\.settings\.webhooks\.0\.url: must be at most 16384 characters/,
+    );
+  });
+
+  it("2 MB of headers, in one value or in many: INVALID_ARGUMENT naming the field, not INTERNAL", async () => {
+    const one = await refused(withHeaders({ "X-Big": "a".repeat(2 * 1024 * 1024) }));
+    expect(one).toContain(`destination.settings.webhooks.0.headers: take ${2 * 1024 * 1024 + "X-Big".length + 4} bytes; at most 65536`);
+    expect(one).toMatch(/destination: takes \d+ bytes as stored; at most 524288/);
+
+    const many = Object.fromEntries(Array.from({ length: 2048 }, (_, i) => [`X-Header-${i}`, "v".repeat(1000)]));
+    expect(await refused(withHeaders(many))).toMatch(/^destination\.settings\.webhooks\.0\.headers: take \d+ bytes; at most 65536/);
+  });
+
+  it("a destination over 512 KiB as stored (a huge name), naming the destination", async () => {
+    expect(await refused({ name: "n".repeat(600_000) })).toMatch(
+      /^destination: takes 6\d{5} bytes as stored; at most 524288 \(a configuration record must fit in one bus message\)$/,
+    );
+  });
+
+  it("keeps the error message short when a request holds thousands of bad headers or a huge header name", async () => {
+    const bad = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`bad name ${i}`, "v"]));
+    const details = await refused(withHeaders(bad));
+    expect(details).toMatch(/; and 4990 more$/);
+    expect(details.split("; ")).toHaveLength(11);
+
+    const hugeName = await refused(withHeaders({ [`X-${"n".repeat(1024 * 1024)} bad`]: "v" }));
+    expect(hugeName.length).toBeLessThan(300);
+    expect(hugeName).toMatch(/headers\.X-n+…\(1048582 characters\): header names must be HTTP tokens$/);
+  });
+
+  it("lists every rule an entry breaks at once, each with its field", async () => {
+    const details = await refused({
+      webhooks: [
+        { url: "https://ok.example.com/a", headers: { Authorization: "Bearer t" } },
+        { url: "https://u:p@example.com/b#x", headers: { Upgrade: "h2c", "Keep-Alive": "timeout=5" } },
+      ],
+    });
+    expect(details.split("; ")).toEqual([
+      "destination.settings.webhooks.1.url: must not hold credentials (user:password@), which would not be sent: put them in an Authorization header",
+      "destination.settings.webhooks.1.url: must not have a #fragment, which is never sent",
+      "destination.settings.webhooks.1.headers.Upgrade: hop-by-hop headers cannot be set: the HTTP client manages the connection",
+      "destination.settings.webhooks.1.headers.Keep-Alive: hop-by-hop headers cannot be set: the HTTP client manages the connection",
+    ]);
+  });
+
+  it("keeps what was stored when a replacement breaks a rule", async () => {
+    await api.putDestination({ destination: destination("hook", withHeaders({ Authorization: "Bearer t" })) });
+    const before = await storedJson(kvKeys.destination("hook"));
+    const failed = await failure(api.putDestination({ destination: destination("hook", withHeaders({ Upgrade: "websocket" })) }));
+    expect(status[failed.code]).toBe("INVALID_ARGUMENT");
+    expect(await storedJson(kvKeys.destination("hook"))).toEqual(before);
+  });
+
+  it("accepts what works: Authorization, other custom headers, tabs and spaces in values, query strings", async () => {
+    const webhooks = [
+      {
+        url: "https://example.com/hook?token=abc&v=2",
+        headers: { Authorization: "Basic dXNlcjpwYXNz", "X-Api-Key": "k 1\t2", Accept: "application/json", "Proxy-Authorization": "x" },
+      },
+    ];
+    await api.putDestination({ destination: destination("hook", { webhooks }) });
+    expect((await storedJson(kvKeys.destination("hook"))).settings.webhooks).toEqual(webhooks);
+  });
+
+  it("ApplyWorkspace applies the same rules, naming the file's field", async () => {
+    const workspace = {
+      destinations: [{ id: "hook", settings: { webhooks: [{ url: "https://a:b@example.com/", headers: { Expect: "100-continue" } }] } }],
+    };
+    const failed = await failure(
+      fixture.admin.call<configApi.ApplyWorkspaceRequest, configApi.ApplyWorkspaceResponse>(
+        fixture.admin.config,
+        "applyWorkspace",
+        configApi.ApplyWorkspaceRequest,
+        { workspaceJson: JSON.stringify(workspace) },
+      ),
+    );
+    expect(status[failed.code]).toBe("INVALID_ARGUMENT");
+    expect(failed.details.split("; ")).toEqual([
+      "workspace_json.destinations.0.settings.webhooks.0.url: must not hold credentials (user:password@), which would not be sent: put them in an Authorization header",
+      "workspace_json.destinations.0.settings.webhooks.0.headers.Expect: framing headers cannot be set: Switchyard frames each request from the URL and body",
+    ]);
+    expect(await storedJson(kvKeys.destination("hook"))).toBeUndefined();
+  });
+
+  it("a record stored before these rules still reads (and can be deleted), so no destination vanishes on upgrade", async () => {
+    const old = {
+      id: "old",
+      type: "webhooks",
+      enabled: true,
+      settings: { webhooks: [{ url: "https://u:p@example.com/x", headers: { Upgrade: "h2c" } }] },
+    };
+    await fixture.configKv.put(kvKeys.destination("old"), JSON.stringify(old));
+    const read = (await api.getDestination({ id: "old" })).destination!;
+    expect(read.webhooks).toEqual([{ url: `https://u:${masked("p")}@example.com/x`, headers: { Upgrade: masked("h2c") } }]);
+    expect((await api.listDestinations({})).destinations.map((d) => d.id)).toEqual(["old"]);
+    // Writing it back is held to the rules.
+    expect((await failure(api.putDestination({ destination: read }))).code).toBe(status.INVALID_ARGUMENT);
+    await api.deleteDestination({ id: "old" });
+    expect(await storedJson(kvKeys.destination("old"))).toBeUndefined();
+  });
+});
+
+describe("a NATS server with a max payload smaller than a destination", () => {
+  let configFile: string;
+  beforeEach(async () => {
+    // Replace the default fixture by one whose bus carries at most 256 KiB per message.
+    await fixture.dispose();
+    configFile = join(tmpdir(), `switchyard-max-payload-${process.pid}-${Date.now()}.conf`);
+    await writeFile(configFile, "max_payload: 262144\n");
+    fixture = await startDeliveryFixture({ workspace: {}, nats: { args: ["-c", configFile] } });
+  });
+
+  it("PutDestination answers INVALID_ARGUMENT naming the destination, not INTERNAL", async () => {
+    // Valid by the schema (each entry 60 KB of headers), 300 KB as stored.
+    const webhooks = Array.from({ length: 5 }, (_, i) => ({ url: `https://example.com/${i}`, headers: { "X-Big": "b".repeat(60_000) } }));
+    const failed = await failure(api.putDestination({ destination: destination("hook", { webhooks }) }));
+    expect(status[failed.code]).toBe("INVALID_ARGUMENT");
+    expect(failed.details).toMatch(/^destination: takes 3\d{5} bytes as stored, more than the bus's max payload$/);
+    expect(await storedJson(kvKeys.destination("hook"))).toBeUndefined();
   });
 });
 
@@ -406,6 +617,139 @@ describe("shared secrets", () => {
   it("the placeholder on a destination that has no secret yet stores none", async () => {
     await api.putDestination({ destination: destination("hook", { sharedSecret: "[set]" }) });
     expect((await storedJson(kvKeys.destination("hook"))).settings.sharedSecret).toBeUndefined();
+  });
+});
+
+describe("header values and URL query values are masked in reads", () => {
+  const stored = () => storedJson(kvKeys.destination("hook"));
+  const realWebhooks = () => [
+    {
+      url: receiver.url("/hook?token=tok-abc123&region=eu&flag&empty="),
+      headers: { Authorization: "Bearer receiver-credential-1", "X-Team": "growth" },
+    },
+  ];
+  const maskedWebhooks = () => [
+    {
+      url: receiver.url(`/hook?token=${masked("tok-abc123")}&region=${masked("eu")}&flag&empty=`),
+      headers: { Authorization: masked("Bearer receiver-credential-1"), "X-Team": masked("growth") },
+    },
+  ];
+
+  it("Put, Get and List show names, host, path and fingerprints, never the values; KV keeps the values", async () => {
+    const put = await api.putDestination({ destination: destination("hook", { webhooks: realWebhooks() }) });
+    expect(put.destination!.webhooks).toEqual(maskedWebhooks());
+    expect((await api.getDestination({ id: "hook" })).destination!.webhooks).toEqual(maskedWebhooks());
+    expect((await api.listDestinations({})).destinations.map((d) => d.webhooks)).toEqual([maskedWebhooks()]);
+    for (const response of [put, await api.getDestination({ id: "hook" }), await api.listDestinations({})]) {
+      const text = JSON.stringify(response);
+      for (const secret of ["receiver-credential-1", "tok-abc123", "growth"]) expect(text).not.toContain(secret);
+    }
+    expect((await stored()).settings.webhooks).toEqual(realWebhooks());
+  });
+
+  it("a read-modify-write keeps the stored values, and deliveries still carry them", async () => {
+    const { writeKey } = await api.createSource({ id: "web" });
+    await api.putDestination({ destination: destination("hook", { webhooks: realWebhooks() }) });
+    await api.connect({ sourceId: "web", destinationId: "hook" });
+
+    // The client reads, changes the name and adds a header, and sends the rest back as read.
+    const read = (await api.getDestination({ id: "hook" })).destination!;
+    const edited = {
+      ...read,
+      name: "Renamed",
+      webhooks: [{ ...read.webhooks[0]!, headers: { ...read.webhooks[0]!.headers, "X-New": "added" } }],
+    };
+    const put = await api.putDestination({ destination: edited });
+    expect(put.destination!.webhooks[0]!.headers["X-New"]).toBe(masked("added"));
+    const after = await stored();
+    expect(after.name).toBe("Renamed");
+    expect(after.settings.webhooks).toEqual([{ ...realWebhooks()[0], headers: { ...realWebhooks()[0]!.headers, "X-New": "added" } }]);
+
+    // What reaches the receiver is the real value, not the mask.
+    const ingestUrl = await startIngestHere();
+    let probe = 0;
+    const [delivered] = await waitFor(
+      "a delivery to the edited destination",
+      async () => {
+        await track(ingestUrl, writeKey, `m-masked-${++probe}`);
+        return receiver.requests.length > 0 ? receiver.requests : undefined;
+      },
+      { intervalMs: 200 },
+    );
+    expect(delivered!.path).toBe("/hook?token=tok-abc123&region=eu&flag&empty=");
+    expect(delivered!.headers.authorization).toBe("Bearer receiver-credential-1");
+    expect(delivered!.headers["x-team"]).toBe("growth");
+    expect(delivered!.headers["x-new"]).toBe("added");
+  });
+
+  it("a new value replaces a masked one; a percent-encoded mask (as URL tools write it) is recognised", async () => {
+    await api.putDestination({ destination: destination("hook", { webhooks: realWebhooks() }) });
+    const read = (await api.getDestination({ id: "hook" })).destination!;
+    const url = receiver.url(`/hook?token=${encodeURIComponent(masked("tok-abc123"))}&region=us&flag&empty=`);
+    expect(url).toContain("token=%5Bset%3Asha256%3A");
+    await api.putDestination({
+      destination: { ...read, webhooks: [{ url, headers: { ...read.webhooks[0]!.headers, Authorization: "Bearer rotated-2" } }] },
+    });
+    expect((await stored()).settings.webhooks).toEqual([
+      {
+        url: receiver.url("/hook?token=tok-abc123&region=us&flag&empty="),
+        headers: { Authorization: "Bearer rotated-2", "X-Team": "growth" },
+      },
+    ]);
+  });
+
+  it("refuses a mask sent to another origin, under another name, or with a fingerprint that matches nothing, and stores nothing", async () => {
+    await api.putDestination({ destination: destination("hook", { webhooks: realWebhooks() }) });
+    const before = await stored();
+    const read = (await api.getDestination({ id: "hook" })).destination!;
+    const entry = read.webhooks[0]!;
+    const movedUrl = entry.url.replace("127.0.0.1", "localhost");
+    const cases: [string, configApi.WebhookEntry, string[]][] = [
+      [
+        "a changed host: credentials never follow a URL to another origin",
+        { url: movedUrl, headers: entry.headers },
+        [
+          `destination.settings.webhooks.0.url: the value of query parameter "token" ${MASKED_RULE}`,
+          `destination.settings.webhooks.0.url: the value of query parameter "region" ${MASKED_RULE}`,
+          `destination.settings.webhooks.0.headers.Authorization: ${MASKED_RULE}`,
+          `destination.settings.webhooks.0.headers.X-Team: ${MASKED_RULE}`,
+        ],
+      ],
+      [
+        "a header renamed",
+        { url: entry.url, headers: { "X-Authorization": entry.headers.Authorization! } },
+        [`destination.settings.webhooks.0.headers.X-Authorization: ${MASKED_RULE}`],
+      ],
+      [
+        "a fingerprint of nothing stored",
+        { url: entry.url, headers: { Authorization: masked("some other value") } },
+        [`destination.settings.webhooks.0.headers.Authorization: ${MASKED_RULE}`],
+      ],
+    ];
+    for (const [what, webhook, messages] of cases) {
+      const failed = await failure(api.putDestination({ destination: { ...read, webhooks: [webhook] } }));
+      expect({ what, code: status[failed.code], details: failed.details.split("; ") }).toEqual({
+        what,
+        code: "INVALID_ARGUMENT",
+        details: messages,
+      });
+    }
+    expect(await stored()).toEqual(before);
+  });
+
+  it("a mask with an id that is no valid key is refused for the id, not INTERNAL", async () => {
+    const failed = await failure(
+      api.putDestination({ destination: destination("bad id *", { webhooks: maskedWebhooks(), sharedSecret: "[set]" }) }),
+    );
+    expect(status[failed.code]).toBe("INVALID_ARGUMENT");
+    expect(failed.details).toMatch(/^destination\.id: must be 1-64 letters/);
+  });
+
+  it("a new destination cannot store masks: there is nothing to keep", async () => {
+    const failed = await failure(api.putDestination({ destination: destination("hook", { webhooks: maskedWebhooks() }) }));
+    expect(status[failed.code]).toBe("INVALID_ARGUMENT");
+    expect(failed.details).toContain(`destination.settings.webhooks.0.headers.Authorization: ${MASKED_RULE}`);
+    expect(await stored()).toBeUndefined();
   });
 });
 

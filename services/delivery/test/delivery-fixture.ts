@@ -29,7 +29,7 @@ import {
   type BusNames,
   type Destination,
 } from "@switchyard/platform";
-import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
+import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor, type NatsServerOptions } from "@switchyard/testkit";
 import { headers } from "@nats-io/nats-core";
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "../src/index.js";
 
@@ -59,8 +59,12 @@ export interface DeliveryFixture {
   dispose(): Promise<void>;
 }
 
-export async function startDeliveryFixture(options: { workspace: unknown; env?: Record<string, string> }): Promise<DeliveryFixture> {
-  const nats = await NatsServer.start();
+export async function startDeliveryFixture(options: {
+  workspace: unknown;
+  env?: Record<string, string>;
+  nats?: NatsServerOptions;
+}): Promise<DeliveryFixture> {
+  const nats = await NatsServer.start(options.nats);
   const namespace = uniqueNamespace();
   const names = busNames(namespace);
   const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });

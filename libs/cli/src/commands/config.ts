@@ -16,7 +16,8 @@ export const CONFIG_HELP = `Usage: switchyard config <get | apply <file> | rotat
 Manages the workspace through switchyard.v1.ConfigService (needs the admin token).
 
   get                            Prints the workspace as JSON: sources (write keys are never
-                                 shown, only counted), destinations (secrets shown as "[set]"),
+                                 shown, only counted), destinations (secrets shown as "[set]",
+                                 header and URL query values as "[set:sha256:<fingerprint>]"),
                                  connections
   apply <file>                   Applies a workspace file (format: config/workspace.example.json):
                                  its sources, destinations and connections are created or

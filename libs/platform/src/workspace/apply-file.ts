@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { KV } from "@nats-io/kv";
 import { ConfigError } from "../errors.js";
 import { hashWriteKey } from "../write-keys.js";
+import { isMaxPayloadError } from "./bucket.js";
 import { kvKeys } from "./kv-keys.js";
 import { describeIssues, workspaceFileSchema, type SourceRecord, type WorkspaceFile } from "./schema.js";
 
@@ -56,7 +57,13 @@ export async function applyWorkspaceFile(kv: KV, file: WorkspaceFile): Promise<{
       unchanged.push(key);
       continue;
     }
-    await kv.put(key, value);
+    try {
+      await kv.put(key, value);
+    } catch (error) {
+      // The schema keeps records below NATS's default max payload; a server set lower still gets a clear error.
+      if (!isMaxPayloadError(error)) throw error;
+      throw new ConfigError(`${key}: takes ${Buffer.byteLength(value)} bytes as stored, more than the bus's max payload`, { cause: error });
+    }
     written.push(key);
   }
   return { written, unchanged };

@@ -7,3 +7,13 @@ export async function openConfigBucket(js: JetStreamClient, names: BusNames, rep
   // create() is idempotent for an existing bucket with the same settings.
   return new Kvm(js).create(names.configBucket, { history: 5, replicas });
 }
+
+/** Whether a KV write failed because the value is larger than the NATS server's max payload. */
+export function isMaxPayloadError(error: unknown): boolean {
+  let current = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (current.message.includes("max_payload")) return true;
+    current = current.cause;
+  }
+  return false;
+}

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { decodeQueryValue, isMaskedValue, urlQueryPairs } from "./masking.js";
 
 /**
  * The workspace configuration: sources (with their write keys), webhook
@@ -27,33 +28,86 @@ export const sourceFileSchema = z.object({
 /** HTTP header token (RFC 9110) for names; visible ASCII and spaces/tabs for values. */
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const headerValue = /^[\t\x20-\x7e]*$/;
-const RESERVED_HEADERS = new Set([
-  "content-type",
-  "content-length",
-  "user-agent",
-  "x-signature",
-  "host",
-  "transfer-encoding",
-  "connection",
+
+const HOP_BY_HOP = "hop-by-hop headers cannot be set: the HTTP client manages the connection";
+const FRAMING = "framing headers cannot be set: Switchyard frames each request from the URL and body";
+const SET_BY_SWITCHYARD = "this header is set by Switchyard and cannot be overridden";
+/**
+ * Static header names a destination cannot use, and why: the HTTP client refuses them (every
+ * attempt would fail: Upgrade, Keep-Alive, Transfer-Encoding, Expect…), they would contradict the
+ * request Switchyard frames (Host, Content-Length, Content-Encoding), or delivery sets them itself.
+ */
+const FORBIDDEN_HEADERS: ReadonlyMap<string, string> = new Map([
+  ["connection", HOP_BY_HOP],
+  ["keep-alive", HOP_BY_HOP],
+  ["proxy-connection", HOP_BY_HOP],
+  ["te", HOP_BY_HOP],
+  ["trailer", HOP_BY_HOP],
+  ["transfer-encoding", HOP_BY_HOP],
+  ["upgrade", HOP_BY_HOP],
+  ["host", FRAMING],
+  ["content-length", FRAMING],
+  ["expect", FRAMING],
+  ["content-encoding", "the body is sent as plain JSON; Content-Encoding would misdescribe it"],
+  ["content-type", SET_BY_SWITCHYARD],
+  ["user-agent", SET_BY_SWITCHYARD],
+  ["x-signature", SET_BY_SWITCHYARD],
 ]);
 
-export const webhookEntrySchema = z.object({
-  url: z.string({ error: "must be a string" }).refine((value) => {
-    try {
-      const url = new URL(value);
-      return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
-    } catch {
-      return false;
-    }
-  }, "must be an absolute http or https URL"),
+/** Longest webhook URL: receivers refuse longer request lines (most at 8 KiB, Node at 16 KiB). */
+export const MAX_WEBHOOK_URL_CHARS = 16_384;
+/** Most bytes a webhook entry's static headers take on the wire ("Name: value\r\n" each). */
+export const MAX_STATIC_HEADER_BYTES = 65_536;
+/**
+ * Largest destination record, as stored: half of NATS's default max payload (1 MB), which every
+ * KV value must fit; the per-field limits keep real destinations far below it.
+ */
+export const MAX_DESTINATION_BYTES = 512 * 1024;
+
+const MASKED_RULE =
+  "is a masked value, as reads show it: give the value itself (PutDestination puts the stored value back only for the same URL origin and name)";
+
+const webhookUrl = z.string({ error: "must be a string" }).refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}, "must be an absolute http or https URL");
+const headerNameRule = z.string().regex(headerName, "header names must be HTTP tokens");
+const headerValueRule = z
+  .string({ error: "header values must be strings" })
+  .regex(headerValue, "header values must be visible ASCII, spaces or tabs (no CR, LF, NUL or other control characters)");
+
+/** A webhook entry as read from the KV bucket: the rules it was stored under, nothing added since. */
+const storedWebhookEntrySchema = z.object({
+  url: webhookUrl,
+  headers: z.record(headerNameRule, headerValueRule).default({}),
+});
+
+/** A webhook entry to store: also refused when the HTTP client could not send it as given. */
+const webhookEntrySchema = z.object({
+  url: webhookUrl.superRefine((url, ctx) => {
+    for (const message of urlProblems(url)) ctx.addIssue({ code: "custom", message });
+  }),
   headers: z
     .record(
-      z
-        .string()
-        .regex(headerName, "header names must be HTTP tokens")
-        .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), "this header is set by Switchyard and cannot be overridden"),
-      z.string({ error: "header values must be strings" }).regex(headerValue, "header values must be visible ASCII"),
+      headerNameRule.superRefine((name, ctx) => {
+        const forbidden = FORBIDDEN_HEADERS.get(name.toLowerCase());
+        if (forbidden) ctx.addIssue({ code: "custom", message: forbidden });
+      }),
+      headerValueRule.refine((value) => !isMaskedValue(value), MASKED_RULE),
     )
+    .superRefine((headers, ctx) => {
+      let bytes = 0;
+      for (const [name, value] of Object.entries(headers)) bytes += Buffer.byteLength(name) + Buffer.byteLength(value) + 4;
+      if (bytes > MAX_STATIC_HEADER_BYTES)
+        ctx.addIssue({
+          code: "custom",
+          message: `take ${bytes} bytes; at most ${MAX_STATIC_HEADER_BYTES} (receivers refuse larger request headers)`,
+        });
+    })
     .default({}),
 });
 
@@ -88,33 +142,82 @@ export const standardWebhooksSchema = z.object({
 });
 export type StandardWebhooksSettings = z.output<typeof standardWebhooksSchema>;
 
-export const webhookSettingsSchema = z
-  .object({
-    webhooks: z.array(webhookEntrySchema).min(1, "needs 1 to 5 webhook entries").max(5, "needs 1 to 5 webhook entries"),
-    sharedSecret: z.string().min(1, "must be a non-empty string").optional(),
-    standardWebhooks: standardWebhooksSchema.optional(),
-  })
-  .superRefine((settings, ctx) => {
-    if (!settings.standardWebhooks) return;
-    settings.webhooks.forEach((entry, index) => {
-      for (const name of Object.keys(entry.headers)) {
-        if ((STANDARD_WEBHOOK_HEADER_NAMES as readonly string[]).includes(name.toLowerCase()))
-          ctx.addIssue({
-            code: "custom",
-            path: ["webhooks", index, "headers", name],
-            message: "this header is set by Standard Webhooks signing and cannot be overridden",
-          });
-      }
-    });
-  });
+type WebhookEntrySchema = typeof storedWebhookEntrySchema | typeof webhookEntrySchema;
 
-export const destinationSchema = z.object({
-  id: idRule,
-  name: z.string().min(1, "must not be empty").optional(),
-  type: z.literal("webhooks", { error: 'must be "webhooks"' }).default("webhooks"),
-  enabled: z.boolean({ error: "must be true or false" }).default(true),
-  settings: webhookSettingsSchema,
+function webhookSettingsSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry) {
+  return z
+    .object({
+      webhooks: z.array(entry).min(1, "needs 1 to 5 webhook entries").max(5, "needs 1 to 5 webhook entries"),
+      sharedSecret: z.string().min(1, "must be a non-empty string").optional(),
+      standardWebhooks: standardWebhooksSchema.optional(),
+    })
+    .superRefine((settings, ctx) => {
+      if (!settings.standardWebhooks) return;
+      settings.webhooks.forEach((entry, index) => {
+        for (const name of Object.keys(entry.headers)) {
+          if ((STANDARD_WEBHOOK_HEADER_NAMES as readonly string[]).includes(name.toLowerCase()))
+            ctx.addIssue({
+              code: "custom",
+              path: ["webhooks", index, "headers", name],
+              message: "this header is set by Standard Webhooks signing and cannot be overridden",
+            });
+        }
+      });
+    });
+}
+
+export const webhookSettingsSchema = webhookSettingsSchemaOf(webhookEntrySchema);
+
+function destinationSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry) {
+  return z.object({
+    id: idRule,
+    name: z.string().min(1, "must not be empty").optional(),
+    type: z.literal("webhooks", { error: 'must be "webhooks"' }).default("webhooks"),
+    enabled: z.boolean({ error: "must be true or false" }).default(true),
+    settings: webhookSettingsSchemaOf(entry),
+  });
+}
+
+/**
+ * A destination as read from the KV bucket. Lenient on the rules `destinationSchema` added later,
+ * so a record stored before them keeps loading (and failing at delivery as it did) instead of
+ * vanishing from every service's view; every write goes through `destinationSchema`.
+ */
+export const storedDestinationSchema = destinationSchemaOf(storedWebhookEntrySchema);
+
+/**
+ * A destination to store, from the workspace file or PutDestination: what cannot work is refused
+ * here, naming the field, rather than failing every delivery later.
+ */
+export const destinationSchema = destinationSchemaOf(webhookEntrySchema).superRefine((destination, ctx) => {
+  const bytes = Buffer.byteLength(JSON.stringify(destination));
+  if (bytes > MAX_DESTINATION_BYTES)
+    ctx.addIssue({
+      code: "custom",
+      message: `takes ${bytes} bytes as stored; at most ${MAX_DESTINATION_BYTES} (a configuration record must fit in one bus message)`,
+    });
 });
+
+/** What makes a webhook URL (already an absolute http(s) URL) unusable; empty when it is fine. */
+function urlProblems(text: string): string[] {
+  const problems: string[] = [];
+  if (text.length > MAX_WEBHOOK_URL_CHARS)
+    problems.push(`must be at most ${MAX_WEBHOOK_URL_CHARS} characters (receivers refuse longer request lines)`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return problems; // the base rule reports it
+  }
+  // The HTTP client sends neither: it posts to origin + path + query.
+  if (url.username !== "" || url.password !== "")
+    problems.push("must not hold credentials (user:password@), which would not be sent: put them in an Authorization header");
+  if (text.includes("#")) problems.push("must not have a #fragment, which is never sent");
+  for (const [name, value] of urlQueryPairs(text) ?? [])
+    if (value !== undefined && isMaskedValue(decodeQueryValue(value)))
+      problems.push(`the value of query parameter "${truncated(name)}" ${MASKED_RULE}`);
+  return problems;
+}
 
 export const connectionSchema = z.object({
   sourceId: idRule,
@@ -170,9 +273,19 @@ export type SourceRecord = z.output<typeof sourceRecordSchema>;
 /** Renders zod issues as "path: rule" lines, the form every config error takes. */
 export function describeIssues(error: z.ZodError, prefix = ""): string[] {
   return error.issues.map((issue) => {
-    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
+    const path = [prefix, ...issue.path.map((key) => truncated(String(key)))].filter(Boolean).join(".");
     // A bad record key reports "Invalid key in record"; the nested issue says which rule.
     const message = issue.code === "invalid_key" ? (issue.issues[0]?.message ?? issue.message) : issue.message;
     return `${path || "(root)"}: ${message}`;
   });
+}
+
+/**
+ * A name as error messages show it: control characters escaped (a CR LF in a header name must not
+ * break the message), and cut short, so a megabyte-long name does not make a megabyte-long error.
+ */
+function truncated(text: string): string {
+  const shown = text.length > 64 ? `${text.slice(0, 60)}…(${text.length} characters)` : text;
+  // eslint-disable-next-line no-control-regex -- control characters are what is matched
+  return shown.replace(/[\x00-\x1f\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

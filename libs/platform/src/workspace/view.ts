@@ -2,7 +2,14 @@ import type { KV, KvWatchEntry } from "@nats-io/kv";
 import type { Logger } from "pino";
 import { writeKeyHashesEqual, hashWriteKey } from "../write-keys.js";
 import { parseKvKey } from "./kv-keys.js";
-import { connectionSchema, destinationSchema, sourceRecordSchema, type Connection, type Destination, type SourceRecord } from "./schema.js";
+import {
+  connectionSchema,
+  sourceRecordSchema,
+  storedDestinationSchema,
+  type Connection,
+  type Destination,
+  type SourceRecord,
+} from "./schema.js";
 
 /**
  * A live, in-memory copy of the workspace configuration, kept current by a
@@ -99,7 +106,7 @@ export class WorkspaceView {
           break;
         case "destination":
           if (deleted) this.destinations.delete(key.id);
-          else this.destinations.set(key.id, destinationSchema.parse(entry.json()));
+          else this.destinations.set(key.id, storedDestinationSchema.parse(entry.json()));
           break;
         case "connection": {
           const id = `${key.sourceId}.${key.destinationId}`;
