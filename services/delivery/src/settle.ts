@@ -1,5 +1,5 @@
 import type { DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
-import type { Logger } from "@switchyard/platform";
+import { maskUrl, type Logger } from "@switchyard/platform";
 import type { DeadLetters } from "./dead-letters.js";
 import type { DeliveryLog } from "./delivery-log.js";
 import type { DeliveryStats } from "./delivery-stats.js";
@@ -117,7 +117,8 @@ function attemptRecord(task: DeliveryTask, attempt: UrlAttempt | undefined, numb
     destinationId: task.destinationId,
     sourceId: task.sourceId,
     messageId: task.call?.messageId ?? "",
-    url: attempt?.url ?? "",
+    // The log and dead letters are read by more people than the configuration: query values (tokens) are masked.
+    url: attempt?.url ? maskUrl(attempt.url) : "",
     status: attempt?.status ?? 0,
     error: attempt?.error ?? "",
     latencyMs: attempt?.latencyMs ?? 0,

@@ -1,5 +1,6 @@
 import type { DeadLetterEntry, DeliveryAttempt } from "@switchyard/contracts";
 import { freePort, WebhookReceiver, waitFor, type Responder, type ResponsePlan } from "@switchyard/testkit";
+import { maskValue } from "@switchyard/platform";
 import { afterEach, describe, expect, it } from "vitest";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
 
@@ -170,5 +171,19 @@ describe("permanent failures", () => {
       attempts: 1,
       lastAttempt: { status: 302, outcome: "permanent", url: redirecting.url() },
     });
+  });
+
+  it("masks URL query values (tokens) in the delivery log and dead letters, and still sends them", async () => {
+    const receiver = await startReceiver(() => ({ status: 400 }));
+    const f = await startDeliveringTo(receiver.url("/hook?token=s3cr3t-query-token&plain"));
+    await f.publishCalls("web", [busCall("m-token", trackPayload())]);
+
+    const entries = await firstDeadLetters(f);
+    expect(receiver.requests[0]!.path).toBe("/hook?token=s3cr3t-query-token&plain");
+    const masked = `${receiver.url("/hook")}?token=${maskValue("s3cr3t-query-token")}&plain`;
+    expect(entries[0]!.deadLetter!.lastAttempt!.url).toBe(masked);
+    const logged = await loggedAttempts(f, "m-token");
+    expect(logged.map((attempt) => attempt.url)).toEqual([masked, masked]);
+    expect(JSON.stringify({ entries, logged })).not.toContain("s3cr3t-query-token");
   });
 });
