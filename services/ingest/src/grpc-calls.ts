@@ -1,4 +1,4 @@
-import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, protoCallToJson } from "@switchyard/calls";
+import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, MAX_ID_LENGTH, protoCallToJson } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import { ServiceError } from "@switchyard/platform";
 import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
@@ -68,17 +68,19 @@ export class MalformedCall implements IncomingCall {
   /**
    * @param problem what is wrong with the bytes, or the refusal itself
    * @param wireBytes its size in the request, which counts toward the batch limit in place of JSON it does not have
+   * @param messageId the client's messageId for the rejection, when it is readable
    */
   constructor(
     problem: string | Refusal,
     readonly wireBytes: number,
+    private readonly messageId = "",
   ) {
     this.refusal =
       typeof problem === "string" ? { field: "", rule: "malformed", message: `call: is not a valid protobuf Call (${problem})` } : problem;
   }
 
   check(index: number): IncomingCheck {
-    return { ok: false, rejection: { index, messageId: "", ...this.refusal } };
+    return { ok: false, rejection: { index, messageId: this.messageId, ...this.refusal } };
   }
 
   encode(): never {
@@ -99,7 +101,9 @@ export function grpcCall(bytes: Buffer): GrpcCall {
   }
   if (scanned.invalidText) {
     const invalid = invalidTextIn(bytes);
-    if (invalid) return new MalformedCall({ ...invalid, rule: "utf8" }, bytes.length);
+    // The client's messageId identifies the refusal, unless it is the text that is not UTF-8.
+    const messageId = invalid?.field === "messageId" ? "" : scanned.messageId.slice(0, MAX_ID_LENGTH);
+    if (invalid) return new MalformedCall({ ...invalid, rule: "utf8" }, bytes.length, messageId);
   }
   if (!scanned.irregular && scanned.jsonSizeBound <= MAX_CALL_BYTES) return new WireCall(scanned);
   return decodedCall(bytes);

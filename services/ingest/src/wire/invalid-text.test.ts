@@ -50,6 +50,9 @@ describe("text that is not UTF-8 in a gRPC call", () => {
     expect(invalidTextIn(bytes)?.message).toBe(message);
     const check = grpcCall(bytes).check(4);
     expect(check).toEqual({ ok: false, rejection: { index: 4, messageId: "", field: message.replace(/: .*/, ""), rule: "utf8", message } });
+    // With a readable messageId, the refusal carries it.
+    const withId = grpcCall(Buffer.concat([lengthDelimited(1, Buffer.from("m-1")), bytes])).check(0);
+    if (!field.equals(lengthDelimited(1, BAD))) expect(withId.ok ? undefined : withId.rejection.messageId).toBe("m-1");
   });
 
   it("finds nothing in valid text, emoji and U+FFFD sent as such included", () => {
