@@ -126,7 +126,11 @@ describe("checkCall keeps data as sent or refuses it", () => {
     ["-Infinity", { price: -Infinity }, "properties.price"],
     ["NaN in a list", { items: [{ price: 1 }, { price: Number.NaN }] }, "properties.items.1.price"],
   ])("refuses a non-finite number: %s", (_name, properties, field) => {
-    expect(rejectionOf(track({ properties }))).toMatchObject({ field, rule: "finite_number", message: `${field}: must be a finite number` });
+    expect(rejectionOf(track({ properties }))).toMatchObject({
+      field,
+      rule: "finite_number",
+      message: `${field}: must be a finite number`,
+    });
   });
 
   it("refuses non-finite numbers in context, traits and integrations too", () => {

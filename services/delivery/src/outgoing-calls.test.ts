@@ -186,7 +186,10 @@ describe("readOutgoingBatch", () => {
 
 describe("keys named like Object.prototype's members", () => {
   it("reach the webhook body as data, by the wire writer and by the decoder alike", () => {
-    const properties = JSON.parse('{"__proto__":{"a":1},"constructor":"c","prototype":[1],"x":{"__proto__":null}}') as Record<string, unknown>;
+    const properties = JSON.parse('{"__proto__":{"a":1},"constructor":"c","prototype":[1],"x":{"__proto__":null}}') as Record<
+      string,
+      unknown
+    >;
     const context = JSON.parse('{"__proto__":"ctx","toString":1}') as Record<string, unknown>;
     const integrations = JSON.parse('{"__proto__":true,"Webhooks":{"__proto__":1}}') as Record<string, unknown>;
     const call: Call = {
