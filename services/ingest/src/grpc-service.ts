@@ -43,6 +43,7 @@ export function ingestGrpcService(deps: {
       if (request.calls.length === 0) throw new ServiceError("INVALID_ARGUMENT", "calls: a batch needs at least one call");
       const overCount = tooManyCalls("calls", request.calls.length);
       if (overCount) throw new ServiceError("INVALID_ARGUMENT", overCount);
+      if (!request.batchIdIsUtf8) throw new ServiceError("INVALID_ARGUMENT", "batch_id: must be valid UTF-8");
       if (request.batchId.length > MAX_ID_LENGTH)
         throw new ServiceError("INVALID_ARGUMENT", `batch_id: must be at most ${MAX_ID_LENGTH} characters`);
       // It becomes part of the Nats-Msg-Id header, where a line break would end the header early.

@@ -172,4 +172,20 @@ describe("gRPC ingest from raw protobuf bytes", () => {
       '{"__proto__":{"a":1},"constructor":"c"}',
     );
   });
+
+  it("refuses a batch_id that is not UTF-8, which would read as U+FFFD and could pass for another batch's id", async () => {
+    const call = lengthDelimited(2, trackCall({ messageId: "m-batch-id" }));
+    for (const bad of [[0x61, 0xff], [0xc3], [0xed, 0xa0, 0x80]]) {
+      const error = await grpcErrorOf(
+        sendRaw(IngestServiceService.ingestBatch.path, Buffer.concat([lengthDelimited(1, Buffer.from(bad)), call])),
+      );
+      expect(status[error.code]).toBe("INVALID_ARGUMENT");
+      expect(error.details).toBe("batch_id: must be valid UTF-8");
+    }
+    expect(await readCallBatches(fixture.nc, fixture.names)).toHaveLength(0);
+    const ok = IngestBatchResponse.decode(
+      await sendRaw(IngestServiceService.ingestBatch.path, Buffer.concat([lengthDelimited(1, Buffer.from("bätch-😀")), call])),
+    );
+    expect(ok.batchId).toBe("bätch-😀");
+  });
 });
