@@ -285,4 +285,34 @@ describe("from the Segment-compatible HTTP API to a webhook receiver", () => {
       context,
     });
   });
+
+  it('forwards "__proto__", "constructor" and "prototype" keys as data, from HTTP and from gRPC', async () => {
+    const properties = '{"__proto__":{"a":1},"constructor":"c","prototype":[2],"nested":{"__proto__":null}}';
+    const context = '{"__proto__":"ctx","ip":"198.51.100.4"}';
+    const raw = `{"messageId":"proto-http","userId":"u","event":"E","properties":${properties},"context":${context},"integrations":{"__proto__":true,"All":true}}`;
+    const response = await fetch(`${stack.httpUrl}/v1/track`, {
+      method: "POST",
+      headers: { authorization: basicAuthorization(WRITE_KEY), "content-type": "application/json" },
+      body: raw,
+    });
+    expect(response.status).toBe(200);
+    const viaHttp = await arrived("proto-http");
+    expect(viaHttp.raw.toString("utf8")).toContain(`"properties":${properties}`);
+    expect(viaHttp.raw.toString("utf8")).toContain(`"context":${context}`);
+
+    const call: Call = {
+      messageId: "proto-grpc",
+      userId: "u",
+      anonymousId: "",
+      timestamp: undefined,
+      context: JSON.parse(context) as Record<string, unknown>,
+      integrations: undefined,
+      receivedAt: undefined,
+      payload: { $case: "identify", value: { traits: JSON.parse(properties) as Record<string, unknown> } },
+    };
+    expect((await stack.grpc.ingestCall({ call }, WRITE_KEY)).messageId).toBe("proto-grpc");
+    const viaGrpc = await arrived("proto-grpc");
+    expect(viaGrpc.raw.toString("utf8")).toContain(`"traits":${properties}`);
+    expect(viaGrpc.raw.toString("utf8")).toContain(`"context":${context}`);
+  });
 });

@@ -41,14 +41,20 @@ describe("the call encoder", () => {
     });
   });
 
-  it("writes what JSON.stringify would: toJSON, undefined members left out, null in arrays, NaN as null", () => {
+  it("writes what JSON.stringify would: toJSON, undefined members left out, null in arrays", () => {
     const when = new Date("2026-01-02T03:04:05.678Z");
     const json = decoded("track", {
       userId: "u",
       event: "E",
-      properties: { when, gone: undefined, list: [undefined, Number.NaN, Infinity, -0.5], fn: () => 1 },
+      properties: { when, gone: undefined, list: [undefined, -0.5], fn: () => 1 },
     });
-    expect(json.properties).toEqual({ when: when.toISOString(), list: [null, null, null, -0.5] });
+    expect(json.properties).toEqual({ when: when.toISOString(), list: [null, -0.5] });
+  });
+
+  it("keeps __proto__, constructor and prototype as ordinary keys", () => {
+    const properties = JSON.parse('{"__proto__":{"a":1},"constructor":"c","prototype":[2]}') as Record<string, unknown>;
+    const json = decoded("track", { userId: "u", event: "E", properties });
+    expect(JSON.stringify(json.properties)).toBe('{"__proto__":{"a":1},"constructor":"c","prototype":[2]}');
   });
 
   it("keeps timestamps to the millisecond, before and after 1970, given as Date or text", () => {

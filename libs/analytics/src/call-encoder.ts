@@ -13,8 +13,10 @@ import type { ProtoWriter } from "./proto-writer.js";
  * Free-form values become google.protobuf.Struct exactly as JSON.stringify
  * would write them: toJSON() is honoured (a Date becomes its ISO text),
  * undefined, functions and symbols are left out of objects and become null
- * in arrays, NaN and ±Infinity become null, and a BigInt is refused. The
- * JSON size is added up on the way, so no JSON text is ever built.
+ * in arrays, and a BigInt is refused. NaN, ±Infinity and text with a lone
+ * surrogate, which JSON.stringify would write as null or U+FFFD, throw
+ * Unrepresentable (proto-writer.ts): the call rules refuse them. The JSON
+ * size is added up on the way, so no JSON text is ever built.
  *
  * The nesting limit is checked on the way too, level by level as
  * tooDeeplyNestedField (@switchyard/calls) counts them, so that no separate
@@ -98,8 +100,9 @@ const FALSE_SIZE = 5;
  * it for the 32 KB and 500 KB limits: the UTF-8 bytes of the call in Segment JSON shape as ingest
  * reads it back (the timestamp as full ISO 8601 text). `timestampMillis` is the call's timestamp,
  * undefined when it has none; `library`, when given, is written as context.library in place of
- * the caller's. Throws NestedTooDeeply naming the field that nests too deeply, and ValidationError
- * for a BigInt; what was written of the call is then to be discarded.
+ * the caller's. Throws NestedTooDeeply naming the field that nests too deeply, Unrepresentable for
+ * a number that is not finite or a lone surrogate, and ValidationError for a BigInt; what was
+ * written of the call is then to be discarded.
  */
 export function encodeCall(
   writer: ProtoWriter,
@@ -248,10 +251,8 @@ function writeValueField(writer: ProtoWriter, field: number, value: unknown, lev
       size = writer.string(VALUE_STRING, value);
       break;
     case "number":
-      if (Number.isFinite(value)) {
-        writer.double(VALUE_NUMBER, value);
-        size = numberJsonSize(value);
-      } else size = writeNull(writer);
+      writer.double(VALUE_NUMBER, value);
+      size = numberJsonSize(value);
       break;
     case "boolean":
       writer.tag(VALUE_BOOL, 0);

@@ -55,6 +55,22 @@ describe("validation when a call is made", () => {
       "value",
     ],
     ["a BigInt value (not JSON)", "track", { userId: "u", event: "E", properties: { n: 1n } }, "", "type"],
+    ["a messageId with a line break", "track", { userId: "u", event: "E", messageId: "m\r\nx" }, "messageId", "control_characters"],
+    ["a messageId with a C1 control", "identify", { userId: "u", messageId: "m\u0085" }, "messageId", "control_characters"],
+    ["NaN in properties", "track", { userId: "u", event: "E", properties: { price: Number.NaN } }, "properties.price", "finite_number"],
+    ["Infinity in a list in context", "track", { userId: "u", event: "E", context: { n: [1, Infinity] } }, "context.n.1", "finite_number"],
+    ["-Infinity in traits", "identify", { userId: "u", traits: { score: -Infinity } }, "traits.score", "finite_number"],
+    ["a lone surrogate in properties", "track", { userId: "u", event: "E", properties: { name: "\ud800" } }, "properties.name", "unicode"],
+    ["a lone surrogate in a userId", "identify", { userId: "u\udc00" }, "userId", "unicode"],
+    ["a lone surrogate in a messageId", "identify", { userId: "u", messageId: "m\ud800" }, "messageId", "unicode"],
+    ["an impossible date", "track", { userId: "u", event: "E", timestamp: "2026-02-30T00:00:00Z" }, "timestamp", "format"],
+    [
+      "NaN with a timestamp the quick check leaves to the rules",
+      "track",
+      { userId: "u", event: "E", timestamp: "2026-01-01T00:00:00+01:00", properties: { price: Number.NaN } },
+      "properties.price",
+      "finite_number",
+    ],
     ["properties nested too deeply to be stored", "track", { userId: "u", event: "E", properties: nested(60) }, "properties", "max_depth"],
   ])("refuses %s, naming the field and the rule", (_what, type, message, field, rule) => {
     const refused = refusal(type as Parameters<typeof prepareCall>[0], message);

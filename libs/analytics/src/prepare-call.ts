@@ -1,10 +1,10 @@
-import { checkCall, MAX_CALL_BYTES, tooDeeplyNestedField, type ValidCall } from "@switchyard/calls";
+import { checkCall, MAX_CALL_BYTES, tooDeeplyNestedField, unfaithfulValue, type ValidCall } from "@switchyard/calls";
 import { encodeCall, NestedTooDeeply, type CallFields } from "./call-encoder.js";
 import { ValidationError } from "./errors.js";
 import { isoMillis, simpleIsoMillis } from "./iso-millis.js";
 import { newMessageId } from "./message-id.js";
 import type { CallType } from "./messages.js";
-import { ProtoWriter } from "./proto-writer.js";
+import { ProtoWriter, Unrepresentable } from "./proto-writer.js";
 import { quickAccept } from "./quick-accept.js";
 import { LIBRARY } from "./version.js";
 
@@ -77,6 +77,7 @@ function encoded(type: CallType, messageId: string, call: CallFields, timestampM
     throwIfNestedTooDeeply(call);
     // Nested too deeply only in what a toJSON() returned, which the rule does not see.
     if (error instanceof NestedTooDeeply) throw maxDepthError(error.field);
+    if (error instanceof Unrepresentable) throw unrepresentableError(call, error);
     throw error;
   }
   if (jsonBytes > MAX_CALL_BYTES) {
@@ -102,6 +103,40 @@ function throwIfNestedTooDeeply(call: CallFields): void {
   // tooDeeplyNestedField reads only the free-form fields, which CallFields has.
   const field = tooDeeplyNestedField(call as ValidCall);
   if (field !== undefined) throw maxDepthError(field);
+}
+
+/** The fields a string or free-form value may be in, in the order the call rules check them. */
+const VALUE_FIELDS = [
+  "messageId",
+  "userId",
+  "anonymousId",
+  "event",
+  "name",
+  "category",
+  "groupId",
+  "previousId",
+  "context",
+  "integrations",
+  "properties",
+  "traits",
+] as const;
+
+/**
+ * The ValidationError for a value the encoder could not write as it is, naming its field as the
+ * call rules do (`properties.price: must be a finite number`). Found by a walk over the call, only
+ * now that there is one to find; one that came from a toJSON() result is named by the call.
+ */
+function unrepresentableError(call: CallFields, error: Unrepresentable): ValidationError {
+  const fields = call as Record<string, unknown>;
+  for (const key of VALUE_FIELDS) {
+    const problem = fields[key] === undefined ? undefined : unfaithfulValue(fields[key], [key]);
+    if (problem) {
+      const field = problem.path.join(".");
+      return new ValidationError(field, problem.rule, `${field}: ${problem.message} (rule: ${problem.rule})`);
+    }
+  }
+  const what = error.rule === "finite_number" ? "numbers must be finite" : "text must be valid Unicode (lone surrogate)";
+  return new ValidationError("", error.rule, `call: ${what} (rule: ${error.rule})`);
 }
 
 function maxDepthError(field: string): ValidationError {

@@ -1,3 +1,16 @@
+import { isWellFormedText } from "@switchyard/calls";
+
+/**
+ * A value the bus could not carry as it is: a number that is not finite, or
+ * text with a lone surrogate. prepareCall turns it into a ValidationError
+ * naming the field (the writer does not know the field).
+ */
+export class Unrepresentable extends Error {
+  constructor(readonly rule: "finite_number" | "unicode") {
+    super(rule === "finite_number" ? "a number is not finite" : "a string has a lone surrogate");
+  }
+}
+
 /** Control characters JSON.stringify writes as two characters (\b \t \n \f \r); the others take six (\u00XX). */
 const JSON_SHORT_ESCAPES = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 
@@ -121,6 +134,8 @@ export class ProtoWriter {
 
   /** Writes the text again as UTF-8, from its length (at `lengthMark`) on; returns its JSON size. */
   private utf8String(text: string, lengthMark: number): number {
+    // UTF-8 has no lone surrogates: Buffer would write U+FFFD in their place. Only non-ASCII text gets here.
+    if (!isWellFormedText(text)) throw new Unrepresentable("unicode");
     this.pos = this.start + lengthMark;
     const length = Buffer.byteLength(text, "utf8");
     this.varint(length);
@@ -129,8 +144,9 @@ export class ProtoWriter {
     return Buffer.byteLength(JSON.stringify(text), "utf8");
   }
 
-  /** A double field (wire type 1). */
+  /** A double field (wire type 1); NaN and ±Infinity, which the call rules refuse, throw Unrepresentable. */
   double(field: number, value: number): void {
+    if (!Number.isFinite(value)) throw new Unrepresentable("finite_number");
     this.tag(field, 1);
     this.ensure(8);
     this.buf.writeDoubleLE(value, this.pos);

@@ -5,7 +5,7 @@ import type { CallType } from "./messages.js";
 import { rawCall } from "./prepare-call.js";
 import { quickAccept } from "./quick-accept.js";
 
-const ids = fc.constantFrom<unknown>(undefined, "", "u", "ü-1", "x".repeat(128), "x".repeat(129), 5, null, {});
+const ids = fc.constantFrom<unknown>(undefined, "", "u", "ü-1", "x".repeat(128), "x".repeat(129), 5, null, {}, "m\r\n", "\u0085", "😀");
 const texts = fc.constantFrom<unknown>(undefined, "", "Home", 5, null);
 const timestamps = fc.constantFrom<unknown>(
   undefined,

@@ -1,4 +1,4 @@
-import { MAX_ID_LENGTH } from "@switchyard/calls";
+import { hasControlCharacter, MAX_ID_LENGTH } from "@switchyard/calls";
 import type { CallType } from "./messages.js";
 import { simpleIsoMillis } from "./iso-millis.js";
 
@@ -16,11 +16,16 @@ import { simpleIsoMillis } from "./iso-millis.js";
  * timestamp passes here when that text would, and `fields` must be a plain
  * object, whose properties are the ones the copy would take. A property test
  * (quick-accept.test.ts) holds it to "quickAccept(type, x) implies checkCall
- * accepts rawCall(type, x)".
+ * accepts rawCall(type, x)" for free-form values without NaN, ±Infinity or
+ * lone surrogates: those it does not look for, as the encoder meets every
+ * value anyway and refuses them there (prepareCall names the field as the
+ * rules do).
  */
 export function quickAccept(type: CallType, fields: Record<string, unknown>): boolean {
   if (!plainObject(fields)) return false;
   if (!optionalId(fields.messageId) || !optionalId(fields.userId) || !optionalId(fields.anonymousId)) return false;
+  // The messageId goes into NATS and HTTP headers: the rules refuse control characters in it.
+  if (typeof fields.messageId === "string" && hasControlCharacter(fields.messageId)) return false;
   if (fields.timestamp !== undefined && !timestamp(fields.timestamp)) return false;
   if (fields.context !== undefined && !plainObject(fields.context)) return false;
   if (fields.integrations !== undefined && !integrations(fields.integrations)) return false;

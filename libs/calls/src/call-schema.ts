@@ -1,30 +1,53 @@
 import { z } from "zod";
+import { unfaithfulValue } from "./faithful-values.js";
+import { isValidIsoDateTime } from "./iso-date.js";
 import { MAX_ID_LENGTH } from "./limits.js";
+import { CONTROL_CHARACTERS_RULE_MESSAGE, hasControlCharacter } from "./text-rules.js";
 
 /**
  * The rules of a valid call, written once over the Segment JSON shape. HTTP
  * bodies are checked as they come; gRPC calls are first turned into this
  * shape (see proto-json.ts), so both front doors apply exactly the same rules.
  * Unknown top-level keys (sentAt, _metadata, writeKey, ...) are ignored.
+ *
+ * Nothing is altered on the way: a call is stored as sent or refused. Hence
+ * the free-form objects are checked in place rather than rebuilt (zod's
+ * records drop a `__proto__` key), and the last rules refuse what the bus
+ * could not carry unchanged (non-finite numbers, lone surrogates).
  */
 
 const stringField = z.string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") });
 const requiredText = stringField.min(1, "must not be empty");
 const requiredId = stringField.min(1, "must not be empty").max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`);
 const optionalId = requiredId.optional();
-const freeFormObject = z.record(z.string(), z.unknown(), { error: "must be a JSON object" });
+/** It becomes a NATS and HTTP header value (Nats-Msg-Id, webhook-id), where a line break would end the header. */
+const messageId = requiredId
+  .refine((value) => !hasControlCharacter(value), { message: CONTROL_CHARACTERS_RULE_MESSAGE, params: { rule: "control_characters" } })
+  .optional();
 
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
-const timestamp = stringField
-  .regex(ISO_8601, "must be an ISO 8601 date-time")
-  .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO 8601 date-time");
+/** An object literal (or Object.create(null)) as JSON.parse and the protobuf decoder make them; not an array, Date or class instance. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
 
-const integrations = z.record(z.string(), z.union([z.boolean(), freeFormObject], { error: "values must be true, false or an object" }), {
-  error: "must be a JSON object",
+const freeFormObject = z.custom<Record<string, unknown>>(isPlainObject, { error: "must be a JSON object", params: { rule: "type" } });
+
+const timestamp = stringField.refine(isValidIsoDateTime, "must be a valid ISO 8601 date-time");
+
+const integrations = freeFormObject.superRefine((object, ctx) => {
+  for (const key in object) {
+    const value = object[key];
+    if (typeof value !== "boolean" && !isPlainObject(value)) {
+      ctx.addIssue({ code: "custom", path: [key], message: "values must be true, false or an object", params: { rule: "value" } });
+      return;
+    }
+  }
 });
 
 const common = {
-  messageId: optionalId,
+  messageId,
   userId: optionalId,
   anonymousId: optionalId,
   timestamp: timestamp.optional(),
@@ -51,6 +74,22 @@ const screen = z.object({
 const group = z.object({ type: z.literal("group"), ...common, groupId: requiredId, traits: freeFormObject.optional() });
 const alias = z.object({ type: z.literal("alias"), ...common, userId: requiredId, previousId: requiredId });
 
+/** Every field that may hold a string or a free-form object, in the order they are checked for faithful values. */
+const FREE_FORM_FIELDS = [
+  "messageId",
+  "userId",
+  "anonymousId",
+  "event",
+  "name",
+  "category",
+  "groupId",
+  "previousId",
+  "context",
+  "integrations",
+  "properties",
+  "traits",
+] as const;
+
 export const callSchema = z
   .discriminatedUnion("type", [identify, track, page, screen, group, alias], {
     error: (issue) => (issue.code === "invalid_union" ? "must be one of identify, track, page, screen, group, alias" : undefined),
@@ -63,6 +102,15 @@ export const callSchema = z
         message: "one of userId or anonymousId is required",
         params: { rule: "identity_required" },
       });
+      return;
+    }
+    const fields = call as Record<string, unknown>;
+    for (const key of FREE_FORM_FIELDS) {
+      const problem = fields[key] === undefined ? undefined : unfaithfulValue(fields[key], [key]);
+      if (problem) {
+        ctx.addIssue({ code: "custom", path: problem.path, message: problem.message, params: { rule: problem.rule } });
+        return;
+      }
     }
   });
 

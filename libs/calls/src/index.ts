@@ -7,3 +7,7 @@ export { checkCall } from "./validate.js";
 export type { CallCheck, Rejection } from "./validate.js";
 export { MAX_MESSAGE_LEVEL, tooDeeplyNestedField, valueFitsAtLevel } from "./nesting.js";
 export { hasFourDigitYear, isoTextLength, isoTextOfTime } from "./iso-text.js";
+export { CONTROL_CHARACTERS_RULE_MESSAGE, hasControlCharacter, isUtf8Bytes, isWellFormedText } from "./text-rules.js";
+export { FINITE_NUMBER_MESSAGE, LONE_SURROGATE_KEY_MESSAGE, LONE_SURROGATE_MESSAGE, unfaithfulValue } from "./faithful-values.js";
+export type { ValueProblem } from "./faithful-values.js";
+export { isValidIsoDateTime } from "./iso-date.js";

@@ -97,6 +97,110 @@ describe("checkCall", () => {
   });
 });
 
+describe("checkCall keeps data as sent or refuses it", () => {
+  const track = (extra: Record<string, unknown>) => ({ type: "track", userId: "u", event: "E", ...extra });
+
+  it.each([
+    ["line feed", "m\n1"],
+    ["carriage return", "m\r1"],
+    ["NUL", "\u0000"],
+    ["DEL", "m\u007f"],
+    ["C1 next line", "m\u0085"],
+    ["C1 last", "m\u009f"],
+  ])("refuses a messageId with a control character (%s)", (_name, messageId) => {
+    expect(rejectionOf(track({ messageId }))).toMatchObject({
+      field: "messageId",
+      rule: "control_characters",
+      message: "messageId: must not contain control characters",
+    });
+  });
+
+  it("accepts emoji and other non-control Unicode in a messageId, and control characters in the other ids", () => {
+    expect(checkCall(track({ messageId: "m-😀-é-\u00a0-\u2028" }), 0).ok).toBe(true);
+    expect(checkCall({ type: "alias", userId: "u\n1", previousId: "p\r\n", anonymousId: "a\t" }, 0).ok).toBe(true);
+    expect(checkCall({ type: "group", userId: "u", groupId: "g\u0000" }, 0).ok).toBe(true);
+  });
+
+  it.each([
+    ["1e309 (JSON)", JSON.parse('{"price":1e309}') as Record<string, unknown>, "properties.price"],
+    ["-Infinity", { price: -Infinity }, "properties.price"],
+    ["NaN in a list", { items: [{ price: 1 }, { price: Number.NaN }] }, "properties.items.1.price"],
+  ])("refuses a non-finite number: %s", (_name, properties, field) => {
+    expect(rejectionOf(track({ properties }))).toMatchObject({
+      field,
+      rule: "finite_number",
+      message: `${field}: must be a finite number`,
+    });
+  });
+
+  it("refuses non-finite numbers in context, traits and integrations too", () => {
+    expect(rejectionOf(track({ context: { screen: { density: Infinity } } })).field).toBe("context.screen.density");
+    expect(rejectionOf({ type: "identify", userId: "u", traits: { age: Number.NaN } }).field).toBe("traits.age");
+    expect(rejectionOf(track({ integrations: { Webhooks: { weight: Infinity } } })).field).toBe("integrations.Webhooks.weight");
+  });
+
+  it("refuses lone surrogates in values, keys and text fields, naming the field", () => {
+    const parsed = JSON.parse('{"name":"\\ud800x"}') as Record<string, unknown>;
+    expect(rejectionOf(track({ properties: parsed }))).toMatchObject({
+      field: "properties.name",
+      rule: "unicode",
+      message: "properties.name: must be valid Unicode (lone surrogate)",
+    });
+    expect(rejectionOf(track({ properties: { list: ["a", "\udc00"] } })).field).toBe("properties.list.1");
+    expect(rejectionOf(track({ context: { "k\ud800": 1 } }))).toMatchObject({
+      field: "context",
+      rule: "unicode",
+      message: "context: keys must be valid Unicode (lone surrogate)",
+    });
+    expect(rejectionOf({ type: "track", userId: "u\ud800", event: "E" })).toMatchObject({ field: "userId", rule: "unicode" });
+    expect(rejectionOf({ type: "track", userId: "u", event: "\udfff" })).toMatchObject({ field: "event", rule: "unicode" });
+    expect(checkCall(track({ properties: { emoji: "😀", pair: "\ud83d\ude00" } }), 0).ok).toBe(true);
+  });
+
+  it.each([
+    "2026-02-30",
+    "2026-02-29T00:00:00Z",
+    "1900-02-29",
+    "2026-04-31T10:00:00Z",
+    "2026-00-10",
+    "2026-01-00",
+    "2026-01-01T24:00:00Z",
+    "2026-01-01T23:60:00Z",
+    "2016-12-31T23:59:60Z",
+    "2026-01-01T10:00:00+24:00",
+    "2026-01-01T10:00:00+01:60",
+  ])("refuses the impossible timestamp %s", (timestamp) => {
+    expect(rejectionOf(track({ timestamp }))).toMatchObject({
+      field: "timestamp",
+      rule: "format",
+      message: "timestamp: must be a valid ISO 8601 date-time",
+    });
+  });
+
+  it.each(["2024-02-29", "2000-02-29T12:00:00Z", "2026-12-31T23:59:59.999999999Z", "2026-01-01 10:00+0100", "2026-01-01T10:00:00-23:59"])(
+    "accepts the timestamp %s",
+    (timestamp) => {
+      expect(checkCall(track({ timestamp }), 0).ok).toBe(true);
+    },
+  );
+
+  it("keeps __proto__, constructor and prototype as ordinary keys", () => {
+    const raw = JSON.parse(
+      '{"type":"identify","userId":"u","traits":{"__proto__":{"a":1},"constructor":"c","prototype":2},"context":{"__proto__":"x"},"integrations":{"__proto__":true}}',
+    ) as Record<string, unknown>;
+    const check = checkCall(raw, 0);
+    if (!check.ok) throw new Error(check.rejection.message);
+    const call = check.call as Record<string, unknown>;
+    for (const field of ["traits", "context", "integrations"]) expect(JSON.stringify(call[field])).toBe(JSON.stringify(raw[field]));
+    expect(Object.keys((check.call as { traits: object }).traits)).toEqual(["__proto__", "constructor", "prototype"]);
+  });
+
+  it("checks an integrations value under __proto__ like any other", () => {
+    const raw = JSON.parse('{"type":"track","userId":"u","event":"E","integrations":{"__proto__":5}}') as unknown;
+    expect(rejectionOf(raw)).toMatchObject({ field: "integrations.__proto__", rule: "value" });
+  });
+});
+
 describe("the batch call-count limit", () => {
   it("rests on a call the rules accept, and on none smaller being possible", () => {
     expect(checkCall({ type: "page", userId: "a" }, 0).ok).toBe(true);

@@ -8,7 +8,10 @@ export interface Rejection {
   messageId: string;
   /** JSON path of the offending field ("" for the call as a whole). */
   field: string;
-  /** Stable rule name: required, type, not_empty, max_length, format, max_size, identity_required, ... */
+  /**
+   * Stable rule name: required, type, not_empty, max_length, format, max_size, max_depth,
+   * identity_required, value, control_characters, finite_number, unicode, utf8 (gRPC), ...
+   */
   rule: string;
   /** "<field>: <what is wrong>", safe to show to the sender (never echoes values). */
   message: string;

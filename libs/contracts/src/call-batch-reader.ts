@@ -1,6 +1,8 @@
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { Timestamp } from "./gen/google/protobuf/timestamp.js";
 import type { Alias, Call, CallBatch, Group, Identify, Page, Screen, Track } from "./gen/switchyard/v1/calls.js";
+// The generated decoder this one matches is the one with every Struct key kept (see struct-keys.ts).
+import { setMember } from "./struct-keys.js";
 
 /**
  * Decodes a switchyard.v1.CallBatch to exactly what the generated
@@ -230,7 +232,8 @@ function readDelete(reader: CallBatchReader, length: number, depth: number): Rec
 /**
  * google.protobuf.Struct as a plain object. Entries without a value are left
  * out; a repeated key keeps its first position and its last value; the key
- * "__proto__" is dropped: all as the generated decode-then-unwrap does it.
+ * "__proto__" is an ordinary member: all as the (patched, see struct-keys.ts)
+ * generated decode-then-unwrap does it.
  */
 function readStruct(reader: CallBatchReader, length: number, depth: number): Record<string, unknown> {
   enter(depth);
@@ -250,7 +253,7 @@ function readStruct(reader: CallBatchReader, length: number, depth: number): Rec
         else if (endsMessage(entryTag)) break;
         else reader.skip(entryTag & 7);
       }
-      if (value !== undefined && key !== "__proto__") object[key] = value;
+      if (value !== undefined) setMember(object, key, value);
     } else if (endsMessage(tag)) break;
     else reader.skip(tag & 7);
   }

@@ -1,3 +1,5 @@
+// First: replaces the generated Struct functions that drop a "__proto__" key, before anything uses them.
+import "./struct-keys.js";
 export { Alias, Call, CallBatch, Delete, Group, Identify, Page, Screen, Track } from "./gen/switchyard/v1/calls.js";
 export {
   CallRejection,

@@ -59,8 +59,14 @@ function writtenBody(call: Call): string {
   return out.finish().toString("utf8");
 }
 
-/** Free-form objects as ingest stores them: keys that are not integer-like, not "__proto__" and ASCII. */
-const ordinaryKey = fc.stringMatching(/^[A-Za-z_$ -][\x20-\x7e]{0,8}$/).filter((key) => key !== "__proto__");
+/**
+ * Free-form objects as ingest stores them: keys that are not integer-like and ASCII, among them the
+ * names of Object.prototype's members, which are data like any other key.
+ */
+const ordinaryKey = fc.oneof(
+  fc.stringMatching(/^[A-Za-z_$ -][\x20-\x7e]{0,8}$/),
+  fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty"),
+);
 const ordinaryObject: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ object: Record<string, unknown>; value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: "small" },
@@ -175,6 +181,39 @@ describe("readOutgoingBatch", () => {
     }));
     const batch = readOutgoingBatch(encodeBatch({ batchId: "b", sourceId: "s", receivedAt: undefined, calls }));
     expect(batch.calls.map((call) => call.body?.toString())).toEqual(calls.map((call) => JSON.stringify(webhookBody(call))));
+  });
+});
+
+describe("keys named like Object.prototype's members", () => {
+  it("reach the webhook body as data, by the wire writer and by the decoder alike", () => {
+    const properties = JSON.parse('{"__proto__":{"a":1},"constructor":"c","prototype":[1],"x":{"__proto__":null}}') as Record<
+      string,
+      unknown
+    >;
+    const context = JSON.parse('{"__proto__":"ctx","toString":1}') as Record<string, unknown>;
+    const integrations = JSON.parse('{"__proto__":true,"Webhooks":{"__proto__":1}}') as Record<string, unknown>;
+    const call: Call = {
+      messageId: "m",
+      userId: "u",
+      anonymousId: "",
+      timestamp: new Date(0),
+      context,
+      integrations,
+      receivedAt: new Date(0),
+      payload: { $case: "track", value: { event: "E", properties } },
+    };
+    const bytes = encodeBatch({ batchId: "b", sourceId: "s", receivedAt: undefined, calls: [call] });
+    const expected =
+      '{"version":1,"type":"track","userId":"u","event":"E",' +
+      '"properties":{"__proto__":{"a":1},"constructor":"c","prototype":[1],"x":{"__proto__":null}},' +
+      '"timestamp":"1970-01-01T00:00:00.000Z","messageId":"m","context":{"__proto__":"ctx","toString":1}}';
+    expect(writtenBody(call)).toBe(expected);
+    expect(JSON.stringify(webhookBody(readCallBatch(bytes).calls[0]!))).toBe(expected);
+    expect(JSON.stringify(webhookBody(CallBatch.decode(bytes).calls[0]!))).toBe(expected);
+    const outgoing = readOutgoingBatch(bytes).calls[0]!;
+    expect(outgoing.body?.toString()).toBe(expected);
+    expect(JSON.stringify(outgoing.integrations)).toBe('{"__proto__":true,"Webhooks":{"__proto__":1}}');
+    expect(({} as Record<string, unknown>).a).toBeUndefined();
   });
 });
 

@@ -1,9 +1,10 @@
-import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, protoCallToJson } from "@switchyard/calls";
+import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, MAX_ID_LENGTH, protoCallToJson } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import { ServiceError } from "@switchyard/platform";
 import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
 import { JsonCall } from "./json-call.js";
 import { scanCall, type ScannedCall } from "./wire/call-scanner.js";
+import { invalidTextIn } from "./wire/invalid-text.js";
 import { PassThroughCall, type AcceptTime } from "./wire/pass-through-call.js";
 import { passesQuickly } from "./wire/quick-rules.js";
 import { MalformedWireError } from "./wire/wire-reader.js";
@@ -19,7 +20,9 @@ import { MalformedWireError } from "./wire/wire-reader.js";
  * - JsonCall, the exact path: decoded in full and re-encoded, as every call was
  *   before the fast path; taken when the bytes are irregular (see WalkNotes) or
  *   the JSON-size bound is over the 32 KB limit, so the exact size decides;
- * - MalformedCall: bytes that are not a valid Call, refused on their own.
+ * - MalformedCall: bytes that are not a valid Call, refused on their own; or
+ *   a Call with text that is not UTF-8, refused naming the field (rule utf8)
+ *   rather than stored with U+FFFD in place of the broken bytes.
  */
 
 /** A call taking the fast path. Its JSON-size bound is within the per-call limit. */
@@ -50,21 +53,34 @@ export class WireCall implements IncomingCall {
   }
 }
 
-/** Bytes that are not a valid Call: refused with rule "malformed". */
+/** What a MalformedCall is refused with, besides its index and messageId. */
+interface Refusal {
+  field: string;
+  rule: string;
+  message: string;
+}
+
+/** Bytes that are not a valid Call (rule "malformed"), or whose text is not UTF-8 (rule "utf8"): refused on their own. */
 export class MalformedCall implements IncomingCall {
   readonly clientMessageId = undefined;
+  private readonly refusal: Refusal;
 
-  /** `wireBytes`: its size in the request, which counts toward the batch limit in place of JSON it does not have. */
+  /**
+   * @param problem what is wrong with the bytes, or the refusal itself
+   * @param wireBytes its size in the request, which counts toward the batch limit in place of JSON it does not have
+   * @param messageId the client's messageId for the rejection, when it is readable
+   */
   constructor(
-    private readonly problem: string,
+    problem: string | Refusal,
     readonly wireBytes: number,
-  ) {}
+    private readonly messageId = "",
+  ) {
+    this.refusal =
+      typeof problem === "string" ? { field: "", rule: "malformed", message: `call: is not a valid protobuf Call (${problem})` } : problem;
+  }
 
   check(index: number): IncomingCheck {
-    return {
-      ok: false,
-      rejection: { index, messageId: "", field: "", rule: "malformed", message: `call: is not a valid protobuf Call (${this.problem})` },
-    };
+    return { ok: false, rejection: { index, messageId: this.messageId, ...this.refusal } };
   }
 
   encode(): never {
@@ -82,6 +98,12 @@ export function grpcCall(bytes: Buffer): GrpcCall {
   } catch (error) {
     if (error instanceof MalformedWireError) return new MalformedCall(error.message, bytes.length);
     throw error;
+  }
+  if (scanned.invalidText) {
+    const invalid = invalidTextIn(bytes);
+    // The client's messageId identifies the refusal, unless it is the text that is not UTF-8.
+    const messageId = invalid?.field === "messageId" ? "" : scanned.messageId.slice(0, MAX_ID_LENGTH);
+    if (invalid) return new MalformedCall({ ...invalid, rule: "utf8" }, bytes.length, messageId);
   }
   if (!scanned.irregular && scanned.jsonSizeBound <= MAX_CALL_BYTES) return new WireCall(scanned);
   return decodedCall(bytes);

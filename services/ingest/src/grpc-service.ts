@@ -1,5 +1,5 @@
 import type { Metadata } from "@grpc/grpc-js";
-import { MAX_ID_LENGTH } from "@switchyard/calls";
+import { CONTROL_CHARACTERS_RULE_MESSAGE, hasControlCharacter, MAX_ID_LENGTH } from "@switchyard/calls";
 import type { IngestBatchResponse, IngestCallResponse } from "@switchyard/contracts";
 import { isServiceError, ServiceError, unaryHandler, type Logger, type WorkspaceView } from "@switchyard/platform";
 import type { CallAcceptor } from "./acceptor.js";
@@ -10,8 +10,6 @@ import { grpcBatchCalls, grpcCall } from "./grpc-calls.js";
 import type { IngestMetrics } from "./metrics.js";
 import type { WireBatchRequest, WireCallRequest } from "./wire/ingest-requests.js";
 
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 /**
  * White space at either end of a batch id: NATS trims it from the Nats-Msg-Id
  * header, so "x " would be de-duplicated against "x" and silently dropped.
@@ -45,11 +43,12 @@ export function ingestGrpcService(deps: {
       if (request.calls.length === 0) throw new ServiceError("INVALID_ARGUMENT", "calls: a batch needs at least one call");
       const overCount = tooManyCalls("calls", request.calls.length);
       if (overCount) throw new ServiceError("INVALID_ARGUMENT", overCount);
+      if (!request.batchIdIsUtf8) throw new ServiceError("INVALID_ARGUMENT", "batch_id: must be valid UTF-8");
       if (request.batchId.length > MAX_ID_LENGTH)
         throw new ServiceError("INVALID_ARGUMENT", `batch_id: must be at most ${MAX_ID_LENGTH} characters`);
       // It becomes part of the Nats-Msg-Id header, where a line break would end the header early.
-      if (CONTROL_CHARACTER.test(request.batchId))
-        throw new ServiceError("INVALID_ARGUMENT", "batch_id: must not contain control characters");
+      // The same rule as a call's messageId (@switchyard/calls), which goes into headers too.
+      if (hasControlCharacter(request.batchId)) throw new ServiceError("INVALID_ARGUMENT", `batch_id: ${CONTROL_CHARACTERS_RULE_MESSAGE}`);
       if (EDGE_WHITE_SPACE.test(request.batchId))
         throw new ServiceError("INVALID_ARGUMENT", "batch_id: must not begin or end with white space");
       const calls = grpcBatchCalls(request.calls);

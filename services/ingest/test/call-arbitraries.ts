@@ -6,10 +6,11 @@ import fc from "fast-check";
  * Random switchyard.v1.Call bytes for property tests of the gRPC fast path:
  * valid and invalid calls (every payload kind, none, missing or empty fields,
  * overlong ids, integrations of the wrong types), random Struct contents
- * (non-ASCII and control characters, NaN, -0, deep nesting), strings near the
- * size limits, and wire-level variety the generated encoder never produces
- * (fields in any order, unknown fields, repeated text fields, a client's
- * received_at, odd timestamps).
+ * (non-ASCII and control characters, `__proto__` keys, NaN, ±Infinity, -0,
+ * deep nesting), strings near the size limits, and wire-level variety the
+ * generated encoder never produces (fields in any order, unknown fields,
+ * repeated text fields, a client's received_at, odd timestamps, text that is
+ * not UTF-8).
  */
 
 type JsonLike = null | boolean | number | string | JsonLike[] | { [key: string]: JsonLike };
@@ -25,7 +26,7 @@ export const anyText = (maxLength = 12): fc.Arbitrary<string> =>
 const number = fc.oneof(
   fc.double(),
   fc.integer(),
-  fc.constantFrom(0, -0, 1e21, -1e-7, 1.5e300, Number.MAX_SAFE_INTEGER, -Number.MIN_VALUE),
+  fc.constantFrom(0, -0, 1e21, -1e-7, 1.5e300, Number.MAX_SAFE_INTEGER, -Number.MIN_VALUE, Number.NaN, Infinity, -Infinity),
 );
 
 const { value: jsonValue } = fc.letrec<{ value: JsonLike }>((tie) => ({
@@ -143,6 +144,47 @@ const unknownField = fc.oneof(
   fc.constantFrom(1, 5, 11).map((n) => Buffer.concat([varint(n << 3), varint(1)])),
 );
 
+/** Byte sequences that are not UTF-8: bad lead and continuation bytes, cut short, an encoded surrogate, overlong, past U+10FFFF. */
+const notUtf8 = fc
+  .tuple(
+    fc.constantFrom([0xff], [0x80], [0xc3], [0xf0, 0x9f, 0x98], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf4, 0x90, 0x80, 0x80]),
+    fc.constantFrom("", "a", "é"),
+  )
+  .map(([bad, around]) => Buffer.concat([Buffer.from(around), Buffer.from(bad), Buffer.from(around)]));
+
+const entry = (key: Buffer, value: Buffer) => lengthDelimited(1, Buffer.concat([lengthDelimited(1, key), lengthDelimited(2, value)]));
+const stringValue = (text: Buffer) => lengthDelimited(3, text);
+
+/** A field holding text that is not UTF-8 somewhere: an id, a payload's text, a Struct key or string value, nested or in a list. */
+const notUtf8Field = fc.tuple(notUtf8, fc.integer({ min: 0, max: 7 })).map(([bad, where]) => {
+  const ok = Buffer.from("k");
+  switch (where) {
+    case 0:
+      return lengthDelimited(1, bad); // messageId
+    case 1:
+      return lengthDelimited(2, bad); // userId
+    case 2:
+      return lengthDelimited(3, bad); // anonymousId
+    case 3:
+      return lengthDelimited(5, entry(bad, stringValue(ok))); // a context key
+    case 4:
+      return lengthDelimited(5, entry(ok, lengthDelimited(5, entry(ok, stringValue(bad))))); // context.k.k
+    case 5:
+      return lengthDelimited(6, entry(ok, lengthDelimited(5, entry(ok, stringValue(bad))))); // integrations.k.k
+    case 6:
+      return lengthDelimited(11, Buffer.concat([lengthDelimited(1, bad)])); // a track's event
+    default:
+      // A page's properties.k.1, in a list.
+      return lengthDelimited(
+        12,
+        lengthDelimited(
+          3,
+          entry(ok, lengthDelimited(6, Buffer.concat([lengthDelimited(1, stringValue(ok)), lengthDelimited(1, stringValue(bad))]))),
+        ),
+      );
+  }
+});
+
 /** A call's bytes: a generated Call, its fields in random order, sometimes with extra fields the encoder never writes. */
 export const callBytes: fc.Arbitrary<Buffer> = fc
   .tuple(
@@ -153,6 +195,7 @@ export const callBytes: fc.Arbitrary<Buffer> = fc
         unknownField,
         oddTimestampField,
         id.map((text) => lengthDelimited(1, Buffer.from(text))),
+        notUtf8Field,
       ),
       { maxLength: 3 },
     ),

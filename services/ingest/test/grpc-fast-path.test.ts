@@ -1,6 +1,7 @@
 import { callSchema, checkCall, MAX_BATCH_BYTES, protoCallToJson, validCallToProto, type Rejection } from "@switchyard/calls";
 import { Call, CallBatch, IngestBatchRequest } from "@switchyard/contracts";
 import { createLogger, isServiceError, Registry, type SourceRecord } from "@switchyard/platform";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CallAcceptor } from "../src/acceptor.js";
@@ -38,7 +39,7 @@ class CapturingPublisher {
 type Outcome =
   | { refused: string }
   | { messageIds: string[]; rejections: Rejection[]; calls: Call[]; receivedAt: Date | undefined }
-  | { malformedAt: number[]; messageIds: string[]; rejections: Rejection[]; calls: Call[] };
+  | { malformedAt: number[]; notUtf8At: number[]; messageIds: string[]; rejections: Rejection[]; calls: Call[] };
 
 /** The fast path as ingest runs it: scan, check, pass through, encode one CallBatch. */
 async function fastPath(bytes: Buffer[]): Promise<Exclude<Outcome, { malformedAt: number[] }>> {
@@ -67,11 +68,25 @@ function decodeAsBefore(bytes: Buffer): Call | undefined {
   }
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Whether the generated decoder meets text that is not UTF-8 (which it would replace with U+FFFD) in a call it can read. */
+function hasTextNotUtf8(bytes: Buffer): boolean {
+  try {
+    IngestBatchRequest.decode(new BinaryReader(lengthDelimited(2, bytes), (text) => strictUtf8.decode(text)));
+    return false;
+  } catch (error) {
+    if (error instanceof TypeError) return true;
+    throw error;
+  }
+}
+
 /**
  * The path every gRPC call took before: decode, Segment JSON, JSON size,
  * batch limit, checkCall, then validCallToProto for the bus. Calls the
  * decoder throws on are listed in malformedAt (before, they failed the whole
- * request with INTERNAL).
+ * request with INTERNAL); calls with text that is not UTF-8 in notUtf8At
+ * (before, stored with U+FFFD; now refused, rule utf8).
  */
 function slowPath(bytes: Buffer[], receivedAt: Date): Outcome {
   const decoded = bytes.map(decodeAsBefore);
@@ -81,11 +96,13 @@ function slowPath(bytes: Buffer[], receivedAt: Date): Outcome {
   if (total > MAX_BATCH_BYTES)
     return { refused: `batch is ${total} bytes of JSON; the limit is ${MAX_BATCH_BYTES} bytes (500 KB): split it` };
   const malformedAt: number[] = [];
+  const notUtf8At: number[] = [];
   const rejections: Rejection[] = [];
   const messageIds: string[] = [];
   const calls: Call[] = [];
   jsons.forEach((json, index) => {
     if (!json) return malformedAt.push(index);
+    if (hasTextNotUtf8(bytes[index]!)) return notUtf8At.push(index);
     const check = checkCall(json, index, sizes[index]);
     if (!check.ok) return rejections.push(check.rejection);
     const messageId = check.call.messageId ?? derivedMessageId(SOURCE.id, BATCH_ID, index);
@@ -93,7 +110,7 @@ function slowPath(bytes: Buffer[], receivedAt: Date): Outcome {
     // Through the wire and back, as delivery reads it.
     calls.push(Call.decode(Call.encode(validCallToProto(check.call, { messageId, receivedAt })).finish()));
   });
-  return { malformedAt, messageIds, rejections, calls };
+  return { malformedAt, notUtf8At, messageIds, rejections, calls };
 }
 
 /** Same decisions and same published calls; a call the decoder could not read must be refused as malformed. */
@@ -107,7 +124,11 @@ async function expectSameOutcome(bytes: Buffer[]): Promise<void> {
   const malformedAt = "malformedAt" in slow ? slow.malformedAt : [];
   const fastMalformed = fast.rejections.filter((rejection) => rejection.rule === "malformed");
   expect(fastMalformed.map((rejection) => rejection.index)).toEqual(malformedAt);
-  expect(fast.rejections.filter((rejection) => rejection.rule !== "malformed")).toEqual(slow.rejections);
+  const notUtf8At = "notUtf8At" in slow ? slow.notUtf8At : [];
+  const fastNotUtf8 = fast.rejections.filter((rejection) => rejection.rule === "utf8");
+  expect(fastNotUtf8.map((rejection) => rejection.index)).toEqual(notUtf8At);
+  for (const rejection of fastNotUtf8) expect(rejection.message).toMatch(/^[\w.]+: (keys )?must be valid UTF-8$/);
+  expect(fast.rejections.filter((rejection) => rejection.rule !== "malformed" && rejection.rule !== "utf8")).toEqual(slow.rejections);
   expect(fast.messageIds).toEqual(slow.messageIds);
   expect(fast.calls).toEqual(slow.calls);
 }
@@ -134,13 +155,19 @@ describe("gRPC fast path", () => {
     await fc.assert(fc.asyncProperty(batchOf(deeplyNestedCall, 2), expectSameOutcome), { numRuns: 100 });
   });
 
-  it("takes the fast path for every call the generated encoder writes", () => {
+  it("takes the fast path for every call the generated encoder writes, but those with numbers that are not finite", () => {
     fc.assert(
       fc.property(call, (value) => {
         const calls = grpcBatchCalls([Buffer.from(Call.encode(value).finish())]);
         const json = protoCallToJson(value);
-        // Those over the limit are measured exactly, by the old path.
-        if (Buffer.byteLength(JSON.stringify(json)) < 30_000) expect(calls[0]).toBeInstanceOf(WireCall);
+        // Those over the limit are measured exactly, by the old path; so are those the rules refuse for a number
+        // (NaN, ±Infinity), so that the refusal names its field.
+        let finite = true;
+        JSON.stringify(json, (_key, member: unknown) => {
+          if (typeof member === "number" && !Number.isFinite(member)) finite = false;
+          return member;
+        });
+        if (finite && Buffer.byteLength(JSON.stringify(json)) < 30_000) expect(calls[0]).toBeInstanceOf(WireCall);
       }),
       { numRuns: 500 },
     );
@@ -177,7 +204,11 @@ describe("gRPC fast path", () => {
         for (const index of "malformedAt" in slow ? slow.malformedAt : []) expect(malformed.has(index)).toBe(true);
         // Whatever was accepted was accepted by the old path too, and published the same.
         const fastAccepted = acceptedIndices(bytes.length, fast.rejections);
-        const slowAccepted = acceptedIndices(bytes.length, slow.rejections, "malformedAt" in slow ? slow.malformedAt : []);
+        const slowAccepted = acceptedIndices(
+          bytes.length,
+          slow.rejections,
+          "malformedAt" in slow ? [...slow.malformedAt, ...slow.notUtf8At] : [],
+        );
         fastAccepted.forEach((index, position) => {
           const before = slowAccepted.indexOf(index);
           expect(before).toBeGreaterThanOrEqual(0);

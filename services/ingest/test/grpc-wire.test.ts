@@ -120,4 +120,72 @@ describe("gRPC ingest from raw protobuf bytes", () => {
     expect(status[error.code]).toBe("INVALID_ARGUMENT");
     expect(error.details).toMatch(/^timestamp: .*\(rule: format\)$/);
   });
+
+  it("refuses what could not be stored as sent: a messageId with a line break, text not UTF-8, NaN; each naming its field", async () => {
+    const notUtf8Properties = lengthDelimited(
+      11,
+      Buffer.concat([
+        lengthDelimited(1, Buffer.from("E")),
+        lengthDelimited(
+          2,
+          lengthDelimited(
+            1,
+            Buffer.concat([lengthDelimited(1, Buffer.from("name")), lengthDelimited(2, lengthDelimited(3, Buffer.from([0x61, 0xc3])))]),
+          ),
+        ),
+      ]),
+    );
+    const calls = [
+      trackCall({ messageId: "m\r\nNats-Msg-Id: other" }),
+      Buffer.concat([lengthDelimited(2, Buffer.from("u1")), notUtf8Properties]),
+      trackCall({ payload: { $case: "track", value: { event: "E", properties: { price: Number.NaN } } } }),
+      trackCall({ context: { screen: { density: -Infinity } } }),
+      trackCall({ messageId: "m-😀-ok" }),
+    ];
+    const batch = IngestBatchResponse.decode(
+      await sendRaw(IngestServiceService.ingestBatch.path, Buffer.concat(calls.map((call) => lengthDelimited(2, call)))),
+    );
+    expect(batch.rejections.map((r) => [r.index, r.field, r.rule, r.message])).toEqual([
+      [0, "messageId", "control_characters", "messageId: must not contain control characters"],
+      [1, "properties.name", "utf8", "properties.name: must be valid UTF-8"],
+      [2, "properties.price", "finite_number", "properties.price: must be a finite number"],
+      [3, "context.screen.density", "finite_number", "context.screen.density: must be a finite number"],
+    ]);
+    expect(batch.messageIds).toEqual(["m-😀-ok"]);
+    const stored = (await readCallBatches(fixture.nc, fixture.names)).flatMap((s) => s.batch.calls);
+    expect(stored.map((call) => call.messageId)).toEqual(["m-😀-ok"]);
+
+    const error = await grpcErrorOf(sendRaw(IngestServiceService.ingestCall.path, lengthDelimited(1, calls[0]!)));
+    expect(status[error.code]).toBe("INVALID_ARGUMENT");
+    expect(error.details).toBe("messageId: must not contain control characters (rule: control_characters)");
+  });
+
+  it('stores "__proto__" keys as ordinary data, on the fast path', async () => {
+    const properties = JSON.parse('{"__proto__":{"a":1},"constructor":"c"}') as Record<string, unknown>;
+    const context = JSON.parse('{"__proto__":"ctx"}') as Record<string, unknown>;
+    const call = trackCall({ messageId: "m-proto", context, payload: { $case: "track", value: { event: "E", properties } } });
+    expect(call.includes("__proto__")).toBe(true);
+    await sendRaw(IngestServiceService.ingestBatch.path, lengthDelimited(2, call));
+    const [stored] = (await readCallBatches(fixture.nc, fixture.names)).flatMap((s) => s.batch.calls);
+    expect(JSON.stringify(stored?.context)).toBe('{"__proto__":"ctx"}');
+    expect(JSON.stringify(stored?.payload?.$case === "track" && stored.payload.value.properties)).toBe(
+      '{"__proto__":{"a":1},"constructor":"c"}',
+    );
+  });
+
+  it("refuses a batch_id that is not UTF-8, which would read as U+FFFD and could pass for another batch's id", async () => {
+    const call = lengthDelimited(2, trackCall({ messageId: "m-batch-id" }));
+    for (const bad of [[0x61, 0xff], [0xc3], [0xed, 0xa0, 0x80]]) {
+      const error = await grpcErrorOf(
+        sendRaw(IngestServiceService.ingestBatch.path, Buffer.concat([lengthDelimited(1, Buffer.from(bad)), call])),
+      );
+      expect(status[error.code]).toBe("INVALID_ARGUMENT");
+      expect(error.details).toBe("batch_id: must be valid UTF-8");
+    }
+    expect(await readCallBatches(fixture.nc, fixture.names)).toHaveLength(0);
+    const ok = IngestBatchResponse.decode(
+      await sendRaw(IngestServiceService.ingestBatch.path, Buffer.concat([lengthDelimited(1, Buffer.from("bätch-😀")), call])),
+    );
+    expect(ok.batchId).toBe("bätch-😀");
+  });
 });

@@ -126,6 +126,18 @@ describe("Segment-compatible HTTP API", () => {
     expect(call?.integrations).toEqual({ All: false, Webhooks: true });
   });
 
+  it('stores "__proto__", "constructor" and "prototype" keys as ordinary data', async () => {
+    const raw =
+      '{"userId":"u","event":"E","properties":{"__proto__":{"a":1},"constructor":"c","prototype":[2]},' +
+      '"context":{"__proto__":"ctx"},"integrations":{"__proto__":true}}';
+    expect((await post("/v1/track", undefined, { raw })).status).toBe(200);
+    const [call] = await storedCalls();
+    const properties = call?.payload?.$case === "track" ? call.payload.value.properties : undefined;
+    expect(JSON.stringify(properties)).toBe('{"__proto__":{"a":1},"constructor":"c","prototype":[2]}');
+    expect(JSON.stringify(call?.context)).toBe('{"__proto__":"ctx"}');
+    expect(JSON.stringify(call?.integrations)).toBe('{"__proto__":true}');
+  });
+
   describe("bad input gets a clear error and puts nothing invalid on the bus", () => {
     const cases: [string, string, unknown, RegExp][] = [
       ["no userId and no anonymousId", "/v1/identify", { traits: {} }, /userId or anonymousId is required/],
@@ -134,7 +146,30 @@ describe("Segment-compatible HTTP API", () => {
       ["alias without previousId", "/v1/alias", { userId: "u1" }, /previousId: is required/],
       ["a wrongly typed field", "/v1/track", { userId: 7, event: "E" }, /userId: must be a string/],
       ["properties that are not an object", "/v1/track", { userId: "u", event: "E", properties: "x" }, /properties: must be a JSON object/],
-      ["a bad timestamp", "/v1/track", { userId: "u", event: "E", timestamp: "last tuesday" }, /timestamp: must be an ISO 8601/],
+      [
+        "a bad timestamp",
+        "/v1/track",
+        { userId: "u", event: "E", timestamp: "last tuesday" },
+        /timestamp: must be a valid ISO 8601 date-time/,
+      ],
+      [
+        "an impossible date",
+        "/v1/track",
+        { userId: "u", event: "E", timestamp: "2026-02-30" },
+        /call 0: timestamp: must be a valid ISO 8601 date-time/,
+      ],
+      [
+        "a messageId with a line break",
+        "/v1/track",
+        { userId: "u", event: "E", messageId: "m\r\nX: y" },
+        /call 0: messageId: must not contain control characters/,
+      ],
+      [
+        "a lone surrogate",
+        "/v1/track",
+        { userId: "u", event: "E", properties: { name: "\ud800" } },
+        /call 0: properties\.name: must be valid Unicode \(lone surrogate\)/,
+      ],
       ["an unknown type in a batch", "/v1/batch", { batch: [{ type: "purchase", userId: "u" }] }, /type: must be one of identify, track/],
       ["a batch that is not an array", "/v1/batch", { batch: {} }, /batch: must be a non-empty array/],
       ["an empty batch", "/v1/batch", { batch: [] }, /batch: must be a non-empty array/],
@@ -152,6 +187,17 @@ describe("Segment-compatible HTTP API", () => {
       expect(response.body.success).toBe(false);
       expect(response.body.error.message).toMatch(message);
       expect(await storedCalls()).toEqual([]);
+    });
+
+    it("a number JSON cannot hold as a finite double (1e309), alone or in a batch", async () => {
+      const single = await post("/v1/track", undefined, { raw: '{"userId":"u","event":"E","properties":{"price":1e309}}' });
+      expect(single.status).toBe(400);
+      expect(single.body.error.message).toMatch(/call 0: properties\.price: must be a finite number/);
+      const batch = await post("/v1/batch", undefined, {
+        raw: '{"batch":[{"type":"track","userId":"u","event":"E","context":{"n":[1,-1e400]}},{"type":"track","userId":"u","event":"ok"}]}',
+      });
+      expect(batch.status).toBe(200);
+      expect((await storedCalls()).map((call) => call.payload?.$case === "track" && call.payload.value.event)).toEqual(["ok"]);
     });
 
     it("malformed JSON", async () => {

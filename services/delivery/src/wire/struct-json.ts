@@ -9,9 +9,10 @@ import { UNUSUAL, type WireReader } from "./wire-reader.js";
  * Where a decoded object's JSON depends on JavaScript's property rules, the
  * bytes are left to the decoder (UNUSUAL): keys that start with a digit
  * (integer-like keys are listed first), keys that are not ASCII (different
- * invalid UTF-8 can decode to the same key), a key that repeats (the object
- * keeps its first position and last value), and the key "__proto__" (which
- * the decoder drops). So is a field that occurs twice where one is expected:
+ * invalid UTF-8 can decode to the same key) and a key that repeats (the object
+ * keeps its first position and last value). ("__proto__" is an ordinary key
+ * to the decoder, see libs/contracts struct-keys.ts, and is written as it is.)
+ * So is a field that occurs twice where one is expected:
  * the decoder reads every occurrence. Calls from ingest have none of these.
  */
 
@@ -24,7 +25,6 @@ const COLON = 0x3a;
 const NULL = Buffer.from("null");
 const TRUE = Buffer.from("true");
 const FALSE = Buffer.from("false");
-const PROTO_KEY = Buffer.from("__proto__");
 
 // Tags (field number << 3 | wire type) of google.protobuf.Struct, its map entry, Value and ListValue.
 const STRUCT_FIELDS = (1 << 3) | 2;
@@ -198,16 +198,9 @@ function writeList(reader: WireReader, start: number, end: number, depth: number
   out.byte(CLOSE_ARRAY);
 }
 
-function isProtoKey(bytes: Uint8Array, start: number, end: number): boolean {
-  if (end - start !== PROTO_KEY.length) return false;
-  for (let i = 0; i < PROTO_KEY.length; i++) if (bytes[start + i] !== PROTO_KEY[i]) return false;
-  return true;
-}
-
 /** Throws UNUSUAL for a key whose place or value in the decoded object JSON.stringify would not keep as written. */
 function checkKey(bytes: Uint8Array, start: number, end: number, keysBase: number): void {
   const length = end - start;
-  if (isProtoKey(bytes, start, end)) throw UNUSUAL;
   if (length > 0 && bytes[start]! >= 0x30 && bytes[start]! <= 0x39) throw UNUSUAL;
   for (let i = start; i < end; i++) if (bytes[i]! > 0x7f) throw UNUSUAL;
   for (let k = keysBase; k < keyTop; k += 2) {

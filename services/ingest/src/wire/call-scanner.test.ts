@@ -27,6 +27,11 @@ const key = (text: string | Buffer) => lengthDelimited(1, Buffer.from(text));
 const value = (body: Buffer) => lengthDelimited(2, body);
 const stringValue = (text: string) => lengthDelimited(3, Buffer.from(text));
 const track = (body: Buffer) => lengthDelimited(11, body);
+const doubleBytes = (number: number) => {
+  const bytes = Buffer.alloc(8);
+  bytes.writeDoubleLE(number);
+  return bytes;
+};
 
 /** The generated decoder's reading of a call, decoded where ingest decodes it: inside its request (nesting levels count). */
 function decodeInRequest(bytes: Buffer): Call {
@@ -138,7 +143,14 @@ describe("call scanner", () => {
     ["a Value with two kinds", structField(5, Buffer.concat([key("a"), value(Buffer.concat([stringValue("x"), tag(4, 0), varint(1)]))]))],
     ["a bool encoded as 2", structField(5, Buffer.concat([key("a"), value(Buffer.concat([tag(4, 0), varint(2)]))]))],
     ["a NULL_VALUE of 1", structField(5, Buffer.concat([key("a"), value(Buffer.concat([tag(1, 0), varint(1)]))]))],
-    ["a __proto__ key", structField(5, Buffer.concat([key("__proto__"), value(stringValue("x"))]))],
+    ["a number that is not finite", structField(5, Buffer.concat([key("a"), value(Buffer.concat([tag(2, 1), doubleBytes(Number.NaN)]))]))],
+    [
+      "an Infinity in a list",
+      structField(
+        5,
+        Buffer.concat([key("a"), value(lengthDelimited(6, lengthDelimited(1, Buffer.concat([tag(2, 1), doubleBytes(Infinity)]))))]),
+      ),
+    ],
     ["a key that is not UTF-8", structField(5, Buffer.concat([key(Buffer.from([0xff])), value(stringValue("x"))]))],
     ["a string value that is not UTF-8", structField(5, Buffer.concat([key("a"), value(lengthDelimited(3, Buffer.from([0xc3])))]))],
     ["a userId that is not UTF-8", lengthDelimited(2, Buffer.from([0x61, 0xff]))],
@@ -150,6 +162,33 @@ describe("call scanner", () => {
     ],
   ])("marks %s irregular, so the call is decoded and re-encoded instead", (_name, bytes) => {
     expect(scanCall(bytes).irregular).toBe(true);
+  });
+
+  it.each([
+    ["a key that is not UTF-8", structField(5, Buffer.concat([key(Buffer.from([0xff])), value(stringValue("x"))]))],
+    ["a string value that is not UTF-8", structField(5, Buffer.concat([key("a"), value(lengthDelimited(3, Buffer.from([0xc3])))]))],
+    ["a userId that is not UTF-8", lengthDelimited(2, Buffer.from([0x61, 0xff]))],
+    ["an event that is not UTF-8", track(lengthDelimited(1, Buffer.from([0xe2, 0x82])))],
+    [
+      "an earlier messageId that is not UTF-8",
+      Buffer.concat([lengthDelimited(1, Buffer.from([0xc0, 0xaf])), lengthDelimited(1, Buffer.from("m"))]),
+    ],
+    [
+      "an earlier payload's event that is not UTF-8",
+      Buffer.concat([track(lengthDelimited(1, Buffer.from([0xff]))), track(lengthDelimited(1, Buffer.from("E")))]),
+    ],
+  ])("notes %s (invalidText), so the call is refused", (_name, bytes) => {
+    expect(scanCall(bytes).invalidText).toBe(true);
+  });
+
+  it('passes a "__proto__" key through like any other: the decoder keeps it as data', () => {
+    const bytes = Buffer.concat([
+      lengthDelimited(2, Buffer.from("u")),
+      structField(5, Buffer.concat([key("__proto__"), value(stringValue("x"))])),
+    ]);
+    const scan = scanCall(bytes);
+    expect([scan.irregular, scan.invalidText]).toEqual([false, false]);
+    expect(JSON.stringify(decodeInRequest(bytes).context)).toBe('{"__proto__":"x"}');
   });
 
   it.each([

@@ -49,6 +49,8 @@ export interface ScannedCall {
   readonly keptRanges: readonly number[];
   /** The bytes must not be passed through (see WalkNotes); decode and re-encode the call instead. */
   readonly irregular: boolean;
+  /** A text field, key or string value is not valid UTF-8: the call is refused (see invalid-text.ts). */
+  readonly invalidText: boolean;
 }
 
 export type PayloadCase = NonNullable<Call["payload"]>["$case"];
@@ -118,6 +120,7 @@ const CALL_TEXT_KEYS = ["messageId", "userId", "anonymousId"] as const;
  */
 class CallScan implements ScannedCall, WalkNotes {
   irregular = false;
+  invalidText = false;
   payload: PayloadShape | undefined = undefined;
   messageId = "";
   timestamp: Date | undefined = undefined;
@@ -172,13 +175,13 @@ class CallScan implements ScannedCall, WalkNotes {
     return start < 0 ? "" : decodeText(this.bytes, start, this.textRanges[2 * field + 1]!);
   }
 
-  /** Measures a text field as JSON, for the members protoCallToJson writes; marks text that is not UTF-8 irregular. */
+  /** Measures a text field as JSON, for the members protoCallToJson writes; marks text that is not UTF-8 (invalidText). */
   textJsonSize(field: number): number {
     const start = this.textRanges[2 * field]!;
     if (start < 0) return 2;
     const size = jsonStringSize(this.bytes, start, this.textRanges[2 * field + 1]!);
     if (size !== INVALID_UTF8) return size;
-    this.irregular = true;
+    this.irregular = this.invalidText = true;
     return 0;
   }
 }
@@ -265,6 +268,8 @@ function jsonSizeOf(scan: CallScan): number {
 function scanPayload(reader: WireReader, callEnd: number, shape: PayloadShape, level: number, scan: CallScan): void {
   const end = reader.delimitedEnd(callEnd);
   enterMessage(level);
+  // An earlier payload's texts are dropped, but the decoder reads them too: they must be UTF-8 as well.
+  if (scan.payload) for (let field = TextFieldId.PAYLOAD_TEXT_0; field < TEXT_FIELDS; field++) scan.textJsonSize(field);
   scan.payload = shape;
   scan.payloadStructSize = -1;
   const ranges = scan.textRanges;
@@ -312,6 +317,8 @@ function readTimestamp(reader: WireReader, callEnd: number, level: number): Date
 /** Records where a text field's bytes are; the last occurrence wins, as in the decoder. */
 function readTextRange(reader: WireReader, end: number, scan: CallScan, field: TextFieldId): void {
   const length = reader.length(end);
+  // An earlier occurrence is replaced, but the decoder reads it too: it must be UTF-8 as well (jsonSizeOf checks the last).
+  if (scan.textRanges[2 * field]! >= 0) scan.textJsonSize(field);
   scan.textRanges[2 * field] = reader.pos;
   reader.pos += length;
   scan.textRanges[2 * field + 1] = reader.pos;

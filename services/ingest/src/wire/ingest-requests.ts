@@ -1,3 +1,4 @@
+import { isUtf8Bytes } from "@switchyard/calls";
 import { decodeText, MalformedWireError, WireReader, WireType } from "./wire-reader.js";
 
 /**
@@ -8,7 +9,11 @@ import { decodeText, MalformedWireError, WireReader, WireType } from "./wire-rea
  * valid wire data are reported instead of half-read.
  */
 
-export type WireBatchRequest = { ok: true; batchId: string; calls: Buffer[] } | { ok: false; problem: string };
+/**
+ * `batchIdIsUtf8` is false when a batch_id's bytes are not UTF-8: decoded, they would read as
+ * U+FFFD, and two different ids could become one (the second batch taken for a re-send).
+ */
+export type WireBatchRequest = { ok: true; batchId: string; batchIdIsUtf8: boolean; calls: Buffer[] } | { ok: false; problem: string };
 
 export type WireCallRequest = { ok: true; call: Buffer | undefined } | { ok: false; problem: string };
 
@@ -20,6 +25,7 @@ export function parseIngestBatchRequest(request: Buffer): WireBatchRequest {
   const reader = new WireReader(request);
   const end = request.length;
   let batchId = "";
+  let batchIdIsUtf8 = true;
   const calls: Buffer[] = [];
   try {
     while (reader.pos < end) {
@@ -27,6 +33,8 @@ export function parseIngestBatchRequest(request: Buffer): WireBatchRequest {
       if (tag === FIELD_1) {
         const length = reader.length(end);
         batchId = decodeText(request, reader.pos, reader.pos + length);
+        // Once a request, on at most a few hundred bytes: the native check is cheap enough.
+        if (!isUtf8Bytes(request.subarray(reader.pos, reader.pos + length))) batchIdIsUtf8 = false;
         reader.pos += length;
       } else if (tag === FIELD_2) {
         const length = reader.length(end);
@@ -37,7 +45,7 @@ export function parseIngestBatchRequest(request: Buffer): WireBatchRequest {
   } catch (error) {
     return malformed(error);
   }
-  return { ok: true, batchId, calls };
+  return { ok: true, batchId, batchIdIsUtf8, calls };
 }
 
 /** IngestCallRequest: Call call = 1. */

@@ -33,8 +33,8 @@ import { isUtf8 } from "node:buffer";
  * - A key that appears twice in one Struct is kept once by the decoder (the
  *   last value wins) but counted twice here, which only makes the bound larger.
  *   What the decoder drops or changes otherwise (a map entry without a value,
- *   a `__proto__` key, a Value without a kind, text that is not UTF-8) makes
- *   the call irregular, and an irregular call is measured exactly instead.
+ *   a Value without a kind) makes the call irregular, and an irregular call is
+ *   measured exactly instead; text that is not UTF-8 is refused.
  * - Timestamps are converted to their ISO text anyway, so their size is exact.
  *
  * Where the bound is over a limit, the caller measures the exact size instead

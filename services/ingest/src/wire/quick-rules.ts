@@ -1,4 +1,4 @@
-import { hasFourDigitYear, MAX_ID_LENGTH } from "@switchyard/calls";
+import { hasControlCharacter, hasFourDigitYear, MAX_ID_LENGTH } from "@switchyard/calls";
 import { TextFieldId, type ScannedCall } from "./call-scanner.js";
 
 /**
@@ -16,12 +16,14 @@ import { TextFieldId, type ScannedCall } from "./call-scanner.js";
  * What the scan guarantees and the schema asks for anyway: the free-form
  * Structs are objects, the call is within 32 KB (a WireCall's size bound is),
  * text fields are strings, and a set text field is never empty (proto3 sends
- * "" as unset, and unset texts are left out of the JSON).
+ * "" as unset, and unset texts are left out of the JSON); every text is valid
+ * UTF-8, so holds no lone surrogate, and every number is finite (a call with
+ * other text is refused, one with other numbers takes the exact path).
  */
 export function passesQuickly(call: ScannedCall): boolean {
   // An id's limit counts UTF-16 units, never more than its UTF-8 bytes: within the limit in bytes is within it.
   // A longer id may still be short enough in characters; checkCall decides those.
-  if (call.messageId.length > MAX_ID_LENGTH) return false;
+  if (call.messageId.length > MAX_ID_LENGTH || hasControlCharacter(call.messageId)) return false;
   const userIdBytes = call.textBytes(TextFieldId.USER_ID);
   const anonymousIdBytes = call.textBytes(TextFieldId.ANONYMOUS_ID);
   if (userIdBytes > MAX_ID_LENGTH || anonymousIdBytes > MAX_ID_LENGTH) return false;

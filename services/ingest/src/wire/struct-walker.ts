@@ -30,12 +30,15 @@ export function enterMessage(level: number): void {
  * message: unknown or mistyped fields (the decoder drops them), a repeated
  * singular message field (it keeps the last where protobuf merges), a map entry
  * or Value without a value, a Value with two kinds, a NULL_VALUE or bool not
- * encoded as 0 or 1, a `__proto__` key (the decoder's plain-object map loses
- * it), and text that is not valid UTF-8 (the decoder replaces it). Such a call
- * takes the exact path: decoded and re-encoded, as before the fast path.
+ * encoded as 0 or 1, and a number that is not finite (which the call rules
+ * refuse, naming its field: the exact path finds it). Such a call takes the
+ * exact path: decoded and re-encoded, as before the fast path.
+ * `invalidText` marks text that is not valid UTF-8 (the decoder would replace
+ * it with U+FFFD): such a call is refused (see invalid-text.ts).
  */
 export interface WalkNotes {
   irregular: boolean;
+  invalidText: boolean;
 }
 
 // Tags (field number << 3 | wire type) of google.protobuf.Struct, its map entry, Value and ListValue.
@@ -49,9 +52,6 @@ const VALUE_BOOL = (4 << 3) | WireType.VARINT;
 const VALUE_STRUCT = (5 << 3) | WireType.LEN;
 const VALUE_LIST = (6 << 3) | WireType.LEN;
 const LIST_VALUES = (1 << 3) | WireType.LEN;
-
-/** `__proto__` in UTF-8: as a key of the decoder's plain object, it sets the prototype instead of adding a key. */
-const PROTO_KEY = Buffer.from("__proto__");
 
 /**
  * Checks that reader.buf[reader.pos, end) is well-formed google.protobuf.Struct
@@ -149,10 +149,14 @@ function leafEntrySize(buf: Buffer, start: number, end: number): number {
       valueSize = jsonStringSize(buf, kind + 2, end);
       break;
     }
-    case VALUE_NUMBER:
+    case VALUE_NUMBER: {
       if (kind + 9 !== end) return NOT_A_LEAF;
-      valueSize = jsonNumberSize(buf.readDoubleLE(kind + 1));
+      const number = buf.readDoubleLE(kind + 1);
+      // NaN and ±Infinity are refused by the call rules: entrySize marks the call for the exact path.
+      if (!Number.isFinite(number)) return NOT_A_LEAF;
+      valueSize = jsonNumberSize(number);
       break;
+    }
     case VALUE_BOOL:
       if (kind + 2 !== end || buf[kind + 1]! > 1) return NOT_A_LEAF;
       valueSize = buf[kind + 1] === 1 ? TRUE_JSON_SIZE : FALSE_JSON_SIZE;
@@ -165,7 +169,7 @@ function leafEntrySize(buf: Buffer, start: number, end: number): number {
       return NOT_A_LEAF;
   }
   const keySize = jsonStringSize(buf, keyStart, keyEnd);
-  if (valueSize === INVALID_UTF8 || keySize === INVALID_UTF8 || isProtoKey(buf, keyStart, keyEnd)) return NOT_A_LEAF;
+  if (valueSize === INVALID_UTF8 || keySize === INVALID_UTF8) return NOT_A_LEAF;
   return memberSize(keySize, valueSize);
 }
 
@@ -189,8 +193,8 @@ function entrySize(reader: WireReader, start: number, end: number, level: number
     if (tag === ENTRY_KEY) {
       const keyEnd = delimitedValueEnd(reader, pos + 1, end);
       keySize = jsonStringSize(buf, delimitedValueStart, keyEnd);
-      if (keySize === INVALID_UTF8 || isProtoKey(buf, delimitedValueStart, keyEnd)) {
-        notes.irregular = true;
+      if (keySize === INVALID_UTF8) {
+        notes.irregular = notes.invalidText = true;
         keySize = 0;
       }
       pos = keyEnd;
@@ -222,15 +226,18 @@ function valueJsonSize(reader: WireReader, start: number, end: number, level: nu
       case VALUE_STRING: {
         const stringEnd = delimitedValueEnd(reader, pos + 1, end);
         size = jsonStringSize(buf, delimitedValueStart, stringEnd);
-        if (size === INVALID_UTF8) notes.irregular = true;
+        if (size === INVALID_UTF8) notes.irregular = notes.invalidText = true;
         pos = stringEnd;
         break;
       }
-      case VALUE_NUMBER:
+      case VALUE_NUMBER: {
         if (end - pos < 9) throw new MalformedWireError("field runs past the end of the message");
-        size = jsonNumberSize(buf.readDoubleLE(pos + 1));
+        const number = buf.readDoubleLE(pos + 1);
+        if (!Number.isFinite(number)) notes.irregular = true;
+        size = jsonNumberSize(number);
         pos += 9;
         break;
+      }
       case VALUE_NULL:
       case VALUE_BOOL: {
         reader.pos = pos + 1;
@@ -282,9 +289,4 @@ function listSize(reader: WireReader, start: number, end: number, level: number,
     pos = valueEnd;
   }
   return containerSize(members, membersSize);
-}
-
-function isProtoKey(buf: Buffer, start: number, end: number): boolean {
-  // Length and first byte rule out nearly every key before the (native, so costlier) comparison.
-  return end - start === PROTO_KEY.length && buf[start] === PROTO_KEY[0] && buf.compare(PROTO_KEY, 0, PROTO_KEY.length, start, end) === 0;
 }
