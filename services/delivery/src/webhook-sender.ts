@@ -232,8 +232,7 @@ export function describeFailure(error: unknown, timeoutMs: number): { error: str
       return { error: "DNS lookup failed", outcome: "retryable" };
     case "ERR_INVALID_URL":
     case "UND_ERR_INVALID_ARG":
-    // A static header the client refuses (Expect, stored before such headers were refused at save time).
-    case "UND_ERR_NOT_SUPPORTED":
+    case "UND_ERR_NOT_SUPPORTED": // a static header undici refuses (Expect), stored before save-time checks
       return { error: `invalid request: ${rootMessage(error)}`, outcome: "permanent" };
     default:
       return { error: `${code ?? "error"}: ${rootMessage(error)}`, outcome: "retryable" };

@@ -155,6 +155,7 @@ function refuseBody(
   if (reason === "bad_encoding") {
     return refuse(deps, response, 400, "bad_encoding", "Content-Encoding must be gzip or absent, and the body must decode");
   }
+  if (reason === "not_utf8") return refuse(deps, response, 400, "invalid_json", "request body is not UTF-8, as JSON text must be");
   const code = endpoint === "batch" ? "batch_too_large" : "call_too_large";
   const size = endpoint === "batch" ? "500" : "32";
   const message =

@@ -1,3 +1,4 @@
+import { isUtf8Bytes } from "@switchyard/calls";
 import type { IncomingMessage } from "node:http";
 import { createGunzip, type Gunzip } from "node:zlib";
 
@@ -20,8 +21,12 @@ export type BodyRead =
   | { ok: true; text: string; bytes: number }
   | {
       ok: false;
-      /** too_large: over `decoded`; wire_too_large: over `wire`; aborted: the client went away (nothing to answer). */
-      reason: "too_large" | "wire_too_large" | "bad_encoding" | "aborted";
+      /**
+       * too_large: over `decoded`; wire_too_large: over `wire`; not_utf8: the (decoded) body is not
+       * UTF-8, which JSON text must be (decoding it would turn the bad bytes into U+FFFD, silently);
+       * aborted: the client went away (nothing to answer).
+       */
+      reason: "too_large" | "wire_too_large" | "bad_encoding" | "not_utf8" | "aborted";
       /** Whether the rest of the body was left unread (over the drain bound): answer, then close the connection. */
       closeConnection: boolean;
     };
@@ -72,7 +77,9 @@ export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<
     const finish = () => {
       if (settled) return;
       stopReading();
-      const text = Buffer.concat(chunks, decodedBytes).toString("utf8");
+      const bytes = Buffer.concat(chunks, decodedBytes);
+      if (!isUtf8Bytes(bytes)) return resolve({ ok: false, reason: "not_utf8", closeConnection: false });
+      const text = bytes.toString("utf8");
       resolve({ ok: true, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, bytes: decodedBytes });
     };
     const onDecoded = (chunk: Buffer) => {

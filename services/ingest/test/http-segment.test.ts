@@ -209,6 +209,17 @@ describe("Segment-compatible HTTP API", () => {
       expect(await storedCalls()).toEqual([]);
     });
 
+    it("a body that is not UTF-8, plain or gzip: refused whole, nothing turned into U+FFFD", async () => {
+      const bytes = Buffer.concat([Buffer.from('{"userId":"u1","event":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+      const expected = {
+        status: 400,
+        body: { success: false, error: { code: "invalid_json", message: "request body is not UTF-8, as JSON text must be" } },
+      };
+      expect(await post("/v1/track", undefined, { raw: bytes })).toEqual(expected);
+      expect(await post("/v1/track", undefined, { raw: gzipSync(bytes), headers: { "Content-Encoding": "gzip" } })).toEqual(expected);
+      expect(await storedCalls()).toEqual([]);
+    });
+
     it("a 33 KB call, alone or inside a batch", async () => {
       const big = { userId: "u1", event: "Big", properties: { blob: "z".repeat(33 * 1024) } };
       const single = await post("/v1/track", big);
