@@ -338,12 +338,13 @@ function batchRequest(json: unknown): ParsedRequest {
 }
 
 /**
- * Drops a userId or anonymousId that is "": analytics-kotlin sends "userId": "" for a user not
- * identified yet, and gRPC (where "" is the unset value) reads it as absent too.
+ * Drops a userId or anonymousId that is null or "": SDKs send them so for a user not identified
+ * yet (analytics.js null, analytics-kotlin ""), and gRPC, where "" is the unset value, reads them
+ * as absent too.
  */
 function withoutEmptyIds(call: Record<string, unknown>): Record<string, unknown> {
-  if (call.userId === "") delete call.userId;
-  if (call.anonymousId === "") delete call.anonymousId;
+  if (call.userId === "" || call.userId === null) delete call.userId;
+  if (call.anonymousId === "" || call.anonymousId === null) delete call.anonymousId;
   return call;
 }
 

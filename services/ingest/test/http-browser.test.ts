@@ -148,6 +148,23 @@ describe("write key in the body", () => {
   });
 });
 
+describe("anonymous calls as SDKs send them", () => {
+  it('userId null (analytics.js) or "" (analytics-kotlin) beside an anonymousId is read as absent, as gRPC reads ""', async () => {
+    const f = await start();
+    for (const userId of [null, ""]) {
+      const response = await call(f, "/v1/t", { body: { event: "Viewed", userId, anonymousId: "anon-1", writeKey: WRITE_KEY } });
+      expect(response).toMatchObject({ status: 200, body: { success: true } });
+    }
+    const refused = await call(f, "/v1/t", { body: { event: "Viewed", userId: null, anonymousId: null, writeKey: WRITE_KEY } });
+    expect(refused.body?.error.message).toMatch(/one of userId or anonymousId is required/);
+    const calls = await storedCalls(f);
+    expect(calls.map((c) => [c.userId, c.anonymousId])).toEqual([
+      ["", "anon-1"],
+      ["", "anon-1"],
+    ]);
+  });
+});
+
 describe("content types", () => {
   it("takes JSON sent as text/plain, with or without a charset, like application/json", async () => {
     const f = await start();
