@@ -119,9 +119,10 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
 
   // A key in the header is checked before the body is read, so a client without one costs no inflating.
   const authorization = request.headers.authorization;
+  let headerSource: SourceRecord | undefined;
   if (authorization !== undefined) {
     try {
-      authenticate(deps.workspace, authorization);
+      headerSource = authenticate(deps.workspace, authorization);
     } catch (error) {
       request.resume();
       return refuseUnauthenticated(deps, response, path, error);
@@ -146,11 +147,14 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
   }
 
   // Browser and mobile SDKs also put the key in the body; the rules ignore that field, so it is never stored.
-  let source;
-  try {
-    source = authenticateHttp(deps.workspace, authorization, isObject(json) ? json.writeKey : undefined);
-  } catch (error) {
-    return refuseUnauthenticated(deps, response, path, error);
+  const bodyWriteKey = isObject(json) ? json.writeKey : undefined;
+  let source = bodyWriteKey === undefined ? headerSource : undefined;
+  if (!source) {
+    try {
+      source = authenticateHttp(deps.workspace, authorization, bodyWriteKey);
+    } catch (error) {
+      return refuseUnauthenticated(deps, response, path, error);
+    }
   }
   const originRefused = originRefusal(source, request.headers.origin);
   if (originRefused) {
