@@ -242,6 +242,42 @@ describe("analytics.js in a real browser", () => {
     }
   });
 
+  it("navigator.sendBeacon (no preflight, credentials included) and a keepalive fetch with Authorization (preflighted) both land", async () => {
+    const page = await openShop("/");
+    const answers = await page.evaluate(
+      async ({ writeKey, otherKey, api }) => {
+        const queued = (globalThis as any).navigator.sendBeacon(
+          `${api}/v1/t`,
+          JSON.stringify({ writeKey, anonymousId: "beacon-user", event: "Left Page", messageId: "beacon-1" }),
+        );
+        const post = async (key: string, messageId: string) => {
+          const response = await fetch(`${api}/v1/b`, {
+            method: "POST",
+            keepalive: true,
+            headers: { "Content-Type": "text/plain", Authorization: `Basic ${btoa(`${key}:`)}` },
+            body: JSON.stringify({
+              writeKey: key,
+              sentAt: new Date().toISOString(),
+              batch: [{ type: "track", anonymousId: "k1", event: "Kept", messageId }],
+            }),
+          });
+          return { status: response.status, body: await response.json() };
+        };
+        return { queued, allowed: await post(writeKey, "keepalive-1"), refused: await post(otherKey, "keepalive-2") };
+      },
+      { writeKey: WRITE_KEY, otherKey: OTHER_SITE_KEY, api: stack.httpUrl },
+    );
+    await page.close();
+    expect(answers.queued).toBe(true);
+    expect(answers.allowed).toEqual({ status: 200, body: { success: true } });
+    // The page can read the refusal: answers to browsers carry CORS headers, errors included.
+    expect(answers.refused).toMatchObject({ status: 403, body: { error: { code: "origin_not_allowed" } } });
+    expect((await arrived("beacon-1")).json).toMatchObject({ type: "track", event: "Left Page", anonymousId: "beacon-user" });
+    expect((await arrived("keepalive-1")).json).toMatchObject({ type: "track", event: "Kept" });
+    await stack.settled();
+    expect(receiver.byMessageId("keepalive-2")).toEqual([]);
+  });
+
   it("a source whose allowedOrigins leave this page out serves it no settings: analytics.js cannot load", async () => {
     const page = await openShop("/");
     const outcome = await page.evaluate(
