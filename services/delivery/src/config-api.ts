@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import type { configApi } from "@switchyard/contracts";
 import {
+  allowedOriginsSchema,
   applyWorkspaceFile,
   connectionSchema,
   describeIssues,
@@ -132,6 +133,28 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       }
       logger.info({ sourceId: id, graceSeconds: request.graceSeconds }, "write key rotated");
       return { source: sourceMessage(rotated, nowMs), writeKey, previousKeysExpireAt: new Date(nowMs + graceMs) };
+    }),
+
+    setAllowedOrigins: handler(async (request: configApi.SetAllowedOriginsRequest) => {
+      const id = validId("source_id", request.sourceId);
+      let origins: string[] | undefined;
+      if (request.allowedOrigins) {
+        const parsed = allowedOriginsSchema.safeParse(request.allowedOrigins.origins);
+        if (!parsed.success) throw new ServiceError("INVALID_ARGUMENT", describeIssues(parsed.error, "allowed_origins.origins").join("; "));
+        origins = parsed.data;
+      }
+      const entry = await kv.get(kvKeys.source(id));
+      if (!entry || entry.operation !== "PUT") throw new ServiceError("NOT_FOUND", `source_id: no source "${id}"`);
+      const { allowedOrigins: _previous, ...rest } = sourceRecordSchema.parse(entry.json());
+      const updated: SourceRecord = { ...rest, ...(origins === undefined ? {} : { allowedOrigins: origins }) };
+      try {
+        // Compare-and-set: a key rotation at the same time must not be undone by this write.
+        await kv.update(kvKeys.source(id), JSON.stringify(updated), entry.revision);
+      } catch (error) {
+        throw new ServiceError("ABORTED", `source_id: source "${id}" changed meanwhile; try again`, { cause: error });
+      }
+      logger.info({ sourceId: id, allowedOrigins: origins ?? "any" }, "source allowed origins set");
+      return { source: sourceMessage(updated) };
     }),
 
     putDestination: handler(async (request: configApi.PutDestinationRequest) => {
@@ -351,6 +374,7 @@ function sourceMessage(record: SourceRecord, nowMs = Date.now()): configApi.Sour
     writeKeyCount: record.writeKeyHashes.length,
     retiringWriteKeyCount: retiring.count,
     retiringWriteKeysExpireAt: retiring.lastExpiresAtMs === undefined ? undefined : new Date(retiring.lastExpiresAtMs),
+    allowedOrigins: record.allowedOrigins === undefined ? undefined : { origins: record.allowedOrigins },
   };
 }
 

@@ -37,6 +37,19 @@ export const ingestEnvSchema = commonEnvSchema
     INGEST_HTTP_REQUEST_TIMEOUT_MS: positiveIntVar(DEFAULT_HTTP_REQUEST_TIMEOUT_MS),
     /** HTTP API: open connections per process; connections over it are closed as soon as they are accepted. */
     INGEST_HTTP_MAX_CONNECTIONS: positiveIntVar(DEFAULT_HTTP_MAX_CONNECTIONS),
+    /**
+     * The URL browsers reach this HTTP API at (e.g. "https://events.example.com"), served to
+     * analytics.js by GET /v1/projects/<write key>/settings. Unset: the request's Host header and
+     * this server's own scheme (set it behind a proxy that terminates TLS).
+     */
+    INGEST_PUBLIC_URL: z
+      .string()
+      .refine(
+        isPublicUrl,
+        'must be an absolute http or https URL without credentials, query or #fragment (e.g. "https://events.example.com")',
+      )
+      .transform((value) => value.replace(/\/+$/, ""))
+      .optional(),
     /** Calls per second each source may send (per ingest process). Unset: no rate limit. */
     INGEST_RATE_LIMIT_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").optional(),
     /** Calls a source may send at once; default: one second's worth (at least 1). */
@@ -63,6 +76,21 @@ export const ingestEnvSchema = commonEnvSchema
       });
     }
   });
+
+function isPublicUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (
+      (url.protocol === "http:" || url.protocol === "https:") &&
+      url.username === "" &&
+      url.password === "" &&
+      url.search === "" &&
+      !value.includes("#")
+    );
+  } catch {
+    return false;
+  }
+}
 
 export type IngestConfig = z.output<typeof ingestEnvSchema>;
 

@@ -2,10 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from "node:https";
 import { CALL_TYPES } from "@switchyard/contracts";
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES, type Rejection } from "@switchyard/calls";
-import { isServiceError, type Logger, type ServerTls, type WorkspaceView } from "@switchyard/platform";
+import { isServiceError, isWebOrigin, type Logger, type ServerTls, type SourceRecord, type WorkspaceView } from "@switchyard/platform";
 import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
-import { authenticate } from "./authenticate.js";
+import { authenticate, authenticateHttp } from "./authenticate.js";
 import { tooManyCalls } from "./batch-limits.js";
+import { apiLocation, browserSettings } from "./browser-settings.js";
 import type { HttpLimits } from "./config.js";
 import { readBody, type BodyRead } from "./http-body.js";
 import { JsonCall } from "./json-call.js";
@@ -13,17 +14,28 @@ import type { IngestMetrics } from "./metrics.js";
 
 /**
  * The Segment tracking API (POST /v1/batch, /v1/identify, /v1/track, /v1/page,
- * /v1/screen, /v1/group, /v1/alias), so existing Segment SDKs can point here.
+ * /v1/screen, /v1/group, /v1/alias, and the short forms analytics.js and the
+ * mobile SDKs use: /v1/b, /v1/i, /v1/t, /v1/p, /v1/s, /v1/g, /v1/a), so existing
+ * Segment SDKs can point here, plus GET /v1/projects/<write key>/settings, the
+ * settings analytics.js loads from its CDN. Browsers get CORS answers.
  * Answers: 200 {"success":true}; 400 with an error naming the problem; 401 for
- * a bad write key; 429 (Retry-After) over the source's rate limit; 503
- * (Retry-After) when the bus did not confirm.
+ * a bad write key; 403 for a browser origin the source does not allow; 429
+ * (Retry-After) over the source's rate limit; 503 (Retry-After) when the bus
+ * did not confirm.
  */
-type Deps = { workspace: WorkspaceView; acceptor: CallAcceptor; metrics: IngestMetrics; logger: Logger };
+type Deps = {
+  workspace: WorkspaceView;
+  acceptor: CallAcceptor;
+  metrics: IngestMetrics;
+  logger: Logger;
+  /** INGEST_PUBLIC_URL, served to analytics.js as where to send. */
+  publicUrl?: string;
+};
 
 /** An HTTP server, or HTTPS with `tls` (client certificates required when it has a client CA), bounded by `limits`. */
 export function createHttpApi(deps: Deps, limits: HttpLimits, tls?: ServerTls): Server {
   const listener = (request: IncomingMessage, response: ServerResponse) => {
-    handle(deps, request, response).catch((error: unknown) => {
+    handle(deps, request, response, tls !== undefined).catch((error: unknown) => {
       deps.logger.error({ err: error }, "unexpected error in the HTTP API");
       if (!response.headersSent) refuse(deps, response, 500, "internal", "internal error");
     });
@@ -57,38 +69,64 @@ export function createHttpApi(deps: Deps, limits: HttpLimits, tls?: ServerTls): 
 
 type Endpoint = "batch" | (typeof CALL_TYPES)[number];
 const ENDPOINTS = new Set<string>(["batch", ...CALL_TYPES]);
+/** analytics.js posts to the first letter of the type; the mobile SDKs post batches to /v1/b. */
+const SHORT_PATHS: Readonly<Record<string, Endpoint>> = {
+  b: "batch",
+  t: "track",
+  p: "page",
+  i: "identify",
+  g: "group",
+  a: "alias",
+  s: "screen",
+};
+type Route = { kind: "calls"; endpoint: Endpoint } | { kind: "settings"; writeKey: string };
 
-async function handle(deps: Deps, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  // Headers are logged whole on purpose: the logger redacts authorization.
-  deps.logger.debug({ req: { method: request.method, url: request.url, headers: request.headers } }, "HTTP request");
-  const endpoint = endpointOf(request.url ?? "");
-  if (!endpoint) {
+/** Request headers browsers may send (the SDKs send Content-Type, Authorization and, on retries, X-Retry-Count). */
+const CORS_ALLOWED_HEADERS = "Content-Type, Authorization, Content-Encoding, X-Retry-Count";
+/** Chrome caps a cached preflight at 2 hours; a longer value would only be cut down. */
+const CORS_MAX_AGE_SECONDS = 7200;
+const SETTINGS_METHODS = "GET, HEAD, OPTIONS";
+const CALL_METHODS = "POST, OPTIONS";
+
+async function handle(deps: Deps, request: IncomingMessage, response: ServerResponse, secure: boolean): Promise<void> {
+  const path = loggedPath(request.url ?? "");
+  // Headers are logged whole on purpose: the logger redacts authorization. The path hides a key in it.
+  deps.logger.debug({ req: { method: request.method, url: path, headers: request.headers } }, "HTTP request");
+  allowBrowsers(request, response);
+  const route = routeOf(request.url ?? "");
+  if (!route) {
     request.resume();
     return refuse(
       deps,
       response,
       404,
       "not_found",
-      "no such endpoint; use POST /v1/batch, /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group or /v1/alias",
+      "no such endpoint; use POST /v1/batch, /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group or /v1/alias (or /v1/b, /v1/i, /v1/t, /v1/p, /v1/s, /v1/g, /v1/a), or GET /v1/projects/<write key>/settings",
     );
   }
+  const methods = route.kind === "settings" ? SETTINGS_METHODS : CALL_METHODS;
+  if (request.method === "OPTIONS") {
+    request.resume();
+    return answerPreflight(request, response, methods);
+  }
+  if (route.kind === "settings") return serveSettings(deps, request, response, route.writeKey, secure);
+  const endpoint = route.endpoint;
   if (request.method !== "POST") {
     request.resume();
-    response.setHeader("Allow", "POST");
-    return refuse(deps, response, 405, "method_not_allowed", `${request.url}: only POST is allowed`);
+    response.setHeader("Allow", methods);
+    return refuse(deps, response, 405, "method_not_allowed", `${path}: only POST is allowed`);
   }
 
-  let source;
-  try {
-    source = authenticate(deps.workspace, request.headers.authorization);
-  } catch (error) {
-    deps.logger.info(
-      { path: request.url, reason: isServiceError(error) ? error.message : "unknown" },
-      "refused an HTTP request without a valid write key",
-    );
-    request.resume();
-    response.setHeader("WWW-Authenticate", 'Basic realm="switchyard"');
-    return refuse(deps, response, 401, "unauthorized", isServiceError(error) ? error.message : "unauthorized");
+  // A key in the header is checked before the body is read, so a client without one costs no inflating.
+  const authorization = request.headers.authorization;
+  let headerSource: SourceRecord | undefined;
+  if (authorization !== undefined) {
+    try {
+      headerSource = authenticate(deps.workspace, authorization);
+    } catch (error) {
+      request.resume();
+      return refuseUnauthenticated(deps, response, path, error);
+    }
   }
 
   const limit = endpoint === "batch" ? MAX_BATCH_BYTES : MAX_CALL_BYTES;
@@ -100,6 +138,7 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
     const gzip = request.headers["content-encoding"]?.toLowerCase() === "gzip";
     return refuseBody(deps, response, { endpoint, limit, gzip }, body.reason);
   }
+  // Any Content-Type is read as JSON: analytics.js sends text/plain, which spares browsers a preflight.
   let json: unknown;
   try {
     json = JSON.parse(body.text);
@@ -107,9 +146,24 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
     return refuse(deps, response, 400, "invalid_json", "request body is not valid JSON");
   }
 
+  // Browser and mobile SDKs also put the key in the body; the rules ignore that field, so it is never stored.
+  const bodyWriteKey = isObject(json) ? json.writeKey : undefined;
+  let source = bodyWriteKey === undefined ? headerSource : undefined;
+  if (!source) {
+    try {
+      source = authenticateHttp(deps.workspace, authorization, bodyWriteKey);
+    } catch (error) {
+      return refuseUnauthenticated(deps, response, path, error);
+    }
+  }
+  const originRefused = originRefusal(source, request.headers.origin);
+  if (originRefused) {
+    deps.logger.info({ path, sourceId: source.id }, "refused an HTTP request from a browser origin the source does not allow");
+    return refuse(deps, response, 403, "origin_not_allowed", originRefused);
+  }
+
   const parsed = endpoint === "batch" ? batchRequest(json) : singleRequest(endpoint, json, body.bytes);
   if ("error" in parsed) return refuse(deps, response, 400, "invalid_request", parsed.error);
-
   try {
     const result = await deps.acceptor.accept({ source, transport: "http", ...parsed });
     if (result.messageIds.length === 0) {
@@ -165,11 +219,100 @@ function refuseBody(
   return refuse(deps, response, 400, code, message);
 }
 
-function endpointOf(url: string): Endpoint | undefined {
+function routeOf(url: string): Route | undefined {
   const path = url.split("?")[0]?.replace(/\/+$/, "") ?? "";
-  const match = /^\/v1\/([a-z]+)$/.exec(path);
-  const name = match?.[1];
-  return name !== undefined && ENDPOINTS.has(name) ? (name as Endpoint) : undefined;
+  const settings = /^\/v1\/projects\/([^/]+)\/settings$/.exec(path);
+  if (settings?.[1] !== undefined) {
+    try {
+      return { kind: "settings", writeKey: decodeURIComponent(settings[1]) };
+    } catch {
+      return undefined;
+    }
+  }
+  const name = /^\/v1\/([a-z]+)$/.exec(path)?.[1];
+  if (name === undefined) return undefined;
+  const endpoint = SHORT_PATHS[name] ?? (ENDPOINTS.has(name) ? (name as Endpoint) : undefined);
+  return endpoint && { kind: "calls", endpoint };
+}
+
+/** The request path as logged: a write key in a settings path is replaced. */
+function loggedPath(url: string): string {
+  return url.replace(/^(\/v1\/projects\/)[^/?]*/, "$1[redacted]");
+}
+
+/**
+ * CORS on every answer to a browser: the Origin is echoed (with credentials allowed, which
+ * navigator.sendBeacon needs; cookies play no part here, the write key is the only credential),
+ * so pages can read answers and errors. Whether an origin may send is decided per source, once
+ * the key is known (originRefusal).
+ */
+function allowBrowsers(request: IncomingMessage, response: ServerResponse): void {
+  response.setHeader("Vary", "Origin");
+  const origin = request.headers.origin;
+  if (origin === undefined || (origin !== "null" && !isWebOrigin(origin))) return;
+  response.setHeader("Access-Control-Allow-Origin", origin);
+  response.setHeader("Access-Control-Allow-Credentials", "true");
+  // analytics.js waits as long as Retry-After says on 429 and 503.
+  response.setHeader("Access-Control-Expose-Headers", "Retry-After");
+}
+
+/**
+ * A preflight carries no write key, so it is allowed for any origin; the request that follows is
+ * refused (403) when its source does not allow the origin.
+ */
+function answerPreflight(request: IncomingMessage, response: ServerResponse, methods: string): void {
+  response.setHeader("Allow", methods);
+  response.setHeader("Access-Control-Allow-Methods", methods);
+  response.setHeader("Access-Control-Allow-Headers", CORS_ALLOWED_HEADERS);
+  response.setHeader("Access-Control-Max-Age", String(CORS_MAX_AGE_SECONDS));
+  // Chrome asks before a public page sends to a private address; this API is meant to be reached so.
+  if (request.headers["access-control-request-private-network"] === "true") {
+    response.setHeader("Access-Control-Allow-Private-Network", "true");
+  }
+  response.writeHead(204, { "Content-Length": 0 });
+  response.end();
+}
+
+/** Why a browser request from `origin` is refused for `source`; undefined when it may send. */
+function originRefusal(source: SourceRecord, origin: string | undefined): string | undefined {
+  // No Origin: not a cross-origin browser request (server and mobile SDKs send none).
+  if (origin === undefined || source.allowedOrigins === undefined || source.allowedOrigins.includes(origin)) return undefined;
+  const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin;
+  return `Origin ${JSON.stringify(shown)} is not in this source's allowedOrigins`;
+}
+
+/** GET /v1/projects/<write key>/settings: what analytics.js would load from Segment's CDN, pointed here. */
+function serveSettings(deps: Deps, request: IncomingMessage, response: ServerResponse, writeKey: string, secure: boolean): void {
+  request.resume();
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    response.setHeader("Allow", SETTINGS_METHODS);
+    return refuse(deps, response, 405, "method_not_allowed", "/v1/projects/<write key>/settings: only GET is allowed");
+  }
+  const source = writeKey === "" ? undefined : deps.workspace.sourceForWriteKey(writeKey);
+  // The same answer as for any path that does not exist: nothing tells a guesser it came close.
+  if (!source) return refuse(deps, response, 404, "not_found", "no settings for this write key");
+  const originRefused = originRefusal(source, request.headers.origin);
+  if (originRefused) return refuse(deps, response, 403, "origin_not_allowed", originRefused);
+  const location = apiLocation(deps.publicUrl, request, secure);
+  if (!location) {
+    return refuse(
+      deps,
+      response,
+      400,
+      "bad_host",
+      "Host header missing or not a host[:port]; or set INGEST_PUBLIC_URL on the ingest service",
+    );
+  }
+  // Short-lived: a rotated-away key stops being served soon after its grace period.
+  response.setHeader("Cache-Control", "private, max-age=60");
+  send(response, 200, browserSettings(writeKey, location), request.method === "HEAD");
+}
+
+function refuseUnauthenticated(deps: Deps, response: ServerResponse, path: string, error: unknown): void {
+  const message = isServiceError(error) ? error.message : "unauthorized";
+  deps.logger.info({ path, reason: message }, "refused an HTTP request without a valid write key");
+  response.setHeader("WWW-Authenticate", 'Basic realm="switchyard"');
+  return refuse(deps, response, 401, "unauthorized", message);
 }
 
 type ParsedRequest = Omit<AcceptRequest, "source" | "transport"> | { error: string };
@@ -177,7 +320,7 @@ type ParsedRequest = Omit<AcceptRequest, "source" | "transport"> | { error: stri
 function singleRequest(type: string, json: unknown, bytes: number): ParsedRequest {
   if (!isObject(json)) return { error: "body: must be a JSON object" };
   // The path names the type; a conflicting "type" in the body is overridden.
-  return { calls: [new JsonCall({ ...json, type }, bytes)] };
+  return { calls: [new JsonCall(withoutEmptyIds({ ...json, type }), bytes)] };
 }
 
 function batchRequest(json: unknown): ParsedRequest {
@@ -189,7 +332,7 @@ function batchRequest(json: unknown): ParsedRequest {
   // Segment applies batch-level context and integrations to every call; the call's own keys win.
   const calls = batch.map((call: unknown) => {
     if (!isObject(call)) return call;
-    const merged: Record<string, unknown> = { ...call };
+    const merged = withoutEmptyIds({ ...call });
     merged.context = mergeObjects(context, call.context);
     merged.integrations = mergeObjects(integrations, call.integrations);
     if (merged.context === undefined) delete merged.context;
@@ -197,6 +340,17 @@ function batchRequest(json: unknown): ParsedRequest {
     return merged;
   });
   return { calls: calls.map((call) => new JsonCall(call)) };
+}
+
+/**
+ * Drops a userId or anonymousId that is null or "": SDKs send them so for a user not identified
+ * yet (analytics.js null, analytics-kotlin ""), and gRPC, where "" is the unset value, reads them
+ * as absent too.
+ */
+function withoutEmptyIds(call: Record<string, unknown>): Record<string, unknown> {
+  if (call.userId === "" || call.userId === null) delete call.userId;
+  if (call.anonymousId === "" || call.anonymousId === null) delete call.anonymousId;
+  return call;
 }
 
 /** The call's own value wins; a non-object value is left for validation to refuse. */
@@ -226,8 +380,8 @@ function failure(code: string, message: string, rejected?: Rejection[]) {
   return { success: false, error: { code, message, ...(rejected ? { rejected } : {}) } };
 }
 
-function send(response: ServerResponse, status: number, body: unknown): void {
+function send(response: ServerResponse, status: number, body: unknown, headOnly = false): void {
   const text = JSON.stringify(body);
   response.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
-  response.end(text);
+  response.end(headOnly ? undefined : text);
 }

@@ -78,7 +78,11 @@ async function startWithOps(
       },
     ],
   });
-  const http = createHttpApi({ workspace, acceptor, metrics, logger }, httpLimitsOf(config), tls);
+  const http = createHttpApi(
+    { workspace, acceptor, metrics, logger, ...(config.INGEST_PUBLIC_URL === undefined ? {} : { publicUrl: config.INGEST_PUBLIC_URL }) },
+    httpLimitsOf(config),
+    tls,
+  );
   const httpPort = await listen(http, config.HOST, config.INGEST_HTTP_PORT);
   ops.readiness.onChange((ready) => grpc.setServing(ready));
   await ops.readiness.watch({ bus, streams: [names.callsStream, kvStream(names.configBucket)] });

@@ -305,6 +305,6 @@ describe("Segment-compatible HTTP API", () => {
     expect((await post("/v2/track", {})).status).toBe(404);
     const response = await fetch(`${fixture.httpUrl}/v1/track`);
     expect(response.status).toBe(405);
-    expect(response.headers.get("allow")).toBe("POST");
+    expect(response.headers.get("allow")).toBe("POST, OPTIONS");
   });
 });

@@ -33,8 +33,13 @@ export interface IngestFixture {
   dispose(): Promise<void>;
 }
 
-/** A real nats-server, a workspace file with two sources, and ingest started in this process (`env` adds settings). */
-export async function startIngestFixture(options: { env?: Record<string, string> } = {}): Promise<IngestFixture> {
+/**
+ * A real nats-server, a workspace file with two sources (and `sources`, as in a workspace file),
+ * and ingest started in this process (`env` adds settings).
+ */
+export async function startIngestFixture(
+  options: { env?: Record<string, string>; sources?: unknown[]; logLines?: string[] } = {},
+): Promise<IngestFixture> {
   const nats = await NatsServer.start();
   const dir = await mkdtemp(join(tmpdir(), "switchyard-ws-"));
   const workspaceFile = join(dir, "workspace.json");
@@ -44,6 +49,7 @@ export async function startIngestFixture(options: { env?: Record<string, string>
       sources: [
         { id: "web", name: "Web backend", writeKeys: [WRITE_KEY] },
         { id: "mobile", writeKeys: [OTHER_WRITE_KEY] },
+        ...(options.sources ?? []),
       ],
     }),
   );
@@ -60,7 +66,10 @@ export async function startIngestFixture(options: { env?: Record<string, string>
     LOG_LEVEL: "silent",
     ...options.env,
   });
-  const logger = createLogger({ service: "ingest", level: "silent" });
+  const logLines = options.logLines;
+  const logger = logLines
+    ? createLogger({ service: "ingest", level: "trace", destination: { write: (line: string) => void logLines.push(line) } })
+    : createLogger({ service: "ingest", level: "silent" });
   const ingest = await startIngest(config, logger);
   const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const grpc = new GrpcIngestClient(`127.0.0.1:${ingest.grpcPort}`);

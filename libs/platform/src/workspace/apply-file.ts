@@ -34,6 +34,7 @@ export function workspaceRecords(file: WorkspaceFile): Map<string, unknown> {
       id: source.id,
       ...(source.name === undefined ? {} : { name: source.name }),
       writeKeyHashes: source.writeKeys.map((key) => (typeof key === "string" ? hashWriteKey(key) : key.hash)),
+      ...(source.allowedOrigins === undefined ? {} : { allowedOrigins: source.allowedOrigins }),
     };
     records.set(kvKeys.source(source.id), record);
   }

@@ -19,10 +19,35 @@ const writeKeyInFile = z.union([
   z.object({ hash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be "sha256:" and 64 hex digits') }),
 ]);
 
+/** Most entries in a source's allowedOrigins. */
+export const MAX_ALLOWED_ORIGINS = 100;
+export const ALLOWED_ORIGIN_RULE =
+  'must be a web origin: "http://" or "https://", a host and an optional port, nothing after (e.g. "https://shop.example")';
+
+/** True for an origin as browsers send it in the Origin header: scheme, host, optional port, nothing more. */
+export function isWebOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Browser origins allowed to send with the source's write keys; unset: any origin (a browser
+ * write key is public anyway). Checked against the Origin header, so it only stops other web
+ * pages, not clients that forge or omit the header.
+ */
+export const allowedOriginsSchema = z
+  .array(z.string({ error: "must be a string" }).refine(isWebOrigin, ALLOWED_ORIGIN_RULE), { error: "must be a list of origins" })
+  .max(MAX_ALLOWED_ORIGINS, `holds at most ${MAX_ALLOWED_ORIGINS} origins`);
+
 export const sourceFileSchema = z.object({
   id: idRule,
   name: z.string().min(1, "must not be empty").optional(),
   writeKeys: z.array(writeKeyInFile).min(1, "needs at least one write key"),
+  allowedOrigins: allowedOriginsSchema.optional(),
 });
 
 /** HTTP header token (RFC 9110) for names; visible ASCII and spaces/tabs for values. */
@@ -267,6 +292,8 @@ export const sourceRecordSchema = z.object({
   name: z.string().optional(),
   writeKeyHashes: z.array(keyHash).min(1),
   retiringWriteKeys: z.array(z.object({ hash: keyHash, expiresAt: z.iso.datetime() })).optional(),
+  /** See allowedOriginsSchema; absent: any origin. */
+  allowedOrigins: z.array(z.string()).optional(),
 });
 export type SourceRecord = z.output<typeof sourceRecordSchema>;
 

@@ -33,9 +33,23 @@ export interface Source {
   /** How many previous keys still work, within the grace period of a rotation. */
   retiringWriteKeyCount: number;
   /** When the last of those stops working (unset when there is none). */
-  retiringWriteKeysExpireAt: Date | undefined;
+  retiringWriteKeysExpireAt:
+    | Date
+    | undefined;
+  /** Browser origins allowed to send with the source's write keys. Unset: any origin. */
+  allowedOrigins: AllowedOrigins | undefined;
 }
 
+/**
+ * Web origins ("https://shop.example": scheme, host, optional port, nothing after), at most 100.
+ * Ingest refuses (403) a request whose Origin header is not listed; requests without an Origin
+ * header (server and mobile SDKs) are not affected. An empty list lets no browser send.
+ */
+export interface AllowedOrigins {
+  origins: string[];
+}
+
+/** A new source takes any origin; SetAllowedOrigins narrows that. */
 export interface CreateSourceRequest {
   id: string;
   name: string;
@@ -93,6 +107,16 @@ export interface RotateWriteKeyResponse {
   writeKey: string;
   /** When the previous keys stop working. */
   previousKeysExpireAt: Date | undefined;
+}
+
+export interface SetAllowedOriginsRequest {
+  sourceId: string;
+  /** Unset: any origin. */
+  allowedOrigins: AllowedOrigins | undefined;
+}
+
+export interface SetAllowedOriginsResponse {
+  source: Source | undefined;
 }
 
 /** A webhook destination (the spec's "Webhooks" destination). */
@@ -237,7 +261,14 @@ export interface ApplyWorkspaceResponse {
 }
 
 function createBaseSource(): Source {
-  return { id: "", name: "", writeKeyCount: 0, retiringWriteKeyCount: 0, retiringWriteKeysExpireAt: undefined };
+  return {
+    id: "",
+    name: "",
+    writeKeyCount: 0,
+    retiringWriteKeyCount: 0,
+    retiringWriteKeysExpireAt: undefined,
+    allowedOrigins: undefined,
+  };
 }
 
 export const Source: MessageFns<Source> = {
@@ -256,6 +287,9 @@ export const Source: MessageFns<Source> = {
     }
     if (message.retiringWriteKeysExpireAt !== undefined) {
       Timestamp.encode(toTimestamp(message.retiringWriteKeysExpireAt), writer.uint32(42).fork()).join();
+    }
+    if (message.allowedOrigins !== undefined) {
+      AllowedOrigins.encode(message.allowedOrigins, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -313,6 +347,14 @@ export const Source: MessageFns<Source> = {
             message.retiringWriteKeysExpireAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.allowedOrigins = AllowedOrigins.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -344,6 +386,11 @@ export const Source: MessageFns<Source> = {
         : isSet(object.retiring_write_keys_expire_at)
         ? fromJsonTimestamp(object.retiring_write_keys_expire_at)
         : undefined,
+      allowedOrigins: isSet(object.allowedOrigins)
+        ? AllowedOrigins.fromJSON(object.allowedOrigins)
+        : isSet(object.allowed_origins)
+        ? AllowedOrigins.fromJSON(object.allowed_origins)
+        : undefined,
     };
   },
 
@@ -364,6 +411,9 @@ export const Source: MessageFns<Source> = {
     if (message.retiringWriteKeysExpireAt !== undefined) {
       obj.retiringWriteKeysExpireAt = message.retiringWriteKeysExpireAt.toISOString();
     }
+    if (message.allowedOrigins !== undefined) {
+      obj.allowedOrigins = AllowedOrigins.toJSON(message.allowedOrigins);
+    }
     return obj;
   },
 
@@ -377,6 +427,78 @@ export const Source: MessageFns<Source> = {
     message.writeKeyCount = object.writeKeyCount ?? 0;
     message.retiringWriteKeyCount = object.retiringWriteKeyCount ?? 0;
     message.retiringWriteKeysExpireAt = object.retiringWriteKeysExpireAt ?? undefined;
+    message.allowedOrigins = (object.allowedOrigins !== undefined && object.allowedOrigins !== null)
+      ? AllowedOrigins.fromPartial(object.allowedOrigins)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseAllowedOrigins(): AllowedOrigins {
+  return { origins: [] };
+}
+
+export const AllowedOrigins: MessageFns<AllowedOrigins> = {
+  encode(message: AllowedOrigins, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.origins) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AllowedOrigins {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAllowedOrigins();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.origins.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AllowedOrigins {
+    return {
+      origins: globalThis.Array.isArray(object?.origins) ? object.origins.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: AllowedOrigins): unknown {
+    const obj: any = {};
+    if (message.origins?.length) {
+      obj.origins = message.origins;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AllowedOrigins>): AllowedOrigins {
+    return AllowedOrigins.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AllowedOrigins>): AllowedOrigins {
+    const message = createBaseAllowedOrigins();
+    message.origins = object.origins?.map((e) => e) || [];
     return message;
   },
 };
@@ -1153,6 +1275,170 @@ export const RotateWriteKeyResponse: MessageFns<RotateWriteKeyResponse> = {
       : undefined;
     message.writeKey = object.writeKey ?? "";
     message.previousKeysExpireAt = object.previousKeysExpireAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSetAllowedOriginsRequest(): SetAllowedOriginsRequest {
+  return { sourceId: "", allowedOrigins: undefined };
+}
+
+export const SetAllowedOriginsRequest: MessageFns<SetAllowedOriginsRequest> = {
+  encode(message: SetAllowedOriginsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sourceId !== "") {
+      writer.uint32(10).string(message.sourceId);
+    }
+    if (message.allowedOrigins !== undefined) {
+      AllowedOrigins.encode(message.allowedOrigins, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetAllowedOriginsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetAllowedOriginsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.allowedOrigins = AllowedOrigins.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetAllowedOriginsRequest {
+    return {
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+      allowedOrigins: isSet(object.allowedOrigins)
+        ? AllowedOrigins.fromJSON(object.allowedOrigins)
+        : isSet(object.allowed_origins)
+        ? AllowedOrigins.fromJSON(object.allowed_origins)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SetAllowedOriginsRequest): unknown {
+    const obj: any = {};
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.allowedOrigins !== undefined) {
+      obj.allowedOrigins = AllowedOrigins.toJSON(message.allowedOrigins);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetAllowedOriginsRequest>): SetAllowedOriginsRequest {
+    return SetAllowedOriginsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetAllowedOriginsRequest>): SetAllowedOriginsRequest {
+    const message = createBaseSetAllowedOriginsRequest();
+    message.sourceId = object.sourceId ?? "";
+    message.allowedOrigins = (object.allowedOrigins !== undefined && object.allowedOrigins !== null)
+      ? AllowedOrigins.fromPartial(object.allowedOrigins)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSetAllowedOriginsResponse(): SetAllowedOriginsResponse {
+  return { source: undefined };
+}
+
+export const SetAllowedOriginsResponse: MessageFns<SetAllowedOriginsResponse> = {
+  encode(message: SetAllowedOriginsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== undefined) {
+      Source.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetAllowedOriginsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetAllowedOriginsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = Source.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetAllowedOriginsResponse {
+    return { source: isSet(object.source) ? Source.fromJSON(object.source) : undefined };
+  },
+
+  toJSON(message: SetAllowedOriginsResponse): unknown {
+    const obj: any = {};
+    if (message.source !== undefined) {
+      obj.source = Source.toJSON(message.source);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetAllowedOriginsResponse>): SetAllowedOriginsResponse {
+    return SetAllowedOriginsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetAllowedOriginsResponse>): SetAllowedOriginsResponse {
+    const message = createBaseSetAllowedOriginsResponse();
+    message.source = (object.source !== undefined && object.source !== null)
+      ? Source.fromPartial(object.source)
+      : undefined;
     return message;
   },
 };
@@ -3121,6 +3407,21 @@ export const ConfigServiceService = {
       Buffer.from(RotateWriteKeyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RotateWriteKeyResponse => RotateWriteKeyResponse.decode(value),
   },
+  /**
+   * Sets (or, with allowed_origins unset, clears) the browser origins a source's write keys may
+   * be used from. Ingest applies the change within a second.
+   */
+  setAllowedOrigins: {
+    path: "/switchyard.v1.ConfigService/SetAllowedOrigins" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetAllowedOriginsRequest): Buffer =>
+      Buffer.from(SetAllowedOriginsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetAllowedOriginsRequest => SetAllowedOriginsRequest.decode(value),
+    responseSerialize: (value: SetAllowedOriginsResponse): Buffer =>
+      Buffer.from(SetAllowedOriginsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetAllowedOriginsResponse => SetAllowedOriginsResponse.decode(value),
+  },
   /** Creates or replaces a webhook destination. */
   putDestination: {
     path: "/switchyard.v1.ConfigService/PutDestination" as const,
@@ -3244,6 +3545,11 @@ export interface ConfigServiceServer extends UntypedServiceImplementation {
    * until now keep working for grace_seconds, then ingest refuses them (UNAUTHENTICATED / 401).
    */
   rotateWriteKey: handleUnaryCall<RotateWriteKeyRequest, RotateWriteKeyResponse>;
+  /**
+   * Sets (or, with allowed_origins unset, clears) the browser origins a source's write keys may
+   * be used from. Ingest applies the change within a second.
+   */
+  setAllowedOrigins: handleUnaryCall<SetAllowedOriginsRequest, SetAllowedOriginsResponse>;
   /** Creates or replaces a webhook destination. */
   putDestination: handleUnaryCall<PutDestinationRequest, PutDestinationResponse>;
   getDestination: handleUnaryCall<GetDestinationRequest, GetDestinationResponse>;
@@ -3350,6 +3656,25 @@ export interface ConfigServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RotateWriteKeyResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Sets (or, with allowed_origins unset, clears) the browser origins a source's write keys may
+   * be used from. Ingest applies the change within a second.
+   */
+  setAllowedOrigins(
+    request: SetAllowedOriginsRequest,
+    callback: (error: ServiceError | null, response: SetAllowedOriginsResponse) => void,
+  ): ClientUnaryCall;
+  setAllowedOrigins(
+    request: SetAllowedOriginsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetAllowedOriginsResponse) => void,
+  ): ClientUnaryCall;
+  setAllowedOrigins(
+    request: SetAllowedOriginsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetAllowedOriginsResponse) => void,
   ): ClientUnaryCall;
   /** Creates or replaces a webhook destination. */
   putDestination(
