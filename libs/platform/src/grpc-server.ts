@@ -1,3 +1,5 @@
+import cluster from "node:cluster";
+import { createServer } from "node:net";
 import {
   Server,
   ServerCredentials,
@@ -59,6 +61,8 @@ export async function startGrpcServer(options: {
   health.addToServer(server);
   reflectionService(options.services.map((s) => s.name)).addToServer(server);
 
+  // Workers (SWITCHYARD_WORKERS > 1) share the port through the primary: no probe there.
+  if (options.port !== 0 && cluster.isPrimary) await assertPortFree(options.host, options.port);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host}:${options.port}`, serverCredentials(options.tls), (error, boundPort) =>
       error ? reject(error) : resolve(boundPort),
@@ -97,6 +101,19 @@ export async function startGrpcServer(options: {
       });
     },
   };
+}
+
+/**
+ * Fails with Node's own EADDRINUSE error (code, address, port) when the port is taken. grpc-js
+ * would print its own error-level log line first and wrap the cause in a message; the start-up
+ * error should be one line naming the port and its setting (startup-errors.ts).
+ */
+function assertPortFree(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
 
 function serverCredentials(tls: ServerTls | undefined): ServerCredentials {
