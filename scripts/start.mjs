@@ -270,7 +270,9 @@ function startService(name, outfile, extraEnv, width) {
 }
 
 function extraEnvAdminToken(proc) {
-  return env.SWITCHYARD_ADMIN_TOKEN ? "(SWITCHYARD_ADMIN_TOKEN)" : `${proc.adminToken}  (kept in ${path.join(shownDataDir, "admin-token")})`;
+  return env.SWITCHYARD_ADMIN_TOKEN
+    ? "(SWITCHYARD_ADMIN_TOKEN)"
+    : `${proc.adminToken}  (kept in ${path.join(shownDataDir, "admin-token")})`;
 }
 
 function printSummary(workspaceFile) {
