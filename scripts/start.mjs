@@ -38,7 +38,7 @@ const env = process.env;
 const LOOPBACK_CIDRS = "127.0.0.0/8,::1/128";
 // The data folder: the nats-server store this script starts and the local admin token.
 const dataDir = path.resolve(ROOT, env.SWITCHYARD_DATA_DIR || ".data");
-const shownDataDir = path.relative(ROOT, dataDir) || ".";
+const shownDataDir = path.relative(ROOT, dataDir).startsWith("..") ? dataDir : path.relative(ROOT, dataDir) || ".";
 const localNatsPort = parsePort(env.SWITCHYARD_LOCAL_NATS_PORT ?? "4222", "SWITCHYARD_LOCAL_NATS_PORT");
 const pretty = process.stdout.isTTY === true;
 

@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { freePort, NatsServer, waitFor, WebhookReceiver } from "@switchyard/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
@@ -13,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
  * admin token survives restarts.
  */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const execFileAsync = promisify(execFile);
 const WRITE_KEY = "wk_first_hour_test_0001";
 /** A stack trace line. */
 const STACK_LINE = /^\s+at .+\(?.*:\d+:\d+\)?$/m;
@@ -114,10 +116,36 @@ const RUNNING = /Switchyard is running/;
 const ADMIN_TOKEN_LINE = /admin token {2}(\S+)/;
 
 describe("npm start, the first hour", () => {
-  it("a second npm start names the port in use and the variable that moves it, in one line without a stack", async () => {
+  it("reflection lists each port's own services; a second npm start names the port in use and its variable, in one line", async () => {
     const env = await startEnv();
     const first = start(env);
     await first.waitFor(RUNNING);
+    // Reflection on each port lists only what that port serves (buf's independent descriptor pool).
+    const listed = async (port: string) =>
+      (
+        await execFileAsync(join(ROOT, "node_modules/.bin/buf"), [
+          "curl",
+          "--protocol",
+          "grpc",
+          "--http2-prior-knowledge",
+          "--list-services",
+          `http://127.0.0.1:${port}`,
+        ])
+      ).stdout
+        .trim()
+        .split("\n")
+        .sort();
+    expect(await listed(env.DELIVERY_GRPC_PORT!)).toEqual([
+      "grpc.health.v1.Health",
+      "switchyard.v1.ConfigService",
+      "switchyard.v1.DeliveryService",
+    ]);
+    expect(await listed(env.AUDIENCE_GRPC_PORT!)).toEqual([
+      "grpc.health.v1.Health",
+      "switchyard.v1.AudienceService",
+      "switchyard.v1.DeletionService",
+    ]);
+    expect(await listed(env.INGEST_GRPC_PORT!)).toEqual(["grpc.health.v1.Health", "switchyard.v1.IngestService"]);
 
     const second = start(env);
     expect(await second.exited).toBe(1);
