@@ -168,13 +168,13 @@ function refuseMalformedRequests(
 }
 
 /**
- * Server reflection over the files exactly as protoc/buf compiled them.
+ * Server reflection over the files as buf compiled them (scripts/gen-proto.sh).
  * Loading the descriptor set through proto-loader (protobufjs) would merge all
  * files of one package into a single file with no imports, which grpcurl and
  * buf refuse (and health.proto's would have relative type names); so each
- * FileDescriptorProto of the embedded sets, as buf compiled them, is handed to
- * `@grpc/reflection` as its own file, keeping its name and `dependency` list.
- * Only the services this port serves (plus health) are listed.
+ * FileDescriptorProto of the embedded sets is handed to `@grpc/reflection` as
+ * its own file, keeping its name and `dependency` list. Only the services this
+ * port serves (plus health) are listed.
  */
 function reflectionService(serviceNames: string[]): ReflectionService {
   const files = [descriptorSetBase64, healthDescriptorSetBase64].flatMap((set) => splitFileDescriptorSet(Buffer.from(set, "base64")));
@@ -183,10 +183,7 @@ function reflectionService(serviceNames: string[]): ReflectionService {
   return new ReflectionService(definition, { services: [...serviceNames, "grpc.health.v1.Health"] });
 }
 
-/**
- * The encoded FileDescriptorProtos of a FileDescriptorSet (field 1, repeated),
- * byte for byte, so that nothing a re-encoding might drop is lost.
- */
+/** The encoded FileDescriptorProtos of a FileDescriptorSet (its field 1, repeated), each as its own bytes. */
 export function splitFileDescriptorSet(set: Uint8Array): Buffer[] {
   const files: Buffer[] = [];
   let offset = 0;
