@@ -3,10 +3,11 @@
 //  1. Builds every service (scripts/build.mjs).
 //  2. Finds NATS: $NATS_URL if set; else a server answering at
 //     nats://127.0.0.1:$SWITCHYARD_LOCAL_NATS_PORT (default 4222); else starts
-//     `nats-server -js -a 127.0.0.1 -p <port> -sd .data/nats` itself.
+//     `nats-server -js -a 127.0.0.1 -p <port> -sd .data/nats` itself (.data: $SWITCHYARD_DATA_DIR).
 //  3. Starts each built service as `node services/<name>/dist/main.js`, with
 //     NATS_URL set and SWITCHYARD_WORKSPACE_FILE defaulting to
-//     config/workspace.example.json. Output lines are prefixed with the service
+//     config/workspace.example.json, and SWITCHYARD_ADMIN_TOKEN defaulting to the token kept in
+//     .data/admin-token (made on the first run). Output lines are prefixed with the service
 //     name (pino JSON is shown compactly on a terminal, unchanged otherwise).
 //  4. Ctrl-C / SIGTERM: SIGTERM to every service, wait (then SIGKILL), stop the
 //     nats-server it started, exit 0. A service that exits on its own stops
@@ -17,7 +18,7 @@
 
 import { randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import readline from "node:readline";
@@ -35,6 +36,9 @@ const SERVICE_STOP_DEADLINE_MS = (Number(process.env.SHUTDOWN_GRACE_MS) || 10_00
 
 const env = process.env;
 const LOOPBACK_CIDRS = "127.0.0.0/8,::1/128";
+// The data folder: the nats-server store this script starts and the local admin token.
+const dataDir = path.resolve(ROOT, env.SWITCHYARD_DATA_DIR || ".data");
+const shownDataDir = path.relative(ROOT, dataDir).startsWith("..") ? dataDir : path.relative(ROOT, dataDir) || ".";
 const localNatsPort = parsePort(env.SWITCHYARD_LOCAL_NATS_PORT ?? "4222", "SWITCHYARD_LOCAL_NATS_PORT");
 const pretty = process.stdout.isTTY === true;
 
@@ -76,8 +80,7 @@ async function main() {
   if (stopping) return;
 
   const workspaceFile = env.SWITCHYARD_WORKSPACE_FILE ?? DEFAULT_WORKSPACE_FILE;
-  // A local run gets an admin token of its own unless the user set one; it is printed below.
-  const adminToken = env.SWITCHYARD_ADMIN_TOKEN ?? `local-${randomBytes(16).toString("hex")}`;
+  const adminToken = env.SWITCHYARD_ADMIN_TOKEN ?? localAdminToken();
   // Delivery refuses private and loopback receivers (SSRF protection); a local run allows loopback so the
   // example destination (http://127.0.0.1:9000) and receivers on this machine work. A user's own setting wins.
   const allowedCidrs = env.DELIVERY_ALLOWED_CIDRS ?? LOOPBACK_CIDRS;
@@ -107,6 +110,25 @@ async function main() {
   }, READY_REPORT_DEADLINE_MS).unref();
 }
 
+/**
+ * A local run's admin token unless the user set SWITCHYARD_ADMIN_TOKEN: made once, kept in the
+ * data folder (.data/admin-token, readable by this user only) so that it stays the same across
+ * restarts and an exported SWITCHYARD_ADMIN_TOKEN keeps working. It is printed at every start.
+ */
+function localAdminToken() {
+  const file = path.join(dataDir, "admin-token");
+  try {
+    const kept = readFileSync(file, "utf8").trim();
+    if (kept.length >= 16) return kept;
+  } catch (error) {
+    if (error?.code !== "ENOENT") throw error;
+  }
+  const token = `local-${randomBytes(16).toString("hex")}`;
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
 // ---------------------------------------------------------------------------
 // NATS
 
@@ -120,7 +142,7 @@ async function findOrStartNats() {
     say(`using the NATS server at ${localUrl}`);
     return localUrl;
   }
-  say(`no NATS server at ${localUrl}; starting nats-server (JetStream store in .data/nats)`);
+  say(`no NATS server at ${localUrl}; starting nats-server (JetStream store in ${path.join(shownDataDir, "nats")})`);
   await startNatsServer(localNatsPort);
   return localUrl;
 }
@@ -147,8 +169,8 @@ function natsAnswers(host, port, timeoutMs = 1_500) {
 }
 
 function startNatsServer(port) {
-  mkdirSync(path.join(ROOT, ".data", "nats"), { recursive: true });
-  const args = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", ".data/nats"];
+  mkdirSync(path.join(dataDir, "nats"), { recursive: true });
+  const args = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", path.join(dataDir, "nats")];
   const child = spawn("nats-server", args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], detached: true });
   const proc = { name: "nats-server", child, running: true, exited: undefined };
   proc.exited = new Promise((resolve) => child.once("exit", () => ((proc.running = false), resolve())));
@@ -248,7 +270,9 @@ function startService(name, outfile, extraEnv, width) {
 }
 
 function extraEnvAdminToken(proc) {
-  return env.SWITCHYARD_ADMIN_TOKEN ? "(SWITCHYARD_ADMIN_TOKEN)" : proc.adminToken;
+  return env.SWITCHYARD_ADMIN_TOKEN
+    ? "(SWITCHYARD_ADMIN_TOKEN)"
+    : `${proc.adminToken}  (kept in ${path.join(shownDataDir, "admin-token")})`;
 }
 
 function printSummary(workspaceFile) {
@@ -272,6 +296,7 @@ function printSummary(workspaceFile) {
     lines.push(
       `  delivery gRPC 127.0.0.1:${grpcPort}  (switchyard.v1.ConfigService, switchyard.v1.DeliveryService)`,
       `  admin token  ${extraEnvAdminToken(delivery)}`,
+      "               for the config, delivery, audience and deletion APIs (--token, or SWITCHYARD_ADMIN_TOKEN for the CLI)",
     );
   }
   const audienceSync = services.find((s) => s.name === "audience-sync");

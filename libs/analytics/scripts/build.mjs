@@ -4,7 +4,7 @@
 //    external and are installed with it.
 //  - dist/*.d.ts: declarations (tsc). The public ones (index.d.ts and what it imports) name no
 //    workspace package.
-import { cpSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { execFileSync } from "node:child_process";
@@ -16,11 +16,14 @@ const DIST = path.join(PACKAGE_DIR, "dist");
 const manifest = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8"));
 const require = createRequire(import.meta.url);
 
-rmSync(DIST, { recursive: true, force: true });
+// Built beside dist and swapped in at the end: code that imports the package while it is rebuilt
+// (`npm pack` in a test, next to a test running the README's snippet) never finds dist half made.
+const BUILD = path.join(PACKAGE_DIR, `dist.building-${process.pid}`);
+rmSync(BUILD, { recursive: true, force: true });
 
 await build({
   entryPoints: [path.join(PACKAGE_DIR, "src/index.ts")],
-  outfile: path.join(DIST, "index.js"),
+  outfile: path.join(BUILD, "index.js"),
   bundle: true,
   platform: "node",
   format: "esm",
@@ -31,8 +34,13 @@ await build({
 });
 
 const tsc = require.resolve("typescript/bin/tsc");
-execFileSync(process.execPath, [tsc, "-p", path.join(PACKAGE_DIR, "tsconfig.build.json")], { stdio: "inherit" });
+const types = path.join(BUILD, ".types");
+execFileSync(process.execPath, [tsc, "-p", path.join(PACKAGE_DIR, "tsconfig.build.json"), "--outDir", types], { stdio: "inherit" });
 // tsc mirrors the repository layout under rootDir; keep only this package's declarations.
-cpSync(path.join(DIST, ".types/libs/analytics/src"), DIST, { recursive: true });
-rmSync(path.join(DIST, ".types"), { recursive: true, force: true });
+cpSync(path.join(types, "libs/analytics/src"), BUILD, { recursive: true });
+rmSync(types, { recursive: true, force: true });
+const old = path.join(PACKAGE_DIR, `dist.old-${process.pid}`);
+if (existsSync(DIST)) renameSync(DIST, old);
+renameSync(BUILD, DIST);
+rmSync(old, { recursive: true, force: true });
 console.log(`built ${path.relative(process.cwd(), DIST)}`);

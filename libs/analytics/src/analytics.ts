@@ -57,6 +57,8 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   private unsettledCalls = 0;
   private unsettledBytes = 0;
   private flushTimer: NodeJS.Timeout | undefined;
+  /** When a batch last went out (or the client was made): flushAfter counts from here. */
+  private lastFlushAt = Date.now();
   /** Keeps the process alive while a request is out (the gRPC socket alone may not). */
   private keepAlive: NodeJS.Timeout | undefined;
   private flushWaiters: { throughSeq: number; resolve: () => void }[] = [];
@@ -195,8 +197,13 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     }
     if (this.queue.length === 0) this.clearFlushTimer();
     else if (this.flushTimer === undefined) {
-      // unref: an idle process may exit; the beforeExit hook then sends what is queued.
-      this.flushTimer = setTimeout(() => this.onFlushTimer(), this.options.flushAfter).unref();
+      // The spec's "interval since the last flush": queued calls go out at the next multiple of
+      // flushAfter after the last batch, like a ticker that every flush restarts. A call made 3 s
+      // after a flush waits 2 s (not 5); after a long idle spell it waits at most flushAfter, so
+      // calls still travel together. unref: an idle process may exit; the beforeExit hook then sends.
+      const { flushAfter } = this.options;
+      const sinceFlush = Math.max(0, Date.now() - this.lastFlushAt);
+      this.flushTimer = setTimeout(() => this.onFlushTimer(), flushAfter - (sinceFlush % flushAfter)).unref();
     }
   }
 
@@ -212,6 +219,9 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   }
 
   private startBatch(calls: QueuedCall[]): void {
+    // A flush: the timer of what stays queued counts from now (pump() sets it again).
+    this.lastFlushAt = Date.now();
+    this.clearFlushTimer();
     const id = randomUUID();
     const request = encodeBatchRequest(id, calls);
     let bytes = 0;

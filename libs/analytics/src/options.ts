@@ -17,7 +17,10 @@ export interface AnalyticsOptions {
   tls?: boolean | { rootCerts?: string | Buffer; certChain?: string | Buffer; privateKey?: string | Buffer };
   /** Calls queued before a batch is sent; also the most calls a batch holds. 1 sends each call at once. Default 20. */
   flushAt?: number;
-  /** Longest time, in ms, a call waits in the queue before it is sent with whatever else is queued. Default 5,000. */
+  /**
+   * Flush interval, in ms, counted from the last flush: queued calls are sent at the next multiple of it
+   * after the last batch went out, so none waits longer. Default 5,000.
+   */
   flushAfter?: number;
   /**
    * Most calls held at once: queued, being sent, or waiting to be retried. A call beyond it is refused
@@ -71,8 +74,29 @@ export const DEFAULTS = {
   closeTimeout: 10_000,
 } as const;
 
+/** Every option's name: a name not in this list is refused (a typo would otherwise be ignored silently). */
+const OPTION_NAMES: readonly (keyof AnalyticsOptions)[] = [
+  "endpoint",
+  "tls",
+  "flushAt",
+  "flushAfter",
+  "maxQueueSize",
+  "maxQueueBytes",
+  "maxInFlight",
+  "timeout",
+  "retry",
+  "closeTimeout",
+  "logger",
+  "debug",
+];
+const RETRY_NAMES: readonly (keyof RetryPolicy)[] = ["initialDelayMs", "maxDelayMs", "maxElapsedMs"];
+const TLS_NAMES = ["rootCerts", "certChain", "privateKey"] as const;
+
 /** Fills in defaults and checks every value; throws OptionsError naming the option. */
 export function resolveOptions(options: AnalyticsOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
+  knownKeys("options", "", options, OPTION_NAMES);
+  if (options.retry !== undefined) knownKeys("retry", "retry.", options.retry, RETRY_NAMES);
+  if (typeof options.tls === "object" && options.tls !== null) knownKeys("tls", "tls.", options.tls, TLS_NAMES);
   const endpoint = options.endpoint ?? DEFAULTS.endpoint;
   if (typeof endpoint !== "string" || endpoint === "") throw new OptionsError("endpoint", "must be a non-empty string (host:port)");
   const scheme = /^([a-z]+):\/\//.exec(endpoint)?.[1];
@@ -119,4 +143,40 @@ function integer(option: string, value: unknown, min: number): number {
     throw new OptionsError(option, `must be an integer of at least ${min}`);
   }
   return value;
+}
+
+/** Refuses a value that is not a plain object, and any key `valid` does not list, suggesting the nearest valid name. */
+function knownKeys(option: string, prefix: string, value: unknown, valid: readonly string[]): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new OptionsError(option, "must be an object");
+  for (const key of Object.keys(value)) {
+    if (valid.includes(key)) continue;
+    const nearest = nearestName(key, valid);
+    const hint = nearest === undefined ? `valid options: ${valid.join(", ")}` : `did you mean ${prefix}${nearest}?`;
+    throw new OptionsError(`${prefix}${key}`, `unknown option; ${hint}`);
+  }
+}
+
+/** The valid name closest to `key` (case-insensitive edit distance), if it is close enough to be a typo. */
+export function nearestName(key: string, valid: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  let best: { name: string; distance: number } | undefined;
+  for (const name of valid) {
+    const distance = editDistance(lower, name.toLowerCase());
+    if (best === undefined || distance < best.distance) best = { name, distance };
+  }
+  if (best === undefined) return undefined;
+  return best.distance <= Math.max(2, Math.floor(best.name.length / 3)) ? best.name : undefined;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }

@@ -7,7 +7,16 @@ import { startIngestFixture, WRITE_KEY, type IngestFixture } from "../../../serv
 import { Analytics, type FailedEvent } from "../src/index.js";
 import { expectStoredOnce } from "./support.js";
 
-/** Ingest serving gRPC over TLS with a certificate made for this run, and client certificates required. */
+/**
+ * Ingest serving gRPC over TLS with a certificate made for this run, and client certificates required.
+ * The client connects to `localhost`, a host name as certificates name servers: with an IP address,
+ * grpc-js sends it as the TLS server name (SNI), which RFC 6066 forbids and Node warns about (DEP0123).
+ */
+const tlsWarnings: string[] = [];
+const onWarning = (warning: Error & { code?: string }) => {
+  if (warning.code === "DEP0123") tlsWarnings.push(warning.message);
+};
+process.on("warning", onWarning);
 let dir: string;
 let server: SelfSignedCertificate;
 let client: SelfSignedCertificate;
@@ -27,13 +36,15 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  process.off("warning", onWarning);
+  expect(tlsWarnings).toEqual([]);
   await fixture.dispose();
   await rm(dir, { recursive: true, force: true });
 });
 
 it("delivers over TLS to a server its rootCerts trust, with a client certificate", async () => {
   const analytics = new Analytics(WRITE_KEY, {
-    endpoint: `grpcs://127.0.0.1:${fixture.ingest.grpcPort}`,
+    endpoint: `grpcs://localhost:${fixture.ingest.grpcPort}`,
     tls: { rootCerts: server.cert, certChain: client.cert, privateKey: client.key },
   });
   const id = analytics.track({ userId: "u", event: "Over TLS" });
@@ -44,7 +55,7 @@ it("delivers over TLS to a server its rootCerts trust, with a client certificate
 
 it("sends nothing to a server whose certificate it does not trust, and says so", async () => {
   const analytics = new Analytics(WRITE_KEY, {
-    endpoint: `grpcs://127.0.0.1:${fixture.ingest.grpcPort}`,
+    endpoint: `grpcs://localhost:${fixture.ingest.grpcPort}`,
     retry: { initialDelayMs: 10, maxDelayMs: 20, maxElapsedMs: 200 },
   });
   const failed: FailedEvent[] = [];

@@ -11,7 +11,7 @@ export {
   IngestServiceService,
 } from "./gen/switchyard/v1/ingest.js";
 export type { IngestServiceServer } from "./gen/switchyard/v1/ingest.js";
-export { descriptorSetBase64 } from "./gen/descriptor-set.js";
+export { descriptorSetBase64, healthDescriptorSetBase64 } from "./gen/descriptor-set.js";
 export { readCallBatch } from "./call-batch-reader.js";
 export { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS, busMessageTypes } from "./bus-types.js";
 export type { BusMessageType } from "./bus-types.js";

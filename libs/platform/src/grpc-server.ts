@@ -1,3 +1,5 @@
+import cluster from "node:cluster";
+import { createServer } from "node:net";
 import {
   Server,
   ServerCredentials,
@@ -8,10 +10,10 @@ import {
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
+import type { PackageDefinition } from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
-import { descriptorSetBase64 } from "@switchyard/contracts";
-import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
+import { descriptorSetBase64, healthDescriptorSetBase64 } from "@switchyard/contracts";
+import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { isServiceError } from "./errors.js";
 import { widenFlowControlWindows } from "./grpc-flow-control.js";
@@ -57,8 +59,10 @@ export async function startGrpcServer(options: {
 
   const health = new HealthImplementation({ "": "SERVING", ...Object.fromEntries(options.services.map((s) => [s.name, "SERVING"])) });
   health.addToServer(server);
-  reflectionService().addToServer(server);
+  reflectionService(options.services.map((s) => s.name)).addToServer(server);
 
+  // Workers (SWITCHYARD_WORKERS > 1) share the port through the primary: no probe there.
+  if (options.port !== 0 && cluster.isPrimary) await assertPortFree(options.host, options.port);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host}:${options.port}`, serverCredentials(options.tls), (error, boundPort) =>
       error ? reject(error) : resolve(boundPort),
@@ -97,6 +101,19 @@ export async function startGrpcServer(options: {
       });
     },
   };
+}
+
+/**
+ * Fails with Node's own EADDRINUSE error (code, address, port) when the port is taken. grpc-js
+ * would print its own error-level log line first and wrap the cause in a message; the start-up
+ * error should be one line naming the port and its setting (startup-errors.ts).
+ */
+function assertPortFree(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
 
 function serverCredentials(tls: ServerTls | undefined): ServerCredentials {
@@ -150,13 +167,46 @@ function refuseMalformedRequests(
   return { definition: guardedDefinition, implementation: guardedImplementation };
 }
 
-function reflectionService(): ReflectionService {
-  const loaderOptions = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true };
-  const definitions = {
-    ...protoLoader.loadFileDescriptorSetFromBuffer(Buffer.from(descriptorSetBase64, "base64"), loaderOptions),
-    ...protoLoader.loadSync(healthProtoPath, loaderOptions),
+/**
+ * Server reflection over the files as buf compiled them (scripts/gen-proto.sh).
+ * Loading the descriptor set through proto-loader (protobufjs) would merge all
+ * files of one package into a single file with no imports, which grpcurl and
+ * buf refuse (and health.proto's would have relative type names); so each
+ * FileDescriptorProto of the embedded sets is handed to `@grpc/reflection` as
+ * its own file, keeping its name and `dependency` list. Only the services this
+ * port serves (plus health) are listed.
+ */
+function reflectionService(serviceNames: string[]): ReflectionService {
+  const files = [descriptorSetBase64, healthDescriptorSetBase64].flatMap((set) => splitFileDescriptorSet(Buffer.from(set, "base64")));
+  // @grpc/reflection reads only `fileDescriptorProtos` from each entry of a package definition.
+  const definition = { files: { fileDescriptorProtos: files } } as unknown as PackageDefinition;
+  return new ReflectionService(definition, { services: [...serviceNames, "grpc.health.v1.Health"] });
+}
+
+/** The encoded FileDescriptorProtos of a FileDescriptorSet (its field 1, repeated), each as its own bytes. */
+export function splitFileDescriptorSet(set: Uint8Array): Buffer[] {
+  const files: Buffer[] = [];
+  let offset = 0;
+  const varint = (): number => {
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      if (offset >= set.length) throw new Error("descriptor set: truncated varint");
+      const byte = set[offset++]!;
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+      shift += 7;
+    }
   };
-  return new ReflectionService(definitions);
+  while (offset < set.length) {
+    const tag = varint();
+    if (tag >>> 3 !== 1 || (tag & 7) !== 2) throw new Error(`descriptor set: unexpected field tag ${tag}`);
+    const length = varint();
+    if (offset + length > set.length) throw new Error("descriptor set: truncated file");
+    files.push(Buffer.from(set.subarray(offset, offset + length)));
+    offset += length;
+  }
+  return files;
 }
 
 /** The gRPC status and safe message for an error thrown by a handler, with `retry-after` (seconds) when it has one. */

@@ -18,6 +18,8 @@ export interface GateOptions {
   stallMs?: number;
   /** The shortest wait before a stall is called; default `stallMs`. */
   minStallMs?: number;
+  /** Called when the destination turns failing (true) or healthy again (false): once per change, not per attempt. */
+  onFailingChange?: (failing: boolean) => void;
 }
 
 /**
@@ -145,8 +147,10 @@ export class DestinationGate {
       this.consecutiveFailures++;
       if (this.consecutiveFailures >= this.options.failureThreshold) this.open();
     } else if (outcome === "delivered") {
+      const wasFailing = this.failing;
       this.consecutiveFailures = 0;
       this.openUntil = 0;
+      if (wasFailing) this.options.onFailingChange?.(false);
     }
   }
 
@@ -156,6 +160,7 @@ export class DestinationGate {
   }
 
   private open(): void {
+    if (!this.failing) this.options.onFailingChange?.(true);
     this.openUntil = this.now() + this.options.cooldownMs;
     // Everyone waiting for a first attempt goes to the retry path instead.
     this.releaseWaiters();
@@ -205,12 +210,19 @@ export class DestinationGate {
 export class DestinationGates {
   private readonly gates = new Map<string, DestinationGate>();
 
-  constructor(private readonly options: GateOptions) {}
+  constructor(
+    private readonly options: GateOptions,
+    /** Told when a destination turns failing or healthy again (see GateOptions.onFailingChange). */
+    private readonly onFailingChange?: (destinationId: string, failing: boolean) => void,
+  ) {}
 
   for(destinationId: string): DestinationGate {
     let gate = this.gates.get(destinationId);
     if (!gate) {
-      gate = new DestinationGate(this.options);
+      const onChange = this.onFailingChange;
+      gate = new DestinationGate(
+        onChange ? { ...this.options, onFailingChange: (failing) => onChange(destinationId, failing) } : this.options,
+      );
       this.gates.set(destinationId, gate);
     }
     return gate;

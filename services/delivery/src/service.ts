@@ -84,13 +84,26 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
     addressPolicy: config.DELIVERY_ALLOWED_CIDRS,
     ...(config.DELIVERY_EXTRA_CA_FILE ? { extraCaCertificates: [await readFile(config.DELIVERY_EXTRA_CA_FILE, "utf8")] } : {}),
   });
-  const gates = new DestinationGates({
-    concurrency: config.DELIVERY_DESTINATION_CONCURRENCY,
-    failureThreshold: config.DELIVERY_FAILURE_THRESHOLD,
-    cooldownMs: config.DELIVERY_FAILING_COOLDOWN_MS,
-    stallMs: Math.min(STALL_MS, config.DELIVERY_REQUEST_TIMEOUT_MS),
-    minStallMs: Math.min(MIN_STALL_MS, config.DELIVERY_REQUEST_TIMEOUT_MS),
-  });
+  const gates = new DestinationGates(
+    {
+      concurrency: config.DELIVERY_DESTINATION_CONCURRENCY,
+      failureThreshold: config.DELIVERY_FAILURE_THRESHOLD,
+      cooldownMs: config.DELIVERY_FAILING_COOLDOWN_MS,
+      stallMs: Math.min(STALL_MS, config.DELIVERY_REQUEST_TIMEOUT_MS),
+      minStallMs: Math.min(MIN_STALL_MS, config.DELIVERY_REQUEST_TIMEOUT_MS),
+    },
+    // One line per change of state, never per attempt: what an operator watching the output needs.
+    (destinationId, failing) => {
+      if (failing) {
+        logger.warn(
+          { destinationId, failureThreshold: config.DELIVERY_FAILURE_THRESHOLD },
+          "destination failing: its calls go to the retry path until it answers again",
+        );
+      } else {
+        logger.info({ destinationId }, "destination healthy again");
+      }
+    },
+  );
   const retryQueue = new RetryQueue(js, names);
   const deadLetters = new DeadLetters(js, jsm, names);
   const log = new DeliveryLog(js, names, logger);
