@@ -1,4 +1,4 @@
-import { checkCall, MAX_CALL_BYTES, tooDeeplyNestedField, unfaithfulValue, type ValidCall } from "@switchyard/calls";
+import { checkCall, FREE_FORM_FIELDS, MAX_CALL_BYTES, tooDeeplyNestedField, unfaithfulValue, type ValidCall } from "@switchyard/calls";
 import { encodeCall, NestedTooDeeply, type CallFields } from "./call-encoder.js";
 import { ValidationError } from "./errors.js";
 import { isoMillis, simpleIsoMillis } from "./iso-millis.js";
@@ -105,22 +105,6 @@ function throwIfNestedTooDeeply(call: CallFields): void {
   if (field !== undefined) throw maxDepthError(field);
 }
 
-/** The fields a string or free-form value may be in, in the order the call rules check them. */
-const VALUE_FIELDS = [
-  "messageId",
-  "userId",
-  "anonymousId",
-  "event",
-  "name",
-  "category",
-  "groupId",
-  "previousId",
-  "context",
-  "integrations",
-  "properties",
-  "traits",
-] as const;
-
 /**
  * The ValidationError for a value the encoder could not write as it is, naming its field as the
  * call rules do (`properties.price: must be a finite number`). Found by a walk over the call, only
@@ -128,7 +112,7 @@ const VALUE_FIELDS = [
  */
 function unrepresentableError(call: CallFields, error: Unrepresentable): ValidationError {
   const fields = call as Record<string, unknown>;
-  for (const key of VALUE_FIELDS) {
+  for (const key of FREE_FORM_FIELDS) {
     const problem = fields[key] === undefined ? undefined : unfaithfulValue(fields[key], [key]);
     if (problem) {
       const field = problem.path.join(".");

@@ -74,8 +74,8 @@ const screen = z.object({
 const group = z.object({ type: z.literal("group"), ...common, groupId: requiredId, traits: freeFormObject.optional() });
 const alias = z.object({ type: z.literal("alias"), ...common, userId: requiredId, previousId: requiredId });
 
-/** Every field that may hold a string or a free-form object, in the order they are checked for faithful values. */
-const FREE_FORM_FIELDS = [
+/** Every field that may hold a string or a free-form object, in the order they are checked for faithful values (here and by the client library). */
+export const FREE_FORM_FIELDS = [
   "messageId",
   "userId",
   "anonymousId",

@@ -1,4 +1,4 @@
-export { callSchema } from "./call-schema.js";
+export { FREE_FORM_FIELDS, callSchema } from "./call-schema.js";
 export type { ValidCall } from "./call-schema.js";
 export { MAX_BATCH_BYTES, MAX_BATCH_CALLS, MAX_CALL_BYTES, MAX_ID_LENGTH, SMALLEST_CALL_JSON_BYTES } from "./limits.js";
 export { protoCallToJson, validCallToProto } from "./proto-json.js";
