@@ -81,17 +81,22 @@ describe("calls whose ids are not header-safe", () => {
   });
 });
 
+/** Source "web" connected to destination "ok", whose receiver answers 200. */
+async function deliveringToOneReceiver(): Promise<{ ok: WebhookReceiver; f: DeliveryFixture }> {
+  const ok = await receiver(200);
+  fixture = await startDeliveryFixture({
+    workspace: {
+      sources: [{ id: "web", writeKeys: ["wk_poison_test_0001"] }],
+      destinations: [{ id: "ok", settings: { webhooks: [{ url: ok.url() }] } }],
+      connections: [{ sourceId: "web", destinationId: "ok" }],
+    },
+  });
+  return { ok, f: fixture };
+}
+
 describe("messages delivery cannot handle", () => {
   it("moves an undecodable calls message to the poison stream, intact, and goes on delivering", async () => {
-    const ok = await receiver(200);
-    fixture = await startDeliveryFixture({
-      workspace: {
-        sources: [{ id: "web", writeKeys: ["wk_poison_test_0001"] }],
-        destinations: [{ id: "ok", settings: { webhooks: [{ url: ok.url() }] } }],
-        connections: [{ sourceId: "web", destinationId: "ok" }],
-      },
-    });
-    const f = fixture;
+    const { ok, f } = await deliveringToOneReceiver();
     const garbage = Buffer.from([0x22, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]);
     const typed = headers();
     typed.set(BUS_MESSAGE_TYPE_HEADER, "switchyard.v1.CallBatch");
@@ -118,15 +123,7 @@ describe("messages delivery cannot handle", () => {
   });
 
   it("dead-letters a call no body can be made of as undeliverable, without a request, and delivers the rest of its batch", async () => {
-    const ok = await receiver(200);
-    fixture = await startDeliveryFixture({
-      workspace: {
-        sources: [{ id: "web", writeKeys: ["wk_poison_test_0001"] }],
-        destinations: [{ id: "ok", settings: { webhooks: [{ url: ok.url() }] } }],
-        connections: [{ sourceId: "web", destinationId: "ok" }],
-      },
-    });
-    const f = fixture;
+    const { ok, f } = await deliveringToOneReceiver();
     const batch: CallBatch = {
       batchId: "typeless",
       sourceId: "web",
