@@ -1,6 +1,7 @@
+import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import type { JsMsg } from "@nats-io/jetstream";
 import type { Destination, Logger, WorkspaceView } from "@switchyard/platform";
-import type { DestinationGates, Release } from "./destination-gate.js";
+import type { DestinationGate, DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
 import { webhooksEnabled } from "./integrations.js";
 import type { DeliveryMetrics } from "./metrics.js";
@@ -19,6 +20,29 @@ export interface FirstAttemptDeps {
   retryQueue: RetryQueue;
   metrics: DeliveryMetrics;
   logger: Logger;
+  /** Batches at most that wait for their outcomes without a batch slot (DELIVERY_AWAITING_BATCHES). */
+  awaitingBatches: number;
+  /** How often such a batch tells JetStream it is being worked on (as the consumer does for the others). */
+  heartbeatMs: number;
+  /** Redelivery delay of such a batch after its delivery failed unexpectedly (e.g. NATS was unreachable). */
+  failureDelayMs: number;
+}
+
+/**
+ * A destination with every slot taken that has freed none for this long (or
+ * several times its usual answer time, if longer) is not moving: calls waiting
+ * for it do not keep their batch in its slot. Far shorter than a stall
+ * (GateOptions.stallMs), since nothing is refused: the calls keep waiting,
+ * only the batch slot is given up.
+ */
+const NOT_MOVING_MS = 25;
+/** How often a batch whose calls wait for slots looks whether it can give up its batch slot. */
+const CHECK_MS = 25;
+/** A batch's first attempts to one destination. */
+export interface WaitingCalls {
+  readonly gate: DestinationGate;
+  /** Calls with neither a slot nor a refusal yet. */
+  calls: number;
 }
 
 /**
@@ -28,9 +52,30 @@ export interface FirstAttemptDeps {
  * to the retry path together, as one DeferredCalls message. The batch is
  * acked once each delivery is done or durably handed to the retry path, so a
  * crash before that redelivers the batch (at-least-once).
+ *
+ * A batch keeps its batch slot (the consumer's concurrency) only while it
+ * has calls waiting for a destination that is moving. Once every call is in
+ * flight, done, refused (to be deferred), or waiting for a destination that
+ * has stopped freeing slots, the batch waits for its outcomes outside the
+ * slot, still unacked and heartbeated, so the consumer takes the next batch:
+ * a receiver that never answers holds its own requests for the whole timeout,
+ * but no slot that the healthy destinations' next calls need. At most
+ * `awaitingBatches` wait that way; beyond that a batch keeps its slot.
  */
 export class FirstAttempts {
+  private readonly awaiting = new Set<Promise<void>>();
+
   constructor(private readonly deps: FirstAttemptDeps) {}
+
+  /** Batches waiting for their outcomes without a batch slot. */
+  get awaitingCount(): number {
+    return this.awaiting.size;
+  }
+
+  /** Waits for the batches that wait outside a slot; call it once the consumer has stopped. */
+  async drain(): Promise<void> {
+    while (this.awaiting.size > 0) await Promise.all(this.awaiting);
+  }
 
   async handle(message: JsMsg): Promise<void> {
     let batch: OutgoingBatch;
@@ -45,19 +90,73 @@ export class FirstAttempts {
       message.term();
       return;
     }
-    await this.deliverBatch(batch, `calls-${message.seq}`);
-    message.ack();
+    const waiting: WaitingCalls[] = [];
+    const done = this.deliverBatch(batch, `calls-${message.seq}`, waiting);
+    if (await this.deliveredInSlot(done, waiting)) {
+      message.ack();
+      return;
+    }
+    this.awaitOutsideSlot(message, done);
   }
 
-  /** `origin` names the stored batch, for the ids of the calls it defers (see RetryQueue.defer). */
-  private async deliverBatch(batch: OutgoingBatch, origin: string): Promise<void> {
+  /**
+   * Resolves true once the batch is delivered, or false as soon as it no
+   * longer needs its slot (see the class comment) and there is room to wait
+   * outside it. Rejects when the delivery fails.
+   */
+  private async deliveredInSlot(done: Promise<void>, waiting: readonly WaitingCalls[]): Promise<boolean> {
+    let finished = false;
+    const ended = done.then(
+      () => void (finished = true),
+      () => void (finished = true),
+    );
+    // First look once the gates have answered the acquires that found a slot at once.
+    await Promise.race([ended, nextTurn()]);
+    for (;;) {
+      if (finished) {
+        await done; // throws if it failed: the consumer redelivers the batch
+        return true;
+      }
+      if (this.awaiting.size < this.deps.awaitingBatches && waiting.every((w) => w.calls === 0 || w.gate.notMoving(NOT_MOVING_MS))) {
+        return false;
+      }
+      await Promise.race([ended, sleep(CHECK_MS)]);
+    }
+  }
+
+  /** Acks the batch once delivered (a failure redelivers it), telling JetStream meanwhile that it is being worked on. */
+  private awaitOutsideSlot(message: JsMsg, done: Promise<void>): void {
+    const heartbeat = setInterval(() => message.working(), this.deps.heartbeatMs);
+    const task: Promise<void> = done
+      .then(
+        () => message.ack(),
+        (error: unknown) => {
+          this.deps.logger.warn(
+            { err: error, subject: message.subject, seq: message.seq },
+            "delivering a batch failed; it will be redelivered",
+          );
+          message.nak(this.deps.failureDelayMs);
+        },
+      )
+      .finally(() => {
+        clearInterval(heartbeat);
+        this.awaiting.delete(task);
+      });
+    this.awaiting.add(task);
+  }
+
+  /**
+   * `origin` names the stored batch, for the ids of the calls it defers (see RetryQueue.defer).
+   * `waiting` gets, per destination, the calls still waiting for a slot.
+   */
+  private async deliverBatch(batch: OutgoingBatch, origin: string, waiting: WaitingCalls[]): Promise<void> {
     const destinations = this.deps.workspace
       .destinationsOf(batch.sourceId)
       .filter((destination) => destination.enabled && destination.type === "webhooks");
     if (destinations.length === 0) return;
     const calls = batch.calls.filter((call) => this.deliverable(call, batch.sourceId) && webhooksEnabled(call.integrations));
     if (calls.length === 0) return;
-    await Promise.all(destinations.map((destination) => this.deliverTo(destination, batch, calls, origin)));
+    await Promise.all(destinations.map((destination) => this.deliverTo(destination, batch, calls, origin, waiting)));
   }
 
   /**
@@ -77,7 +176,13 @@ export class FirstAttempts {
     return false;
   }
 
-  private async deliverTo(destination: Destination, batch: OutgoingBatch, calls: OutgoingCall[], origin: string): Promise<void> {
+  private async deliverTo(
+    destination: Destination,
+    batch: OutgoingBatch,
+    calls: OutgoingCall[],
+    origin: string,
+    waiting: WaitingCalls[],
+  ): Promise<void> {
     const urlIndexes = allUrlIndexes(destination);
     const rounds = calls.map((call) =>
       firstRoundOf(call, {
@@ -87,7 +192,9 @@ export class FirstAttempts {
         windowStart: call.receivedAt ?? batch.receivedAt ?? new Date(),
       }),
     );
-    const sent = await Promise.all(rounds.map((round) => firstRoundWhenFree(this.deps, round, destination)));
+    const toSend: WaitingCalls = { gate: this.deps.gates.for(destination.id), calls: rounds.length };
+    waiting.push(toSend);
+    const sent = await Promise.all(rounds.map((round) => firstRoundWhenFree(this.deps, round, destination, toSend)));
     const deferred = rounds.filter((_, index) => !sent[index]);
     if (deferred.length === 0) return;
     await this.deps.retryQueue.defer(
@@ -121,10 +228,18 @@ export async function firstRound(deps: RoundDeps, round: Round, destination: Des
 /**
  * A first round once the destination has a free slot. Resolves false, with no
  * request made, when the destination is failing or stalls while the call
- * waits: the caller then defers the call.
+ * waits: the caller then defers the call. `waiting` (a batch's count of
+ * its calls to this destination without a slot) is counted down once the
+ * call has a slot or has been refused one.
  */
-export async function firstRoundWhenFree(deps: RoundDeps, round: Round, destination: Destination): Promise<boolean> {
+export async function firstRoundWhenFree(
+  deps: RoundDeps,
+  round: Round,
+  destination: Destination,
+  waiting?: WaitingCalls,
+): Promise<boolean> {
   const release = await deps.gates.for(destination.id).acquire();
+  if (waiting) waiting.calls--;
   if (!release) return false;
   await firstRound(deps, round, destination, release);
   return true;

@@ -99,10 +99,20 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
   };
   const metrics = new DeliveryMetrics(ops.registry, { bus, names });
   const settler = new Settler({ retryQueue, deadLetters, log, stats, metrics, schedule, logger });
-  const firstAttempts = new FirstAttempts({ workspace, sender, gates, settler, retryQueue, metrics, logger });
+  const consumerOptions = { heartbeatMs: 10_000, failureDelayMs: 1_000 };
+  const firstAttempts = new FirstAttempts({
+    workspace,
+    sender,
+    gates,
+    settler,
+    retryQueue,
+    metrics,
+    logger,
+    awaitingBatches: config.DELIVERY_AWAITING_BATCHES,
+    ...consumerOptions,
+  });
   const retries = new Retries({ workspace, sender, gates, settler, retryQueue, metrics, windowMs: schedule.windowMs, logger });
 
-  const consumerOptions = { heartbeatMs: 10_000, failureDelayMs: 1_000 };
   const callsConsumer = ConcurrentConsumer.start(
     await js.consumers.get(names.callsStream, CALLS_CONSUMER),
     (message) => firstAttempts.handle(message),
@@ -161,7 +171,8 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
     stop: async () => {
       ops.readiness.shutdown();
       await grpc.shutdown(config.SHUTDOWN_GRACE_MS);
-      await Promise.all([callsConsumer.stop(), retryConsumer.stop()]);
+      // Batches waiting outside a slot (see FirstAttempts) finish once their consumer has stopped handing out more.
+      await Promise.all([callsConsumer.stop().then(() => firstAttempts.drain()), retryConsumer.stop()]);
       await stats.close();
       workspace.close();
       await sender.close();
