@@ -225,6 +225,8 @@ interface Context {
   cleanup: Cleanup;
   /** The service's per-destination concurrency (and connections per origin). */
   destinationConcurrency: number;
+  /** The run's own nats-server; undefined with NATS_URL. */
+  natsPid: number | undefined;
 }
 
 const writeKey = (sourceId: string) => `wk_bench_${sourceId}_0123456789`;
@@ -856,8 +858,8 @@ interface LatencyIsolationRun {
   perSecond: LatencySummary[];
   complete: boolean;
   failedBatches: number;
-  /** CPU used while the load was sent, in cores: delivery, the healthy receivers' sink, the hostile receivers' sink. */
-  cpuCores: { delivery: number | undefined; sink: number | undefined; hostileSink: number | undefined };
+  /** CPU used while the load was sent, in cores: delivery, the healthy receivers' sink, the hostile receivers' sink, nats-server. */
+  cpuCores: { delivery: number | undefined; sink: number | undefined; hostileSink: number | undefined; natsServer: number | undefined };
   /** Requests each hostile receiver got (hostile runs). */
   hostileRequests: Record<string, number>;
   bus: Awaited<ReturnType<typeof busState>>;
@@ -893,7 +895,9 @@ async function latencyIsolationRun(
   );
   const since = await retryCounters(ctx);
   const delivery = await startDelivery(ctx, `latency-isolation-${label}`);
-  const cpuBefore = await Promise.all([processTreeCpuMs(delivery.pid), processCpuMs(sink.pid), processCpuMs(hostileSink.pid)]);
+  const cpuOf = () =>
+    Promise.all([processTreeCpuMs(delivery.pid), processCpuMs(sink.pid), processCpuMs(hostileSink.pid), processCpuMs(ctx.natsPid)]);
+  const cpuBefore = await cpuOf();
   const sent = await sendSteadily(ctx, client, {
     warmupBatches,
     warmupSourceId: "li-warm",
@@ -901,7 +905,7 @@ async function latencyIsolationRun(
     sourceId: label === "alone" ? "li-alone" : "li-hostile",
     seed,
   });
-  const cpuAfter = await Promise.all([processTreeCpuMs(delivery.pid), processCpuMs(sink.pid), processCpuMs(hostileSink.pid)]);
+  const cpuAfter = await cpuOf();
   const complete = await waitForCounts(ctx, { [measured]: (measuredBatches - sent.failures) * params.latencyBatchSize }, delivery);
   const { samples } = await sink.latencies(measured, sent.measureFrom, Infinity);
   const perSecond: LatencySummary[] = [];
@@ -924,7 +928,7 @@ async function latencyIsolationRun(
   return {
     label,
     latency: summarise(samples),
-    cpuCores: { delivery: coreShare(0), sink: coreShare(1), hostileSink: coreShare(2) },
+    cpuCores: { delivery: coreShare(0), sink: coreShare(1), hostileSink: coreShare(2), natsServer: coreShare(3) },
     perSecond,
     complete,
     failedBatches: sent.failures,
@@ -1010,6 +1014,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     workspaceFile,
     cleanup,
     destinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
+    natsPid: nats.pid,
   };
   // Isolation last: its failing destination leaves retries behind.
   // One process, then (with --workers) several, which is then the run judged.
@@ -1116,7 +1121,8 @@ async function main(cleanup: Cleanup): Promise<void> {
     for (const run of li.runs) {
       console.log(
         `               ${run.label.padEnd(7)} p99 per second: ${run.perSecond.map((second) => second.p99Ms).join(", ")}; ` +
-          `CPU cores: delivery ${run.cpuCores.delivery}, sink ${run.cpuCores.sink}, hostile sink ${run.cpuCores.hostileSink}`,
+          `CPU cores: delivery ${run.cpuCores.delivery}, sink ${run.cpuCores.sink}, hostile sink ${run.cpuCores.hostileSink}, ` +
+          `nats-server ${run.cpuCores.natsServer}; retry deliveries ${run.bus.retryDeliveries}`,
       );
     }
   }
