@@ -32,6 +32,16 @@
  *     to its accept time when the client sends none (every process reads the
  *     same clock; both ends have 1 ms resolution). p50 and p99 over the
  *     measured seconds after a warm-up. Targets: p50 ≤ 10 ms, p99 ≤ 50 ms.
+ *  4. latency isolation: the same steady load through ingest, measured at
+ *     one healthy destination, alone and (in the same run, taking turns, a
+ *     fresh delivery process each) next to three hostile receivers
+ *     of the same source, served by a second sink process: one never
+ *     answers, one answers 200 with a 100 MB body, one resets connections.
+ *     The hostile ones get their first request with the measured load, so
+ *     the onset (before any breaker opens) is measured too; p50/p99 overall,
+ *     for the first 3 s, and per second. Target: p99 with them ≤ 3 × p99
+ *     alone. Also prints the CPU each process used: the hostile receivers
+ *     share this machine's cores.
  *
  * Rates are taken from the receiver's arrival times, for the service and the
  * raw baseline alike: (requests − 1) / (last − first arrival) over the
@@ -45,9 +55,9 @@
  * missed. Options: `--cpu-prof-dir DIR` profiles each delivery process (into
  * DIR/delivery-<phase>/; the largest file is the main thread's);
  * `--delivery-env KEY=VALUE` (repeatable) sets service settings;
- * `--phases throughput,isolation,latency` runs a subset; `--calls`,
- * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`
- * and others size the phases.
+ * `--phases throughput,isolation,latency,latency-isolation` runs a subset; `--calls`,
+ * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`,
+ * `--latency-isolation-rate`, `--latency-isolation-seconds`, `--latency-isolation-rounds` and others size the phases.
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
@@ -128,6 +138,7 @@ interface Parameters {
   latencyBatchSize: number;
   latencySeconds: number;
   latencyWarmupSeconds: number;
+  latencyIsolationRate: number;
   latencyIsolationSeconds: number;
   latencyIsolationWarmupSeconds: number;
   latencyIsolationRounds: number;
@@ -163,6 +174,7 @@ function parseParameters(argv: string[]): Parameters {
       "latency-batch-size": { type: "string", default: "10" },
       "latency-seconds": { type: "string", default: "20" },
       "latency-warmup-seconds": { type: "string", default: "5" },
+      "latency-isolation-rate": { type: "string", default: "1000" },
       "latency-isolation-seconds": { type: "string", default: "15" },
       "latency-isolation-warmup-seconds": { type: "string", default: "3" },
       "latency-isolation-rounds": { type: "string", default: "2" },
@@ -194,6 +206,7 @@ function parseParameters(argv: string[]): Parameters {
     latencyBatchSize: positiveInt("--latency-batch-size", values["latency-batch-size"]),
     latencySeconds: positiveInt("--latency-seconds", values["latency-seconds"]),
     latencyWarmupSeconds: positiveInt("--latency-warmup-seconds", values["latency-warmup-seconds"]),
+    latencyIsolationRate: positiveInt("--latency-isolation-rate", values["latency-isolation-rate"]),
     latencyIsolationSeconds: positiveInt("--latency-isolation-seconds", values["latency-isolation-seconds"]),
     latencyIsolationWarmupSeconds: positiveInt("--latency-isolation-warmup-seconds", values["latency-isolation-warmup-seconds"]),
     latencyIsolationRounds: positiveInt("--latency-isolation-rounds", values["latency-isolation-rounds"]),
@@ -688,6 +701,8 @@ async function startIngest(ctx: Context): Promise<{ ingest: ServiceChild; client
 }
 
 interface SteadyLoad {
+  /** Calls per second, in batches of the phase's batch size. */
+  rate: number;
   /** Batches sent before measuring starts, on `warmupSourceId`. */
   warmupBatches: number;
   warmupSourceId: string;
@@ -715,7 +730,7 @@ interface SteadyLoadResult {
  */
 async function sendSteadily(ctx: Context, client: IngestServiceClient, load: SteadyLoad): Promise<SteadyLoadResult> {
   const { params } = ctx;
-  const intervalMs = (1000 * params.latencyBatchSize) / params.latencyRate;
+  const intervalMs = (1000 * params.latencyBatchSize) / load.rate;
   const totalBatches = load.warmupBatches + load.measuredBatches;
   const random = seededRandom(load.seed);
   const requests = Array.from({ length: totalBatches }, () =>
@@ -803,6 +818,7 @@ async function latencyPhase(ctx: Context) {
       `${params.latencyWarmupSeconds} s warm-up + ${params.latencySeconds} s measured …`,
   );
   const sent = await sendSteadily(ctx, client, {
+    rate: params.latencyRate,
     warmupBatches,
     warmupSourceId: "lat",
     measuredBatches: totalBatches - warmupBatches,
@@ -886,12 +902,12 @@ async function latencyIsolationRun(
   const measured = label === "alone" ? PATHS.liAlone : PATHS.liHealthy;
   await sink.reset();
   await hostileSink.reset();
-  const intervalMs = (1000 * params.latencyBatchSize) / params.latencyRate;
+  const intervalMs = (1000 * params.latencyBatchSize) / params.latencyIsolationRate;
   const warmupBatches = Math.round((params.latencyIsolationWarmupSeconds * 1000) / intervalMs);
   const measuredBatches = Math.round((params.latencyIsolationSeconds * 1000) / intervalMs);
   console.log(
     `latency isolation (${label === "alone" ? "healthy alone" : "healthy + hang, huge body, reset"}): ` +
-      `${params.latencyRate} calls/s, ${params.latencyIsolationWarmupSeconds} s warm-up + ${params.latencyIsolationSeconds} s measured …`,
+      `${params.latencyIsolationRate} calls/s, ${params.latencyIsolationWarmupSeconds} s warm-up + ${params.latencyIsolationSeconds} s measured …`,
   );
   const since = await retryCounters(ctx);
   const delivery = await startDelivery(ctx, `latency-isolation-${label}`);
@@ -899,6 +915,7 @@ async function latencyIsolationRun(
     Promise.all([processTreeCpuMs(delivery.pid), processCpuMs(sink.pid), processCpuMs(hostileSink.pid), processCpuMs(ctx.natsPid)]);
   const cpuBefore = await cpuOf();
   const sent = await sendSteadily(ctx, client, {
+    rate: params.latencyIsolationRate,
     warmupBatches,
     warmupSourceId: "li-warm",
     measuredBatches,
@@ -1147,6 +1164,7 @@ async function main(cleanup: Cleanup): Promise<void> {
         latencyBatchSize: params.latencyBatchSize,
         latencySeconds: params.latencySeconds,
         latencyWarmupSeconds: params.latencyWarmupSeconds,
+        latencyIsolationCallsPerSecond: params.latencyIsolationRate,
         latencyIsolationSeconds: params.latencyIsolationSeconds,
         latencyIsolationWarmupSeconds: params.latencyIsolationWarmupSeconds,
         latencyIsolationRounds: params.latencyIsolationRounds,
