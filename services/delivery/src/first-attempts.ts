@@ -38,6 +38,7 @@ export interface FirstAttemptDeps {
 const NOT_MOVING_MS = 25;
 /** How often a batch whose calls wait for slots looks whether it can give up its batch slot. */
 const CHECK_MS = 25;
+
 /** A batch's first attempts to one destination. */
 export interface WaitingCalls {
   readonly gate: DestinationGate;
@@ -66,11 +67,6 @@ export class FirstAttempts {
   private readonly awaiting = new Set<Promise<void>>();
 
   constructor(private readonly deps: FirstAttemptDeps) {}
-
-  /** Batches waiting for their outcomes without a batch slot. */
-  get awaitingCount(): number {
-    return this.awaiting.size;
-  }
 
   /** Waits for the batches that wait outside a slot; call it once the consumer has stopped. */
   async drain(): Promise<void> {
