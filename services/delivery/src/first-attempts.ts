@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import type { JsMsg } from "@nats-io/jetstream";
+import type { Call, DeferredCalls } from "@switchyard/contracts";
 import type { Destination, Logger, WorkspaceView } from "@switchyard/platform";
 import type { DestinationGate, DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
@@ -39,6 +40,18 @@ const NOT_MOVING_MS = 25;
 /** How often a batch whose calls wait for slots looks whether it can give up its batch slot. */
 const CHECK_MS = 25;
 
+/**
+ * Calls deferred to one destination by batches handled within this time of
+ * each other go to the retry stream as one DeferredCalls message (up to
+ * MAX_DEFERRED_CALLS). With small batches (a call each, from the HTTP API)
+ * and a failing destination, one message per batch meant hundreds of
+ * publishes a second, each parked message coming back every cool-down: CPU
+ * for the bus and this process that the healthy destinations then lacked.
+ * The batches' acks wait for that message, their healthy calls do not.
+ */
+const DEFER_LINGER_MS = 20;
+const MAX_DEFERRED_CALLS = 1_000;
+
 /** A batch's first attempts to one destination. */
 export interface WaitingCalls {
   readonly gate: DestinationGate;
@@ -65,6 +78,8 @@ export interface WaitingCalls {
  */
 export class FirstAttempts {
   private readonly awaiting = new Set<Promise<void>>();
+  /** Deferred calls being gathered, by source and destination. */
+  private readonly deferrals = new Map<string, DeferralGroup>();
 
   constructor(private readonly deps: FirstAttemptDeps) {}
 
@@ -193,18 +208,82 @@ export class FirstAttempts {
     const sent = await Promise.all(rounds.map((round) => firstRoundWhenFree(this.deps, round, destination, toSend)));
     const deferred = rounds.filter((_, index) => !sent[index]);
     if (deferred.length === 0) return;
-    await this.deps.retryQueue.defer(
-      {
-        calls: deferred.map((round) => round.call.call()),
-        sourceId: batch.sourceId,
-        destinationId: destination.id,
-        // The earliest of the calls' windows, so none of them is tried past its own.
-        windowStart: new Date(Math.min(...deferred.map((round) => round.windowStart.getTime()))),
-        notBefore: new Date(),
+    await this.defer(batch.sourceId, destination.id, deferred, origin);
+  }
+
+  /** Resolves once the calls are on the retry stream, with those other batches deferred to the destination meanwhile. */
+  private defer(sourceId: string, destinationId: string, rounds: Round[], origin: string): Promise<void> {
+    const key = `${sourceId}\n${destinationId}`;
+    let group = this.deferrals.get(key);
+    if (!group) {
+      const created = new DeferralGroup(sourceId, destinationId);
+      this.deferrals.set(key, created);
+      setTimeout(() => this.publish(key, created), DEFER_LINGER_MS);
+      group = created;
+    }
+    group.add(rounds, origin);
+    if (group.calls.length >= MAX_DEFERRED_CALLS) this.publish(key, group);
+    return group.published;
+  }
+
+  private publish(key: string, group: DeferralGroup): void {
+    if (this.deferrals.get(key) !== group) return; // published already (it filled up before its time)
+    this.deferrals.delete(key);
+    this.deps.retryQueue.defer(group.message(), group.origin()).then(
+      () => {
+        this.deps.metrics.deferred(group.calls.length);
+        group.stored();
       },
-      origin,
+      (error: unknown) => group.failed(error),
     );
-    this.deps.metrics.deferred(deferred.length);
+  }
+}
+
+/** Calls of several batches deferred to one destination, published as one DeferredCalls message. */
+class DeferralGroup {
+  readonly calls: Call[] = [];
+  readonly published: Promise<void>;
+  stored!: () => void;
+  failed!: (error: unknown) => void;
+  private windowStartMs = Infinity;
+  private readonly origins: string[] = [];
+
+  constructor(
+    private readonly sourceId: string,
+    private readonly destinationId: string,
+  ) {
+    this.published = new Promise((resolve, reject) => {
+      this.stored = resolve;
+      this.failed = reject;
+    });
+  }
+
+  add(rounds: Round[], origin: string): void {
+    for (const round of rounds) {
+      this.calls.push(round.call.call());
+      // The earliest of the calls' windows, so none of them is tried past its own.
+      this.windowStartMs = Math.min(this.windowStartMs, round.windowStart.getTime());
+    }
+    this.origins.push(origin);
+  }
+
+  message(): DeferredCalls {
+    return {
+      calls: this.calls,
+      sourceId: this.sourceId,
+      destinationId: this.destinationId,
+      windowStart: new Date(this.windowStartMs),
+      notBefore: new Date(),
+    };
+  }
+
+  /**
+   * The stored batches whose calls these are (see RetryQueue.defer): one batch's own name, so a redo after
+   * a crash is stored once; several batches are named by the first and their number (a redo that groups them
+   * differently stores their calls again: delivered twice at worst, never lost).
+   */
+  origin(): string {
+    return this.origins.length === 1 ? this.origins[0]! : `${this.origins[0]}+${this.origins.length - 1}`;
   }
 }
 
