@@ -32,11 +32,12 @@
  *     to its accept time when the client sends none (every process reads the
  *     same clock; both ends have 1 ms resolution). p50 and p99 over the
  *     measured seconds after a warm-up. Targets: p50 ≤ 10 ms, p99 ≤ 50 ms.
- *  4. latency isolation: the same steady load through ingest, measured at
- *     one healthy destination, alone and (in the same run, taking turns, a
- *     fresh delivery process each) next to three hostile receivers
- *     of the same source, served by a second sink process: one never
- *     answers, one answers 200 with a 100 MB body, one resets connections.
+ *  4. latency isolation: a steady load through ingest (300 calls/s, a call
+ *     per batch as the HTTP API stores them), measured at one healthy
+ *     destination, alone and (in the same run, taking turns, a fresh
+ *     delivery process each) next to three hostile receivers of the same
+ *     source, served by a second sink process: one never answers, one
+ *     answers 200 with a 100 MB body, one resets connections.
  *     The hostile ones get their first request with the measured load, so
  *     the onset (before any breaker opens) is measured too; p50/p99 overall,
  *     for the first 3 s, and per second. Target: p99 with them ≤ 3 × p99
@@ -57,7 +58,7 @@
  * `--delivery-env KEY=VALUE` (repeatable) sets service settings;
  * `--phases throughput,isolation,latency,latency-isolation` runs a subset; `--calls`,
  * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`,
- * `--latency-isolation-rate`, `--latency-isolation-seconds`, `--latency-isolation-rounds` and others size the phases.
+ * `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`, `--latency-isolation-rounds` and others size the phases.
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
@@ -139,6 +140,7 @@ interface Parameters {
   latencySeconds: number;
   latencyWarmupSeconds: number;
   latencyIsolationRate: number;
+  latencyIsolationBatchSize: number;
   latencyIsolationSeconds: number;
   latencyIsolationWarmupSeconds: number;
   latencyIsolationRounds: number;
@@ -174,7 +176,10 @@ function parseParameters(argv: string[]): Parameters {
       "latency-batch-size": { type: "string", default: "10" },
       "latency-seconds": { type: "string", default: "20" },
       "latency-warmup-seconds": { type: "string", default: "5" },
-      "latency-isolation-rate": { type: "string", default: "1000" },
+      // A call per batch, as the HTTP API stores them; 300 a second leave this 2-core machine room for the
+      // 100 MB receiver, which costs a connection per request at both ends (~0.8 ms of CPU together).
+      "latency-isolation-rate": { type: "string", default: "300" },
+      "latency-isolation-batch-size": { type: "string", default: "1" },
       "latency-isolation-seconds": { type: "string", default: "15" },
       "latency-isolation-warmup-seconds": { type: "string", default: "3" },
       "latency-isolation-rounds": { type: "string", default: "2" },
@@ -207,6 +212,7 @@ function parseParameters(argv: string[]): Parameters {
     latencySeconds: positiveInt("--latency-seconds", values["latency-seconds"]),
     latencyWarmupSeconds: positiveInt("--latency-warmup-seconds", values["latency-warmup-seconds"]),
     latencyIsolationRate: positiveInt("--latency-isolation-rate", values["latency-isolation-rate"]),
+    latencyIsolationBatchSize: positiveInt("--latency-isolation-batch-size", values["latency-isolation-batch-size"]),
     latencyIsolationSeconds: positiveInt("--latency-isolation-seconds", values["latency-isolation-seconds"]),
     latencyIsolationWarmupSeconds: positiveInt("--latency-isolation-warmup-seconds", values["latency-isolation-warmup-seconds"]),
     latencyIsolationRounds: positiveInt("--latency-isolation-rounds", values["latency-isolation-rounds"]),
@@ -701,8 +707,9 @@ async function startIngest(ctx: Context): Promise<{ ingest: ServiceChild; client
 }
 
 interface SteadyLoad {
-  /** Calls per second, in batches of the phase's batch size. */
+  /** Calls per second, in batches of `batchSize`. */
   rate: number;
+  batchSize: number;
   /** Batches sent before measuring starts, on `warmupSourceId`. */
   warmupBatches: number;
   warmupSourceId: string;
@@ -724,20 +731,19 @@ interface SteadyLoadResult {
 }
 
 /**
- * Sends batches through ingest (gRPC IngestBatch) at the phase's steady rate,
+ * Sends batches through ingest (gRPC IngestBatch) at a steady rate,
  * warm-up batches first, and waits for every answer. The calls carry no
  * timestamp: ingest sets it to its accept time, which latency is measured from.
  */
-async function sendSteadily(ctx: Context, client: IngestServiceClient, load: SteadyLoad): Promise<SteadyLoadResult> {
-  const { params } = ctx;
-  const intervalMs = (1000 * params.latencyBatchSize) / load.rate;
+async function sendSteadily(client: IngestServiceClient, load: SteadyLoad): Promise<SteadyLoadResult> {
+  const intervalMs = (1000 * load.batchSize) / load.rate;
   const totalBatches = load.warmupBatches + load.measuredBatches;
   const random = seededRandom(load.seed);
   const requests = Array.from({ length: totalBatches }, () =>
     Buffer.from(
       IngestBatchRequest.encode({
         batchId: randomUUID(),
-        calls: Array.from({ length: params.latencyBatchSize }, () => ({ ...sampleCall(random), timestamp: undefined })),
+        calls: Array.from({ length: load.batchSize }, () => ({ ...sampleCall(random), timestamp: undefined })),
       }).finish(),
     ),
   );
@@ -768,7 +774,7 @@ async function sendSteadily(ctx: Context, client: IngestServiceClient, load: Ste
       ),
     ).then(
       (response) => {
-        if (response.accepted !== params.latencyBatchSize) throw new Error(`accepted ${response.accepted} of ${params.latencyBatchSize}`);
+        if (response.accepted !== load.batchSize) throw new Error(`accepted ${response.accepted} of ${load.batchSize}`);
         if (index >= load.warmupBatches) answerMs.push(performance.now() - sentAt);
       },
       (error: unknown) => {
@@ -817,8 +823,9 @@ async function latencyPhase(ctx: Context) {
     `latency: ${params.latencyRate} calls/s through ingest (${params.latencyBatchSize} per batch every ${intervalMs} ms), ` +
       `${params.latencyWarmupSeconds} s warm-up + ${params.latencySeconds} s measured …`,
   );
-  const sent = await sendSteadily(ctx, client, {
+  const sent = await sendSteadily(client, {
     rate: params.latencyRate,
+    batchSize: params.latencyBatchSize,
     warmupBatches,
     warmupSourceId: "lat",
     measuredBatches: totalBatches - warmupBatches,
@@ -902,20 +909,21 @@ async function latencyIsolationRun(
   const measured = label === "alone" ? PATHS.liAlone : PATHS.liHealthy;
   await sink.reset();
   await hostileSink.reset();
-  const intervalMs = (1000 * params.latencyBatchSize) / params.latencyIsolationRate;
+  const intervalMs = (1000 * params.latencyIsolationBatchSize) / params.latencyIsolationRate;
   const warmupBatches = Math.round((params.latencyIsolationWarmupSeconds * 1000) / intervalMs);
   const measuredBatches = Math.round((params.latencyIsolationSeconds * 1000) / intervalMs);
   console.log(
     `latency isolation (${label === "alone" ? "healthy alone" : "healthy + hang, huge body, reset"}): ` +
-      `${params.latencyIsolationRate} calls/s, ${params.latencyIsolationWarmupSeconds} s warm-up + ${params.latencyIsolationSeconds} s measured …`,
+      `${params.latencyIsolationRate} calls/s in batches of ${params.latencyIsolationBatchSize}, ${params.latencyIsolationWarmupSeconds} s warm-up + ${params.latencyIsolationSeconds} s measured …`,
   );
   const since = await retryCounters(ctx);
   const delivery = await startDelivery(ctx, `latency-isolation-${label}`);
   const cpuOf = () =>
     Promise.all([processTreeCpuMs(delivery.pid), processCpuMs(sink.pid), processCpuMs(hostileSink.pid), processCpuMs(ctx.natsPid)]);
   const cpuBefore = await cpuOf();
-  const sent = await sendSteadily(ctx, client, {
+  const sent = await sendSteadily(client, {
     rate: params.latencyIsolationRate,
+    batchSize: params.latencyIsolationBatchSize,
     warmupBatches,
     warmupSourceId: "li-warm",
     measuredBatches,
@@ -923,7 +931,7 @@ async function latencyIsolationRun(
     seed,
   });
   const cpuAfter = await cpuOf();
-  const complete = await waitForCounts(ctx, { [measured]: (measuredBatches - sent.failures) * params.latencyBatchSize }, delivery);
+  const complete = await waitForCounts(ctx, { [measured]: (measuredBatches - sent.failures) * params.latencyIsolationBatchSize }, delivery);
   const { samples } = await sink.latencies(measured, sent.measureFrom, Infinity);
   const perSecond: LatencySummary[] = [];
   for (let second = 0; second < params.latencyIsolationSeconds; second++) {
@@ -1165,6 +1173,7 @@ async function main(cleanup: Cleanup): Promise<void> {
         latencySeconds: params.latencySeconds,
         latencyWarmupSeconds: params.latencyWarmupSeconds,
         latencyIsolationCallsPerSecond: params.latencyIsolationRate,
+        latencyIsolationBatchSize: params.latencyIsolationBatchSize,
         latencyIsolationSeconds: params.latencyIsolationSeconds,
         latencyIsolationWarmupSeconds: params.latencyIsolationWarmupSeconds,
         latencyIsolationRounds: params.latencyIsolationRounds,
