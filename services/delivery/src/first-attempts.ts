@@ -49,7 +49,7 @@ const CHECK_MS = 25;
  * for the bus and this process that the healthy destinations then lacked.
  * The batches' acks wait for that message, their healthy calls do not.
  */
-const DEFER_LINGER_MS = 20;
+const DEFER_LINGER_MS = 100;
 const MAX_DEFERRED_CALLS = 1_000;
 
 /** A batch's first attempts to one destination. */
