@@ -32,6 +32,17 @@
  *     to its accept time when the client sends none (every process reads the
  *     same clock; both ends have 1 ms resolution). p50 and p99 over the
  *     measured seconds after a warm-up. Targets: p50 ≤ 10 ms, p99 ≤ 50 ms.
+ *  4. latency isolation: a steady load through ingest (300 calls/s, a call
+ *     per batch as the HTTP API stores them), measured at one healthy
+ *     destination, alone and (in the same run, taking turns, a fresh
+ *     delivery process each) next to three hostile receivers of the same
+ *     source, served by a second sink process: one never answers, one
+ *     answers 200 with a 100 MB body, one resets connections.
+ *     The hostile ones get their first request with the measured load, so
+ *     the onset (before any breaker opens) is measured too; p50/p99 overall,
+ *     for the first 3 s, and per second. Target: p99 with them ≤ 3 × p99
+ *     alone. Also prints the CPU each process used: the hostile receivers
+ *     share this machine's cores.
  *
  * Rates are taken from the receiver's arrival times, for the service and the
  * raw baseline alike: (requests − 1) / (last − first arrival) over the
@@ -45,9 +56,9 @@
  * missed. Options: `--cpu-prof-dir DIR` profiles each delivery process (into
  * DIR/delivery-<phase>/; the largest file is the main thread's);
  * `--delivery-env KEY=VALUE` (repeatable) sets service settings;
- * `--phases throughput,isolation,latency` runs a subset; `--calls`,
- * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`
- * and others size the phases.
+ * `--phases throughput,isolation,latency,latency-isolation` runs a subset; `--calls`,
+ * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`,
+ * `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`, `--latency-isolation-rounds` and others size the phases.
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
@@ -86,14 +97,18 @@ import { ServiceChild } from "./lib/service-child.js";
 import { sampleCall, seededRandom } from "./lib/sample-calls.js";
 import { WebhookSinkChild } from "./lib/webhook-sink-child.js";
 
-const TARGETS = { throughputRatio: 0.7, isolationRatio: 0.9, latencyP50Ms: 10, latencyP99Ms: 50 };
+const TARGETS = { throughputRatio: 0.7, isolationRatio: 0.9, latencyP50Ms: 10, latencyP99Ms: 50, latencyIsolationP99Ratio: 3 };
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 const BATCH_SIZE = 100;
 const SHARED_SECRET = "bench-shared-secret-0123456789";
 /** How long the failing receiver holds each request: past the service's 5 s timeout. */
 const HOLD_MS = 6_000;
-const PHASES = ["throughput", "isolation", "latency"] as const;
+const PHASES = ["throughput", "isolation", "latency", "latency-isolation"] as const;
+/** The latency-isolation phase's hostile receivers (bench/lib/webhook-sink.ts): never answers, 100 MB body, resets. */
+const HOSTILE_KINDS = ["hang", "huge", "reset"] as const;
+/** The onset the latency-isolation phase reports on its own: seconds from the start of the measured load. */
+const FIRST_SECONDS = 3;
 type Phase = (typeof PHASES)[number];
 
 const PATHS = {
@@ -104,6 +119,10 @@ const PATHS = {
   healthy: (i: number) => `/iso-h/${i}`,
   withSlow: (i: number) => `/iso-s/${i}`,
   slow: "/iso-s/slow",
+  liWarm: "/li/warm",
+  liAlone: "/li/alone",
+  liHealthy: "/li/healthy",
+  hostile: (kind: (typeof HOSTILE_KINDS)[number]) => `/li/${kind}`,
 };
 
 interface Parameters {
@@ -120,6 +139,11 @@ interface Parameters {
   latencyBatchSize: number;
   latencySeconds: number;
   latencyWarmupSeconds: number;
+  latencyIsolationRate: number;
+  latencyIsolationBatchSize: number;
+  latencyIsolationSeconds: number;
+  latencyIsolationWarmupSeconds: number;
+  latencyIsolationRounds: number;
   phaseTimeoutMs: number;
   deliveryEnv: Record<string, string>;
   /** Worker processes of the throughput phase's second run (the first has one). */
@@ -152,6 +176,13 @@ function parseParameters(argv: string[]): Parameters {
       "latency-batch-size": { type: "string", default: "10" },
       "latency-seconds": { type: "string", default: "20" },
       "latency-warmup-seconds": { type: "string", default: "5" },
+      // A call per batch, as the HTTP API stores them; 300 a second leave this 2-core machine room for the
+      // 100 MB receiver, which costs a connection per request at both ends (~0.8 ms of CPU together).
+      "latency-isolation-rate": { type: "string", default: "300" },
+      "latency-isolation-batch-size": { type: "string", default: "1" },
+      "latency-isolation-seconds": { type: "string", default: "15" },
+      "latency-isolation-warmup-seconds": { type: "string", default: "3" },
+      "latency-isolation-rounds": { type: "string", default: "2" },
       "phase-timeout-s": { type: "string", default: "60" },
       "delivery-env": { type: "string", multiple: true, default: [] },
       workers: { type: "string", default: "1" },
@@ -180,6 +211,11 @@ function parseParameters(argv: string[]): Parameters {
     latencyBatchSize: positiveInt("--latency-batch-size", values["latency-batch-size"]),
     latencySeconds: positiveInt("--latency-seconds", values["latency-seconds"]),
     latencyWarmupSeconds: positiveInt("--latency-warmup-seconds", values["latency-warmup-seconds"]),
+    latencyIsolationRate: positiveInt("--latency-isolation-rate", values["latency-isolation-rate"]),
+    latencyIsolationBatchSize: positiveInt("--latency-isolation-batch-size", values["latency-isolation-batch-size"]),
+    latencyIsolationSeconds: positiveInt("--latency-isolation-seconds", values["latency-isolation-seconds"]),
+    latencyIsolationWarmupSeconds: positiveInt("--latency-isolation-warmup-seconds", values["latency-isolation-warmup-seconds"]),
+    latencyIsolationRounds: positiveInt("--latency-isolation-rounds", values["latency-isolation-rounds"]),
     phaseTimeoutMs: positiveInt("--phase-timeout-s", values["phase-timeout-s"]) * 1000,
     deliveryEnv,
     workers: positiveInt("--workers", values.workers),
@@ -208,25 +244,56 @@ interface Context {
   cleanup: Cleanup;
   /** The service's per-destination concurrency (and connections per origin). */
   destinationConcurrency: number;
+  /** The run's own nats-server; undefined with NATS_URL. */
+  natsPid: number | undefined;
 }
 
 const writeKey = (sourceId: string) => `wk_bench_${sourceId}_0123456789`;
 
-/** Every source, destination and connection of every phase; each phase has its own source. */
-function workspace(sink: WebhookSinkChild) {
-  const destination = (id: string, path: string) => ({
+/**
+ * Every source, destination and connection of every phase; each phase has its own source. The hostile
+ * receivers of the latency-isolation phase, when it runs, answer from a sink process of their own.
+ */
+function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild) {
+  const destination = (id: string, path: string, at = sink) => ({
     id,
-    settings: { webhooks: [{ url: sink.url(path) }], sharedSecret: SHARED_SECRET },
+    settings: { webhooks: [{ url: at.url(path) }], sharedSecret: SHARED_SECRET },
   });
   const healthy = [0, 1, 2, 3, 4].map((i) => destination(`iso-h-${i}`, PATHS.healthy(i)));
   const withSlow = [0, 1, 2, 3].map((i) => destination(`iso-s-${i}`, PATHS.withSlow(i)));
   const slow = destination("iso-s-slow", PATHS.slow);
   const connections = (sourceId: string, destinations: { id: string }[]) => destinations.map((d) => ({ sourceId, destinationId: d.id }));
   const single = { tp: destination("tp", PATHS.throughput), warm: destination("warm", PATHS.warm), lat: destination("lat", PATHS.latency) };
+  const li = hostileSink
+    ? {
+        warm: destination("li-warm", PATHS.liWarm),
+        alone: destination("li-alone", PATHS.liAlone),
+        healthy: destination("li-healthy", PATHS.liHealthy),
+        hostile: HOSTILE_KINDS.map((kind) => destination(`li-${kind}`, PATHS.hostile(kind), hostileSink)),
+      }
+    : undefined;
   return {
-    sources: ["tp", "warm", "lat", "iso-h", "iso-s"].map((id) => ({ id, writeKeys: [writeKey(id)] })),
-    destinations: [single.tp, single.warm, single.lat, ...healthy, ...withSlow, slow],
+    sources: ["tp", "warm", "lat", "iso-h", "iso-s", ...(li ? ["li-warm", "li-alone", "li-hostile"] : [])].map((id) => ({
+      id,
+      writeKeys: [writeKey(id)],
+    })),
+    destinations: [
+      single.tp,
+      single.warm,
+      single.lat,
+      ...healthy,
+      ...withSlow,
+      slow,
+      ...(li ? [li.warm, li.alone, li.healthy, ...li.hostile] : []),
+    ],
     connections: [
+      ...(li
+        ? [
+            ...connections("li-warm", [li.warm]),
+            ...connections("li-alone", [li.alone]),
+            ...connections("li-hostile", [li.healthy, ...li.hostile]),
+          ]
+        : []),
       ...connections("tp", [single.tp]),
       ...connections("warm", [single.warm]),
       ...connections("lat", [single.lat]),
@@ -622,8 +689,8 @@ async function isolationPhase(ctx: Context) {
 
 // ---------------------------------------------------------------- 3. latency
 
-async function latencyPhase(ctx: Context) {
-  const { params, sink } = ctx;
+/** An ingest service in its own process and a gRPC client to it, both closed at clean-up. */
+async function startIngest(ctx: Context): Promise<{ ingest: ServiceChild; client: IngestServiceClient }> {
   const grpcPort = await freePort();
   const ingest = ServiceChild.start({
     service: "ingest",
@@ -633,34 +700,68 @@ async function latencyPhase(ctx: Context) {
   });
   ctx.cleanup.add("stop ingest", () => ingest.stop());
   await ingest.waitUntilReady();
-  const delivery = await startDelivery(ctx, "latency");
-  await sink.recordLatency(PATHS.latency);
+  const client = new IngestServiceClient(`127.0.0.1:${ingest.grpcPort}`, credentials.createInsecure());
+  ctx.cleanup.add("close the gRPC client", async () => client.close());
+  await new Promise<void>((resolve, reject) => client.waitForReady(Date.now() + 10_000, (error) => (error ? reject(error) : resolve())));
+  return { ingest, client };
+}
 
-  const intervalMs = (1000 * params.latencyBatchSize) / params.latencyRate;
-  const warmupBatches = Math.round((params.latencyWarmupSeconds * 1000) / intervalMs);
-  const totalBatches = warmupBatches + Math.round((params.latencySeconds * 1000) / intervalMs);
-  const random = seededRandom(31);
-  // No timestamp: ingest sets it to its accept time, which is what latency is measured from.
+interface SteadyLoad {
+  /** Calls per second, in batches of `batchSize`. */
+  rate: number;
+  batchSize: number;
+  /** Batches sent before measuring starts, on `warmupSourceId`. */
+  warmupBatches: number;
+  warmupSourceId: string;
+  /** Batches measured, on `sourceId`. */
+  measuredBatches: number;
+  sourceId: string;
+  seed: number;
+}
+
+interface SteadyLoadResult {
+  /** Date.now() when the first measured batch was sent: calls stamped from then on are measured. */
+  measureFrom: number;
+  /** Batches that ingest refused or did not answer. */
+  failures: number;
+  /** Ingest's answer times of the measured batches (ms), sorted. */
+  answerMs: number[];
+  sendSeconds: number;
+  maxLateMs: number;
+}
+
+/**
+ * Sends batches through ingest (gRPC IngestBatch) at a steady rate,
+ * warm-up batches first, and waits for every answer. The calls carry no
+ * timestamp: ingest sets it to its accept time, which latency is measured from.
+ */
+async function sendSteadily(client: IngestServiceClient, load: SteadyLoad): Promise<SteadyLoadResult> {
+  const intervalMs = (1000 * load.batchSize) / load.rate;
+  const totalBatches = load.warmupBatches + load.measuredBatches;
+  const random = seededRandom(load.seed);
   const requests = Array.from({ length: totalBatches }, () =>
     Buffer.from(
       IngestBatchRequest.encode({
         batchId: randomUUID(),
-        calls: Array.from({ length: params.latencyBatchSize }, () => ({ ...sampleCall(random), timestamp: undefined })),
+        calls: Array.from({ length: load.batchSize }, () => ({ ...sampleCall(random), timestamp: undefined })),
       }).finish(),
     ),
   );
+  const metadataOf = (sourceId: string) => {
+    const metadata = new Metadata();
+    metadata.set("authorization", basicAuthorization(writeKey(sourceId)));
+    return metadata;
+  };
+  const warmupMetadata = metadataOf(load.warmupSourceId);
+  const measuredMetadata = metadataOf(load.sourceId);
 
-  const metadata = new Metadata();
-  metadata.set("authorization", basicAuthorization(writeKey("lat")));
-  const client = new IngestServiceClient(`127.0.0.1:${ingest.grpcPort}`, credentials.createInsecure());
-  ctx.cleanup.add("close the gRPC client", async () => client.close());
-  await new Promise<void>((resolve, reject) => client.waitForReady(Date.now() + 10_000, (error) => (error ? reject(error) : resolve())));
   const answerMs: number[] = [];
   let failures = 0;
   let firstFailure: unknown;
   const inFlight = new Set<Promise<void>>();
   const send = (index: number) => {
     const sentAt = performance.now();
+    const metadata = index < load.warmupBatches ? warmupMetadata : measuredMetadata;
     const done = new Promise<IngestBatchResponse>((resolve, reject) =>
       client.makeUnaryRequest(
         IngestServiceService.ingestBatch.path,
@@ -673,8 +774,8 @@ async function latencyPhase(ctx: Context) {
       ),
     ).then(
       (response) => {
-        if (response.accepted !== params.latencyBatchSize) throw new Error(`accepted ${response.accepted} of ${params.latencyBatchSize}`);
-        if (index >= warmupBatches) answerMs.push(performance.now() - sentAt);
+        if (response.accepted !== load.batchSize) throw new Error(`accepted ${response.accepted} of ${load.batchSize}`);
+        if (index >= load.warmupBatches) answerMs.push(performance.now() - sentAt);
       },
       (error: unknown) => {
         failures++;
@@ -685,10 +786,6 @@ async function latencyPhase(ctx: Context) {
     inFlight.add(task);
   };
 
-  console.log(
-    `latency: ${params.latencyRate} calls/s through ingest (${params.latencyBatchSize} per batch every ${intervalMs} ms), ` +
-      `${params.latencyWarmupSeconds} s warm-up + ${params.latencySeconds} s measured …`,
-  );
   // Paced on a fixed schedule: batch k is due at start + k × interval, so timer lateness never accumulates.
   let measureFrom = Infinity;
   let maxLateMs = 0;
@@ -699,7 +796,7 @@ async function latencyPhase(ctx: Context) {
       const now = performance.now();
       while (next < totalBatches && started + next * intervalMs <= now) {
         maxLateMs = Math.max(maxLateMs, now - (started + next * intervalMs));
-        if (next === warmupBatches) measureFrom = Date.now();
+        if (next === load.warmupBatches) measureFrom = Date.now();
         send(next++);
       }
       if (next >= totalBatches) resolve();
@@ -709,16 +806,41 @@ async function latencyPhase(ctx: Context) {
   });
   const sendSeconds = (performance.now() - started) / 1000;
   await Promise.all(inFlight);
-  const expectedCalls = (totalBatches - failures) * params.latencyBatchSize;
+  if (failures > 0) console.error(`${failures} ingest batches failed; first:`, firstFailure);
+  return { measureFrom, failures, answerMs: answerMs.sort((a, b) => a - b), sendSeconds, maxLateMs };
+}
+
+async function latencyPhase(ctx: Context) {
+  const { params, sink } = ctx;
+  const { ingest, client } = await startIngest(ctx);
+  const delivery = await startDelivery(ctx, "latency");
+  await sink.recordLatency(PATHS.latency);
+
+  const intervalMs = (1000 * params.latencyBatchSize) / params.latencyRate;
+  const warmupBatches = Math.round((params.latencyWarmupSeconds * 1000) / intervalMs);
+  const totalBatches = warmupBatches + Math.round((params.latencySeconds * 1000) / intervalMs);
+  console.log(
+    `latency: ${params.latencyRate} calls/s through ingest (${params.latencyBatchSize} per batch every ${intervalMs} ms), ` +
+      `${params.latencyWarmupSeconds} s warm-up + ${params.latencySeconds} s measured …`,
+  );
+  const sent = await sendSteadily(client, {
+    rate: params.latencyRate,
+    batchSize: params.latencyBatchSize,
+    warmupBatches,
+    warmupSourceId: "lat",
+    measuredBatches: totalBatches - warmupBatches,
+    sourceId: "lat",
+    seed: 31,
+  });
+  const expectedCalls = (totalBatches - sent.failures) * params.latencyBatchSize;
   const complete = await waitForCounts(ctx, { [PATHS.latency]: expectedCalls }, delivery);
-  const { samples, before } = await sink.latencies(PATHS.latency, measureFrom, Infinity);
+  const { samples, before } = await sink.latencies(PATHS.latency, sent.measureFrom, Infinity);
   const { badBodies } = await sink.stats();
   await delivery.stop();
   await ingest.stop();
-  if (failures > 0) console.error(`latency: ${failures} batches failed; first:`, firstFailure);
 
   const sorted = samples.sort((a, b) => a - b);
-  const answers = answerMs.sort((a, b) => a - b);
+  const answers = sent.answerMs;
   return {
     samples: sorted.length,
     warmupSamples: before,
@@ -729,11 +851,149 @@ async function latencyPhase(ctx: Context) {
     meanMs: sorted.reduce((sum, value) => sum + value, 0) / Math.max(1, sorted.length),
     ingestAnswerP50Ms: round(percentile(answers, 50), 2),
     ingestAnswerP99Ms: round(percentile(answers, 99), 2),
-    sentCallsPerSecond: round((totalBatches * params.latencyBatchSize) / sendSeconds, 1),
-    maxTimerLateMs: round(maxLateMs, 2),
-    failedBatches: failures,
+    sentCallsPerSecond: round((totalBatches * params.latencyBatchSize) / sent.sendSeconds, 1),
+    maxTimerLateMs: round(sent.maxLateMs, 2),
+    failedBatches: sent.failures,
     unreadableBodies: badBodies,
     complete,
+  };
+}
+
+// ---------------------------------------------------------------- 4. latency isolation
+
+interface LatencySummary {
+  samples: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+function summarise(values: number[]): LatencySummary {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { samples: sorted.length, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), maxMs: sorted.at(-1) ?? Number.NaN };
+}
+
+interface LatencyIsolationRun {
+  label: "alone" | "hostile";
+  /** The healthy destination's latencies over the measured seconds. */
+  latency: LatencySummary;
+  /** The same, second by second from the start of the measured load (by the calls' timestamps). */
+  perSecond: LatencySummary[];
+  complete: boolean;
+  failedBatches: number;
+  /** CPU used while the load was sent, in cores: delivery, the healthy receivers' sink, the hostile receivers' sink, nats-server. */
+  cpuCores: { delivery: number | undefined; sink: number | undefined; hostileSink: number | undefined; natsServer: number | undefined };
+  /** Requests each hostile receiver got (hostile runs). */
+  hostileRequests: Record<string, number>;
+  bus: Awaited<ReturnType<typeof busState>>;
+  /** Every sample, and those of the first FIRST_SECONDS, for the rounds' combined figures (not written out). */
+  samples: number[];
+  firstSamples: number[];
+}
+
+/**
+ * One run of the latency-isolation phase: a fresh delivery process, a short
+ * warm-up on a source of its own (so the hostile receivers' first requests
+ * come with the measured load, not before it), then the steady load on the
+ * measured source: the healthy destination alone, or the healthy destination
+ * and the three hostile ones.
+ */
+async function latencyIsolationRun(
+  ctx: Context,
+  client: IngestServiceClient,
+  hostileSink: WebhookSinkChild,
+  label: "alone" | "hostile",
+  seed: number,
+): Promise<LatencyIsolationRun> {
+  const { params, sink } = ctx;
+  const measured = label === "alone" ? PATHS.liAlone : PATHS.liHealthy;
+  await sink.reset();
+  await hostileSink.reset();
+  const intervalMs = (1000 * params.latencyIsolationBatchSize) / params.latencyIsolationRate;
+  const warmupBatches = Math.round((params.latencyIsolationWarmupSeconds * 1000) / intervalMs);
+  const measuredBatches = Math.round((params.latencyIsolationSeconds * 1000) / intervalMs);
+  console.log(
+    `latency isolation (${label === "alone" ? "healthy alone" : "healthy + hang, huge body, reset"}): ` +
+      `${params.latencyIsolationRate} calls/s in batches of ${params.latencyIsolationBatchSize}, ${params.latencyIsolationWarmupSeconds} s warm-up + ${params.latencyIsolationSeconds} s measured …`,
+  );
+  const since = await retryCounters(ctx);
+  const delivery = await startDelivery(ctx, `latency-isolation-${label}`);
+  const cpuOf = () =>
+    Promise.all([processTreeCpuMs(delivery.pid), processCpuMs(sink.pid), processCpuMs(hostileSink.pid), processCpuMs(ctx.natsPid)]);
+  const cpuBefore = await cpuOf();
+  const sent = await sendSteadily(client, {
+    rate: params.latencyIsolationRate,
+    batchSize: params.latencyIsolationBatchSize,
+    warmupBatches,
+    warmupSourceId: "li-warm",
+    measuredBatches,
+    sourceId: label === "alone" ? "li-alone" : "li-hostile",
+    seed,
+  });
+  const cpuAfter = await cpuOf();
+  const complete = await waitForCounts(ctx, { [measured]: (measuredBatches - sent.failures) * params.latencyIsolationBatchSize }, delivery);
+  const { samples } = await sink.latencies(measured, sent.measureFrom, Infinity);
+  const perSecond: LatencySummary[] = [];
+  for (let second = 0; second < params.latencyIsolationSeconds; second++) {
+    const from = sent.measureFrom + second * 1000;
+    perSecond.push(summarise((await sink.latencies(measured, from, from + 1000)).samples));
+  }
+  const firstSamples = (await sink.latencies(measured, sent.measureFrom, sent.measureFrom + FIRST_SECONDS * 1000)).samples;
+  const hostilePaths = await hostileSink.stats();
+  await delivery.stop();
+  const bus = await busState(ctx, since);
+  // Deferred calls of the hostile destinations would otherwise burden the next run.
+  await ctx.jsm.streams.purge(ctx.names.retryStream);
+  // Share of one core each process used while the load was sent: a hostile receiver on this machine competes for it.
+  const coreShare = (index: number) => {
+    const before = cpuBefore[index];
+    const after = cpuAfter[index];
+    return before === undefined || after === undefined ? undefined : round((after - before) / 1000 / sent.sendSeconds, 2);
+  };
+  return {
+    label,
+    latency: summarise(samples),
+    cpuCores: { delivery: coreShare(0), sink: coreShare(1), hostileSink: coreShare(2), natsServer: coreShare(3) },
+    perSecond,
+    complete,
+    failedBatches: sent.failures,
+    hostileRequests: Object.fromEntries(HOSTILE_KINDS.map((kind) => [kind, hostilePaths.paths[PATHS.hostile(kind)]?.count ?? 0])),
+    bus,
+    samples,
+    firstSamples,
+  };
+}
+
+/**
+ * Runs alone and with the hostile three take turns (alone, hostile, alone, …),
+ * each with a fresh delivery process; ingest is shared. The ratio is the
+ * healthy destination's p99 with the hostile three over its p99 alone, all
+ * rounds' samples together.
+ */
+async function latencyIsolationPhase(ctx: Context, hostileSink: WebhookSinkChild) {
+  const { sink } = ctx;
+  for (const kind of HOSTILE_KINDS) await hostileSink.hostile(PATHS.hostile(kind), kind);
+  await sink.recordLatency(PATHS.liAlone);
+  await sink.recordLatency(PATHS.liHealthy);
+  const { ingest, client } = await startIngest(ctx);
+  const runs: LatencyIsolationRun[] = [];
+  for (let round = 0; round < ctx.params.latencyIsolationRounds; round++) {
+    runs.push(await latencyIsolationRun(ctx, client, hostileSink, "alone", 41 + round));
+    runs.push(await latencyIsolationRun(ctx, client, hostileSink, "hostile", 51 + round));
+  }
+  await ingest.stop();
+  const of = (label: LatencyIsolationRun["label"]) => runs.filter((run) => run.label === label);
+  const alone = summarise(of("alone").flatMap((run) => run.samples));
+  const hostile = summarise(of("hostile").flatMap((run) => run.samples));
+  // The onset: before any breaker could open (the first trips after the 5 s request timeout).
+  const hostileFirstSeconds = summarise(of("hostile").flatMap((run) => run.firstSamples));
+  return {
+    alone,
+    hostile,
+    hostileFirstSeconds,
+    p99Ratio: alone.p99Ms > 0 ? hostile.p99Ms / alone.p99Ms : Number.POSITIVE_INFINITY,
+    firstSecondsP99Ratio: alone.p99Ms > 0 ? hostileFirstSeconds.p99Ms / alone.p99Ms : Number.POSITIVE_INFINITY,
+    runs: runs.map(({ samples: _samples, firstSamples: _first, ...run }) => run),
   };
 }
 
@@ -758,7 +1018,13 @@ async function main(cleanup: Cleanup): Promise<void> {
 
   const sink = await WebhookSinkChild.start(REPO_ROOT);
   cleanup.add("stop the webhook sink", () => sink.stop());
-  const workspaceFile = await writeWorkspaceFile(cleanup, workspace(sink));
+  let hostileSink: WebhookSinkChild | undefined;
+  if (params.phases.includes("latency-isolation")) {
+    hostileSink = await WebhookSinkChild.start(REPO_ROOT);
+    const started = hostileSink;
+    cleanup.add("stop the hostile webhook sink", () => started.stop());
+  }
+  const workspaceFile = await writeWorkspaceFile(cleanup, workspace(sink, hostileSink));
   const settings = loadDeliveryConfig({ NATS_URL: nats.url, SWITCHYARD_NAMESPACE: namespace, ...params.deliveryEnv });
 
   const ctx: Context = {
@@ -773,6 +1039,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     workspaceFile,
     cleanup,
     destinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
+    natsPid: nats.pid,
   };
   // Isolation last: its failing destination leaves retries behind.
   // One process, then (with --workers) several, which is then the run judged.
@@ -782,6 +1049,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   }
   const throughput = throughputRuns.at(-1);
   const latency = params.phases.includes("latency") ? await latencyPhase(ctx) : undefined;
+  const latencyIsolation = hostileSink ? await latencyIsolationPhase(ctx, hostileSink) : undefined;
   const isolation = params.phases.includes("isolation") ? await isolationPhase(ctx) : undefined;
 
   const targets = {
@@ -807,6 +1075,20 @@ async function main(cleanup: Cleanup): Promise<void> {
       ? {
           latencyP50Ms: { target: TARGETS.latencyP50Ms, value: latency.p50Ms, pass: latency.p50Ms <= TARGETS.latencyP50Ms },
           latencyP99Ms: { target: TARGETS.latencyP99Ms, value: latency.p99Ms, pass: latency.p99Ms <= TARGETS.latencyP99Ms },
+        }
+      : {}),
+    ...(latencyIsolation
+      ? {
+          latencyIsolationP99Ratio: {
+            target: TARGETS.latencyIsolationP99Ratio,
+            value: round(latencyIsolation.p99Ratio, 2),
+            pass: latencyIsolation.p99Ratio <= TARGETS.latencyIsolationP99Ratio,
+          },
+          latencyIsolationFirstSecondsP99Ratio: {
+            target: TARGETS.latencyIsolationP99Ratio,
+            value: round(latencyIsolation.firstSecondsP99Ratio, 2),
+            pass: latencyIsolation.firstSecondsP99Ratio <= TARGETS.latencyIsolationP99Ratio,
+          },
         }
       : {}),
   };
@@ -851,6 +1133,25 @@ async function main(cleanup: Cleanup): Promise<void> {
     );
   }
 
+  if (latencyIsolation) {
+    const li = latencyIsolation;
+    const figures = (summary: LatencySummary) => `p50 ${summary.p50Ms} ms, p99 ${summary.p99Ms} ms, max ${summary.maxMs} ms`;
+    console.log(`4. latency isolation  healthy alone: ${figures(li.alone)} (${format(li.alone.samples)} calls)`);
+    console.log(`               with hang, 100 MB body, reset: ${figures(li.hostile)} (${format(li.hostile.samples)} calls)`);
+    console.log(`               first ${FIRST_SECONDS} s with them: ${figures(li.hostileFirstSeconds)}`);
+    console.log(
+      `               p99 ratio ${li.p99Ratio.toFixed(2)}× (target ≤ ${TARGETS.latencyIsolationP99Ratio}×: ${verdict(targets.latencyIsolationP99Ratio!.pass)}), ` +
+        `first ${FIRST_SECONDS} s ${li.firstSecondsP99Ratio.toFixed(2)}× (${verdict(targets.latencyIsolationFirstSecondsP99Ratio!.pass)})`,
+    );
+    for (const run of li.runs) {
+      console.log(
+        `               ${run.label.padEnd(7)} p99 per second: ${run.perSecond.map((second) => second.p99Ms).join(", ")}; ` +
+          `CPU cores: delivery ${run.cpuCores.delivery}, sink ${run.cpuCores.sink}, hostile sink ${run.cpuCores.hostileSink}, ` +
+          `nats-server ${run.cpuCores.natsServer}; retry deliveries ${run.bus.retryDeliveries}`,
+      );
+    }
+  }
+
   const file = await writeResults(
     RESULTS_DIR,
     "delivery",
@@ -871,6 +1172,11 @@ async function main(cleanup: Cleanup): Promise<void> {
         latencyBatchSize: params.latencyBatchSize,
         latencySeconds: params.latencySeconds,
         latencyWarmupSeconds: params.latencyWarmupSeconds,
+        latencyIsolationCallsPerSecond: params.latencyIsolationRate,
+        latencyIsolationBatchSize: params.latencyIsolationBatchSize,
+        latencyIsolationSeconds: params.latencyIsolationSeconds,
+        latencyIsolationWarmupSeconds: params.latencyIsolationWarmupSeconds,
+        latencyIsolationRounds: params.latencyIsolationRounds,
         phaseTimeoutSeconds: params.phaseTimeoutMs / 1000,
         deliveryEnv: params.deliveryEnv,
         deliveryDestinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
@@ -920,6 +1226,7 @@ async function main(cleanup: Cleanup): Promise<void> {
           }
         : {}),
       ...(latency ? { latency } : {}),
+      ...(latencyIsolation ? { latencyIsolation } : {}),
       targets,
       pass: Object.values(targets).every((target) => target.pass),
       machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),

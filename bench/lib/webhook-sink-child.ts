@@ -90,6 +90,11 @@ export class WebhookSinkChild {
     return this.command("hold", { path, ms });
   }
 
+  /** Requests to `path` misbehave (see webhook-sink.ts): never answered, answered with a huge body, or reset. */
+  hostile(path: string, kind: "hang" | "huge" | "reset", bytes?: number): Promise<unknown> {
+    return this.command("hostile", { path, kind, ...(bytes === undefined ? {} : { bytes }) });
+  }
+
   recordLatency(path: string): Promise<unknown> {
     return this.command("latency", { path });
   }

@@ -10,6 +10,10 @@
  * on stdout; then it reads commands `{"id":n,"cmd":...}` from stdin and
  * answers each with `{"id":n,"result":...}` (or `"error"`) on stdout:
  *  - `hold {path, ms}`: requests to `path` are answered only after `ms`.
+ *  - `hostile {path, kind, bytes?}`: requests to `path` misbehave: `hang`
+ *    never answers (the connection stays open until the client gives up),
+ *    `huge` answers 200 with a body of `bytes` (default 100 MB, one buffer
+ *    shared by every response), `reset` resets the connection (TCP RST).
  *  - `latency {path}`: also parse bodies on `path` and keep, per request,
  *    its arrival time minus the body's `timestamp`.
  *  - `stats`: per path, count and first/last arrival.
@@ -56,6 +60,9 @@ interface PathRecord {
 
 const records = new Map<string, PathRecord>();
 const holdMs = new Map<string, number>();
+type HostileKind = "hang" | "huge" | "reset";
+const hostile = new Map<string, HostileKind>();
+let hugeBody = Buffer.alloc(0);
 const latencyPaths = new Set<string>();
 const timers = new Set<NodeJS.Timeout>();
 const sockets = new Set<Socket>();
@@ -100,6 +107,20 @@ function handle(request: IncomingMessage, response: ServerResponse): void {
   }
 
   request.resume();
+  const kind = hostile.get(path);
+  if (kind === "hang") return; // never answered: the client's timeout ends it
+  if (kind === "reset") {
+    request.socket.resetAndDestroy();
+    return;
+  }
+  if (kind === "huge") {
+    request.on("end", () => {
+      if (response.destroyed) return;
+      response.writeHead(200, { "content-length": String(hugeBody.length), "content-type": "application/octet-stream" });
+      response.end(hugeBody);
+    });
+    return;
+  }
   const hold = holdMs.get(path);
   if (hold === undefined) {
     request.on("end", answer);
@@ -126,13 +147,33 @@ server.on("connection", (socket: Socket) => {
   socket.on("close", () => sockets.delete(socket));
 });
 
-type Command = { id: number; cmd: string; path?: string; paths?: string[]; ms?: number; from?: number; to?: number };
+type Command = {
+  id: number;
+  cmd: string;
+  path?: string;
+  paths?: string[];
+  ms?: number;
+  from?: number;
+  to?: number;
+  kind?: string;
+  bytes?: number;
+};
 
 function run(command: Command): unknown {
   switch (command.cmd) {
     case "hold":
       holdMs.set(requirePath(command), command.ms ?? 0);
       return null;
+    case "hostile": {
+      const kind = command.kind;
+      if (kind !== "hang" && kind !== "huge" && kind !== "reset") throw new Error(`hostile: kind must be hang, huge or reset, got ${kind}`);
+      if (kind === "huge") {
+        const bytes = command.bytes ?? 100 * 1024 * 1024;
+        if (hugeBody.length !== bytes) hugeBody = Buffer.alloc(bytes, "x");
+      }
+      hostile.set(requirePath(command), kind);
+      return null;
+    }
     case "latency":
       latencyPaths.add(requirePath(command));
       return null;

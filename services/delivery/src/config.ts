@@ -12,6 +12,7 @@ export const DEFAULT_DESTINATION_CONCURRENCY = 32;
 export const DEFAULT_FAILURE_THRESHOLD = 5;
 export const DEFAULT_FAILING_COOLDOWN_MS = 5_000;
 export const DEFAULT_BATCH_CONCURRENCY = 16;
+export const DEFAULT_AWAITING_BATCHES = 128;
 export const DEFAULT_RETRY_CONCURRENCY = 64;
 export const DEFAULT_DEAD_LETTER_MAX_AGE_MS = 14 * 24 * 3600_000;
 export const DEFAULT_DELIVERY_LOG_MAX_AGE_MS = 7 * 24 * 3600_000;
@@ -34,6 +35,11 @@ export const deliveryEnvSchema = commonEnvSchema.extend({
   DELIVERY_FAILURE_THRESHOLD: positiveIntVar(DEFAULT_FAILURE_THRESHOLD),
   DELIVERY_FAILING_COOLDOWN_MS: positiveIntVar(DEFAULT_FAILING_COOLDOWN_MS),
   DELIVERY_BATCH_CONCURRENCY: positiveIntVar(DEFAULT_BATCH_CONCURRENCY),
+  /**
+   * Batches per replica that wait for their outcomes without holding a DELIVERY_BATCH_CONCURRENCY slot: every
+   * call in flight, done, deferred, or waiting for a destination that has stopped freeing slots.
+   */
+  DELIVERY_AWAITING_BATCHES: positiveIntVar(DEFAULT_AWAITING_BATCHES),
   DELIVERY_RETRY_CONCURRENCY: positiveIntVar(DEFAULT_RETRY_CONCURRENCY),
   DELIVERY_DEAD_LETTER_MAX_AGE_MS: positiveIntVar(DEFAULT_DEAD_LETTER_MAX_AGE_MS),
   DELIVERY_LOG_MAX_AGE_MS: positiveIntVar(DEFAULT_DELIVERY_LOG_MAX_AGE_MS),

@@ -167,6 +167,37 @@ describe("DestinationGate: circuit breaker", () => {
   });
 });
 
+describe("DestinationGate: not moving (a batch may give up its slot)", () => {
+  it("is not moving once every slot has been taken and none freed for the minimum, before any answer", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate(OPTIONS, clock.now);
+    await acquired(gate);
+    expect(gate.notMoving(25)).toBe(false); // a slot is free
+    await acquired(gate);
+    clock.advance(24);
+    expect(gate.notMoving(25)).toBe(false);
+    clock.advance(1);
+    expect(gate.notMoving(25)).toBe(true);
+  });
+
+  it("waits several times the usual answer time when that is longer, and any freed slot counts as moving", async () => {
+    const clock = manualClock();
+    const gate = new DestinationGate(OPTIONS, clock.now);
+    const first = await acquired(gate);
+    clock.advance(100);
+    first("delivered"); // answers take 100 ms
+    await acquired(gate);
+    const second = await acquired(gate);
+    clock.advance(399);
+    expect(gate.notMoving(25)).toBe(false);
+    clock.advance(1);
+    expect(gate.notMoving(25)).toBe(true);
+    second("delivered");
+    await acquired(gate);
+    expect(gate.notMoving(25)).toBe(false);
+  });
+});
+
 describe("DestinationGates", () => {
   it("keeps one gate per destination", async () => {
     const gates = new DestinationGates({ ...OPTIONS, concurrency: 1 });

@@ -96,6 +96,18 @@ export class DestinationGate {
     return Math.min(maxMs, Math.max(minMs, STALL_LATENCY_MULTIPLE * this.answerMs));
   }
 
+  /**
+   * Every slot taken, and none taken or freed for several times the usual
+   * answer time (STALL_LATENCY_MULTIPLE), and at least `minMs`: calls waiting
+   * for a slot here are not moving. Unlike a stall, nothing is refused: a
+   * batch whose calls wait only at such destinations gives up its batch slot
+   * (see FirstAttempts). `minMs` alone until the destination has answered.
+   */
+  notMoving(minMs: number): boolean {
+    const ms = this.answerMs === undefined ? minMs : Math.max(minMs, STALL_LATENCY_MULTIPLE * this.answerMs);
+    return this.noProgressFor(ms);
+  }
+
   private noProgressFor(ms: number): boolean {
     return this.inFlight >= this.options.concurrency && this.now() - this.lastActivityAt >= ms;
   }

@@ -23,6 +23,7 @@ import { DeliveryLog } from "./delivery-log.js";
 import { DeliveryStats } from "./delivery-stats.js";
 import { DestinationGates } from "./destination-gate.js";
 import { FirstAttempts } from "./first-attempts.js";
+import { HandlingFailures } from "./handling-failures.js";
 import { DeliveryMetrics } from "./metrics.js";
 import { Retries } from "./retries.js";
 import { PoisonMessages } from "./poison.js";
@@ -115,34 +116,48 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
   };
   const metrics = new DeliveryMetrics(ops.registry, { bus, names });
   const poison = new PoisonMessages(js, names, (from, reason) => metrics.poisoned(from, reason), logger);
-  const settler = new Settler({ retryQueue, deadLetters, log, stats, metrics, schedule, logger });
-  const firstAttempts = new FirstAttempts({ workspace, sender, gates, settler, retryQueue, metrics, poison, logger });
-  const retries = new Retries({ workspace, sender, gates, settler, retryQueue, metrics, poison, windowMs: schedule.windowMs, logger });
-
-  const consumerOptions = {
-    heartbeatMs: 10_000,
+  const handlingFailureOptions = {
     failureDelayMs: config.DELIVERY_HANDLING_RETRY_DELAY_MS,
     maxFailureDelayMs: MAX_HANDLING_RETRY_DELAY_MS,
     maxFailures: config.DELIVERY_MAX_HANDLING_FAILURES,
   };
+  const settler = new Settler({ retryQueue, deadLetters, log, stats, metrics, schedule, logger });
+  const heartbeatMs = 10_000;
+  const callsFailures = new HandlingFailures(
+    handlingFailureOptions,
+    (message, error) => poison.setAside(message, "calls", "handler_failed", error),
+    logger,
+  );
+  const retryFailures = new HandlingFailures(
+    handlingFailureOptions,
+    (message, error) => poison.setAside(message, "retry", "handler_failed", error),
+    logger,
+  );
+  const firstAttempts = new FirstAttempts({
+    workspace,
+    sender,
+    gates,
+    settler,
+    retryQueue,
+    metrics,
+    poison,
+    logger,
+    awaitingBatches: config.DELIVERY_AWAITING_BATCHES,
+    heartbeatMs,
+    failures: callsFailures,
+  });
+  const retries = new Retries({ workspace, sender, gates, settler, retryQueue, metrics, poison, windowMs: schedule.windowMs, logger });
+
   const callsConsumer = ConcurrentConsumer.start(
     await js.consumers.get(names.callsStream, CALLS_CONSUMER),
     (message) => firstAttempts.handle(message),
-    {
-      ...consumerOptions,
-      concurrency: config.DELIVERY_BATCH_CONCURRENCY,
-      setAside: (message, error) => poison.setAside(message, "calls", "handler_failed", error),
-    },
+    { heartbeatMs, concurrency: config.DELIVERY_BATCH_CONCURRENCY, failures: callsFailures },
     logger,
   );
   const retryConsumer = ConcurrentConsumer.start(
     await js.consumers.get(names.retryStream, RETRY_CONSUMER),
     (message) => retries.handle(message),
-    {
-      ...consumerOptions,
-      concurrency: config.DELIVERY_RETRY_CONCURRENCY,
-      setAside: (message, error) => poison.setAside(message, "retry", "handler_failed", error),
-    },
+    { heartbeatMs, concurrency: config.DELIVERY_RETRY_CONCURRENCY, failures: retryFailures },
     logger,
   );
 
@@ -192,7 +207,8 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
     stop: async () => {
       ops.readiness.shutdown();
       await grpc.shutdown(config.SHUTDOWN_GRACE_MS);
-      await Promise.all([callsConsumer.stop(), retryConsumer.stop()]);
+      // Batches waiting outside a slot (see FirstAttempts) finish once their consumer has stopped handing out more.
+      await Promise.all([callsConsumer.stop().then(() => firstAttempts.drain()), retryConsumer.stop()]);
       await stats.close();
       workspace.close();
       await sender.close();

@@ -5,6 +5,7 @@ import { createLogger } from "@switchyard/platform";
 import { NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConcurrentConsumer } from "../src/concurrent-consumer.js";
+import { HandlingFailures } from "../src/handling-failures.js";
 
 let nats: NatsServer;
 let nc: NatsConnection;
@@ -19,12 +20,10 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const logger = createLogger({ service: "test", level: "silent" });
-const OPTIONS = {
-  failureDelayMs: 100,
-  maxFailureDelayMs: 400,
-  maxFailures: 4,
-  setAside: () => Promise.reject(new Error("not expected in this test")),
-};
+const FAILURE_OPTIONS = { failureDelayMs: 100, maxFailureDelayMs: 400, maxFailures: 4 };
+/** Failures handled as delivery handles them, setting aside with `setAside`. */
+const failures = (setAside: (message: JsMsg, error: unknown) => Promise<void> = () => Promise.reject(new Error("not expected"))) =>
+  new HandlingFailures(FAILURE_OPTIONS, setAside, logger);
 
 async function workStream(): Promise<{ stream: string; jsm: Awaited<ReturnType<typeof jetstreamManager>> }> {
   const stream = uniqueNamespace().toUpperCase();
@@ -49,7 +48,7 @@ describe("concurrent consumer", () => {
         await sleep(1_500); // longer than the ack wait; the heartbeat keeps this one alive
         message.ack();
       },
-      { ...OPTIONS, concurrency: 1, heartbeatMs: 300 },
+      { concurrency: 1, heartbeatMs: 300, failures: failures() },
       logger,
     );
     try {
@@ -84,13 +83,12 @@ describe("concurrent consumer", () => {
         message.ack();
       },
       {
-        ...OPTIONS,
         concurrency: 2,
         heartbeatMs: 1_000,
-        setAside: async (message, error) => {
+        failures: failures(async (message, error) => {
           setAside.push(`${message.string()}: ${(error as Error).message}`);
           message.ack();
-        },
+        }),
       },
       logger,
     );
@@ -105,7 +103,7 @@ describe("concurrent consumer", () => {
     }
     expect(handled.sort()).toEqual(["ok-1", "ok-2"]);
     expect(setAside).toEqual(["poison: always fails"]);
-    expect(tries).toHaveLength(OPTIONS.maxFailures);
+    expect(tries).toHaveLength(FAILURE_OPTIONS.maxFailures);
     // Redelivered no sooner than the doubled delays asked: 100, 200, 400 ms.
     const gaps = tries.slice(1).map((at, index) => at - tries[index]!);
     [100, 200, 400].forEach((delay, index) => expect(gaps[index]).toBeGreaterThanOrEqual(delay - 20));
@@ -123,15 +121,14 @@ describe("concurrent consumer", () => {
       await js.consumers.get(stream, "worker"),
       () => Promise.reject(new Error("always fails")),
       {
-        ...OPTIONS,
         concurrency: 1,
         heartbeatMs: 1_000,
-        setAside: async (message) => {
+        failures: failures(async (message) => {
           setAsideCalls++;
           if (setAsideCalls < 3) throw new Error("poison stream unavailable");
           storedAt = setAsideCalls;
           message.ack();
-        },
+        }),
       },
       logger,
     );
