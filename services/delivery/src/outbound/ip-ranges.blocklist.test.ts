@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AddressPolicy } from "./address-policy.js";
-import { CidrSet, formatIp, parseCidr, parseIp, type Cidr, type IpAddress } from "./ip-ranges.js";
+import { CidrSet, blockedRangeOf, formatIp, parseCidr, parseIp, type Cidr, type IpAddress } from "./ip-ranges.js";
 
 const ip = (text: string): IpAddress => {
   const address = parseIp(text);
@@ -97,5 +97,22 @@ describe("formatIp", () => {
   ])("%s is written %s, and reads back", (text, formatted) => {
     expect(formatIp(ip(text))).toBe(formatted);
     expect(parseIp(formatted)).toEqual(ip(text));
+  });
+});
+
+describe("special-purpose IPv6 ranges the first list missed", () => {
+  it.each([
+    ["64:ff9b:1::a9fe:a9fe", "local-use IPv4/IPv6 translation", "64:ff9b:1::/48"],
+    ["64:ff9b:1:ffff::1", "local-use IPv4/IPv6 translation", "64:ff9b:1::/48"],
+    ["3fff::1", "documentation", "3fff::/20"],
+    ["3fff:fff:ffff::1", "documentation", "3fff::/20"],
+    ["5f00::1", "SRv6 segment identifiers", "5f00::/16"],
+    ["5f00:ffff::1", "SRv6 segment identifiers", "5f00::/16"],
+  ])("%s is %s (%s)", (text, kind, cidr) => {
+    expect(blockedRangeOf(ip(text))).toEqual({ kind, cidr });
+  });
+
+  it.each(["64:ff9b:2::1", "3fff:1000::1", "3ffe:ffff::1", "5f01::1", "5eff::1"])("%s next to them is not refused", (text) => {
+    expect(blockedRangeOf(ip(text))).toBeUndefined();
   });
 });
