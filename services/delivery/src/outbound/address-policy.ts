@@ -1,6 +1,6 @@
 import {
+  CidrSet,
   blockedRangeOf,
-  cidrContains,
   embeddedIpv4,
   formatIp,
   parseCidr,
@@ -21,7 +21,11 @@ export type AddressVerdict = { allowed: true } | { allowed: false; address: stri
  * operator's allowlist covers. Pure: DNS and sockets are elsewhere.
  */
 export class AddressPolicy {
-  constructor(private readonly allowed: readonly Cidr[] = []) {}
+  private readonly allowedSet: CidrSet;
+
+  constructor(private readonly allowed: readonly Cidr[] = []) {
+    this.allowedSet = new CidrSet(allowed);
+  }
 
   /** Parses a comma-separated CIDR list (empty entries ignored); throws naming the bad entry. */
   static fromList(list: string | undefined): AddressPolicy {
@@ -52,7 +56,7 @@ export class AddressPolicy {
   /** Allowlisted as written, or through the IPv4 address it carries (127.0.0.0/8 also allows ::ffff:127.0.0.1). */
   private isAllowlisted(address: IpAddress): boolean {
     const inner = embeddedIpv4(address);
-    return this.allowed.some((cidr) => cidrContains(cidr, address) || (inner !== undefined && cidrContains(cidr, inner)));
+    return this.allowedSet.has(address) || (inner !== undefined && this.allowedSet.has(inner));
   }
 }
 

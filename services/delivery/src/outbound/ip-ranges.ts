@@ -1,8 +1,11 @@
-import { isIPv4, isIPv6 } from "node:net";
+import { BlockList, SocketAddress, isIPv4, isIPv6 } from "node:net";
 
 /**
- * IP addresses and CIDR ranges as numbers, and the ranges a webhook must not
- * reach (SSRF protection): pure functions, unit-tested without a network.
+ * IP addresses and CIDR ranges, and the ranges a webhook must not reach (SSRF
+ * protection): pure functions, unit-tested without a network. Range matching
+ * is node:net's BlockList; this module keeps what BlockList does not do:
+ * parsing with messages that name the rule, the kind of each range, and the
+ * IPv4 address inside IPv6 forms.
  *
  * An address is a 32-bit (IPv4) or 128-bit (IPv6) bigint. IPv6 forms that
  * carry an IPv4 address (IPv4-mapped ::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d,
@@ -10,11 +13,13 @@ import { isIPv4, isIPv6 } from "node:net";
  * is where the packets end up: ::ffff:127.0.0.1 is loopback.
  */
 
+/** An IPv4 or IPv6 address as a number. */
 export interface IpAddress {
   version: 4 | 6;
   value: bigint;
 }
 
+/** A CIDR range, as parsed by {@link parseCidr}. */
 export interface Cidr {
   version: 4 | 6;
   /** The network address (host bits cleared). */
@@ -56,35 +61,22 @@ function ipv6Value(address: string): bigint {
   return groups.reduce((value, group) => (value << 16n) | BigInt(parseInt(group, 16)), 0n);
 }
 
-/** Renders an address in its usual short form (for messages). */
+/** Renders an address in its usual short form (RFC 5952; IPv4-mapped with the IPv4 part dotted). */
 export function formatIp(address: IpAddress): string {
-  if (address.version === 4) {
-    return [24n, 16n, 8n, 0n].map((shift) => ((address.value >> shift) & 0xffn).toString()).join(".");
+  const { value } = address;
+  if (address.version === 4) return [24n, 16n, 8n, 0n].map((shift) => ((value >> shift) & 0xffn).toString()).join(".");
+  // IPv4-compatible (::/96): libuv would write ::2 as "::0.0.0.2"; keep the hexadecimal form.
+  if (value >> 32n === 0n) {
+    const low = (value & 0xffffn).toString(16);
+    return value >> 16n === 0n ? `::${value === 0n ? "" : low}` : `::${(value >> 16n).toString(16)}:${low}`;
   }
-  // IPv4-mapped addresses read best with the IPv4 part dotted, as URLs and sockets show them.
-  if (address.value >> 32n === 0xffffn) return `::ffff:${formatIp({ version: 4, value: address.value & 0xffffffffn })}`;
-  const groups = Array.from({ length: 8 }, (_, i) => Number((address.value >> BigInt(112 - 16 * i)) & 0xffffn));
-  // Compress the longest run of two or more zero groups, as RFC 5952 says.
-  let bestStart = -1;
-  let bestLength = 1;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLength) [bestStart, bestLength] = [i, j - i];
-    i = j;
-  }
-  const hex = groups.map((group) => group.toString(16));
-  if (bestStart === -1) return hex.join(":");
-  return `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLength).join(":")}`;
+  const groups = Array.from({ length: 8 }, (_, i) => ((value >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
+  return new SocketAddress({ address: groups.join(":"), family: "ipv6" }).address;
 }
 
 /**
  * Parses "a.b.c.d/n", "x:y::/n" or a bare address (a /32 or /128). Throws an
- * Error whose message says what is wrong with it.
+ * Error whose message names the value and says what is wrong with it.
  */
 export function parseCidr(text: string): Cidr {
   const trimmed = text.trim();
@@ -103,17 +95,36 @@ export function parseCidr(text: string): Cidr {
       throw new Error(`"${trimmed}" is not a CIDR range: the prefix length must be 0-${bits} for IPv${address.version}`);
     }
   }
-  return { version: address.version, network: address.value & mask(address.version, prefix), prefix, text: trimmed };
+  const hostBits = BigInt(bits - prefix);
+  return { version: address.version, network: (address.value >> hostBits) << hostBits, prefix, text: trimmed };
 }
 
-function mask(version: 4 | 6, prefix: number): bigint {
-  const bits = version === 4 ? 32 : 128;
-  const all = (1n << BigInt(bits)) - 1n;
-  return (all >> BigInt(bits - prefix)) << BigInt(bits - prefix);
+const FAMILY = { 4: "ipv4", 6: "ipv6" } as const;
+
+/**
+ * A set of CIDR ranges, matched by node:net's BlockList. One list per IP
+ * version, because a BlockList alone also matches across versions through the
+ * IPv4-mapped form (an IPv6 "::/0" would match 8.8.8.8); here an IPv6 range
+ * matches only IPv6 addresses, and embedded IPv4 is the caller's explicit choice.
+ */
+export class CidrSet {
+  private readonly lists = { 4: new BlockList(), 6: new BlockList() };
+
+  constructor(cidrs: readonly Cidr[]) {
+    for (const { version, network, prefix } of cidrs) {
+      this.lists[version].addSubnet(formatIp({ version, value: network }), prefix, FAMILY[version]);
+    }
+  }
+
+  /** Whether a range of the address's own IP version contains it. */
+  has(address: IpAddress): boolean {
+    return this.lists[address.version].check(formatIp(address), FAMILY[address.version]);
+  }
 }
 
+/** Whether the range contains the address (same IP version only). */
 export function cidrContains(cidr: Cidr, address: IpAddress): boolean {
-  return cidr.version === address.version && (address.value & mask(cidr.version, cidr.prefix)) === cidr.network;
+  return new CidrSet([cidr]).has(address);
 }
 
 /**
@@ -129,50 +140,51 @@ export function embeddedIpv4(address: IpAddress): IpAddress | undefined {
   return undefined;
 }
 
-/** A range webhooks may not reach, and why. */
-interface BlockedRange {
-  cidr: Cidr;
-  kind: string;
-}
-
-const range = (text: string, kind: string): BlockedRange => ({ cidr: parseCidr(text), kind });
-
 /**
  * Most specific first: the first match names the kind. Besides the private,
  * loopback, link-local and multicast ranges, every other special-purpose range
  * (IANA registries) is refused too: none of them is a public receiver.
  */
-const BLOCKED_RANGES: readonly BlockedRange[] = [
-  range("169.254.169.254/32", "cloud metadata"),
-  range("fd00:ec2::254/128", "cloud metadata"),
-  range("0.0.0.0/8", "unspecified ('this network')"),
-  range("10.0.0.0/8", "private (RFC 1918)"),
-  range("100.64.0.0/10", "shared address space (carrier-grade NAT)"),
-  range("127.0.0.0/8", "loopback"),
-  range("169.254.0.0/16", "link-local"),
-  range("172.16.0.0/12", "private (RFC 1918)"),
-  range("192.0.0.0/24", "IETF protocol assignments"),
-  range("192.0.2.0/24", "documentation"),
-  range("192.88.99.0/24", "6to4 relay anycast"),
-  range("192.168.0.0/16", "private (RFC 1918)"),
-  range("198.18.0.0/15", "benchmarking"),
-  range("198.51.100.0/24", "documentation"),
-  range("203.0.113.0/24", "documentation"),
-  range("224.0.0.0/4", "multicast"),
-  range("255.255.255.255/32", "broadcast"),
-  range("240.0.0.0/4", "reserved"),
-  range("::/128", "unspecified"),
-  range("::1/128", "loopback"),
-  range("::/96", "IPv4-compatible (deprecated)"),
-  range("100::/64", "discard-only"),
-  range("2001:db8::/32", "documentation"),
-  range("2001::/23", "IETF protocol assignments"),
-  range("fc00::/7", "unique local (private)"),
-  range("fe80::/10", "link-local"),
-  range("fec0::/10", "site-local (deprecated)"),
-  range("ff00::/8", "multicast"),
-];
+const BLOCKED_RANGES = (
+  [
+    ["169.254.169.254/32", "cloud metadata"],
+    ["fd00:ec2::254/128", "cloud metadata"],
+    ["0.0.0.0/8", "unspecified ('this network')"],
+    ["10.0.0.0/8", "private (RFC 1918)"],
+    ["100.64.0.0/10", "shared address space (carrier-grade NAT)"],
+    ["127.0.0.0/8", "loopback"],
+    ["169.254.0.0/16", "link-local"],
+    ["172.16.0.0/12", "private (RFC 1918)"],
+    ["192.0.0.0/24", "IETF protocol assignments"],
+    ["192.0.2.0/24", "documentation"],
+    ["192.88.99.0/24", "6to4 relay anycast"],
+    ["192.168.0.0/16", "private (RFC 1918)"],
+    ["198.18.0.0/15", "benchmarking"],
+    ["198.51.100.0/24", "documentation"],
+    ["203.0.113.0/24", "documentation"],
+    ["224.0.0.0/4", "multicast"],
+    ["255.255.255.255/32", "broadcast"],
+    ["240.0.0.0/4", "reserved"],
+    ["::/128", "unspecified"],
+    ["::1/128", "loopback"],
+    ["::/96", "IPv4-compatible (deprecated)"],
+    ["64:ff9b:1::/48", "local-use IPv4/IPv6 translation"],
+    ["100::/64", "discard-only"],
+    ["2001:db8::/32", "documentation"],
+    ["2001::/23", "IETF protocol assignments"],
+    ["3fff::/20", "documentation"],
+    ["5f00::/16", "SRv6 segment identifiers"],
+    ["fc00::/7", "unique local (private)"],
+    ["fe80::/10", "link-local"],
+    ["fec0::/10", "site-local (deprecated)"],
+    ["ff00::/8", "multicast"],
+  ] as const
+).map(([text, kind]) => ({ kind, cidr: text, set: new CidrSet([parseCidr(text)]) }));
 
+/** All of them in one set: most addresses are public, and one check says so. */
+const ANY_BLOCKED = new CidrSet(BLOCKED_RANGES.map(({ cidr }) => parseCidr(cidr)));
+
+/** A special-purpose range an address is in. */
 export interface BlockedMatch {
   /** What kind of range it is ("loopback", "private (RFC 1918)", ...). */
   kind: string;
@@ -186,10 +198,10 @@ export interface BlockedMatch {
  */
 export function blockedRangeOf(address: IpAddress): BlockedMatch | undefined {
   const inner = embeddedIpv4(address);
-  const candidates = inner ? [inner, address] : [address];
-  for (const candidate of candidates) {
-    const match = BLOCKED_RANGES.find((blocked) => cidrContains(blocked.cidr, candidate));
-    if (match) return { kind: match.kind, cidr: match.cidr.text };
+  for (const candidate of inner ? [inner, address] : [address]) {
+    if (!ANY_BLOCKED.has(candidate)) continue;
+    const match = BLOCKED_RANGES.find((blocked) => blocked.set.has(candidate));
+    if (match) return { kind: match.kind, cidr: match.cidr };
   }
   return undefined;
 }
