@@ -27,8 +27,8 @@
  * re-sync of another audience run first, so neither measured sync pays for
  * cold code.
  *
- * Writes bench/results/audience-<time>.json and audience-latest.json
- * (audience-large-… with --large). Exits non-zero only when the benchmark
+ * Writes bench/results/audience-latest.json
+ * (audience-large-latest.json with --large). Exits non-zero only when the benchmark
  * itself failed (including a wrong number of calls), not when a target is
  * missed. `--cpu-prof-dir DIR` / `--heap-prof-dir DIR` profile the service.
  */
@@ -423,49 +423,44 @@ async function main(cleanup: Cleanup): Promise<void> {
   const rssJudged = n >= TARGETS.peakRssAtMembers;
   const rssPass = memory.peak < TARGETS.peakRssBytes;
   printSummary(first, resync, ratio, cpuRatio, memory.peak, rssJudged);
-  const file = await writeResults(
-    RESULTS_DIR,
-    params.large ? "audience-large" : "audience",
-    {
-      benchmark: "audience",
-      date: date.toISOString(),
-      parameters: {
-        members: n,
-        large: params.large,
-        chunkSize: params.chunk,
-        chunks: firstRequests.length,
-        memberIdExample: memberId(0),
-        resyncLeft: changed.left,
-        resyncJoined: changed.joined,
-        warmupMembers: warmup,
-        rssSampleIntervalMs: params.rssIntervalMs,
-        storage: "file",
-        natsServer: nats.external ? "NATS_URL" : "own nats-server",
-        cpuProfiled: params.cpuProfDir !== undefined,
-        heapProfiled: params.heapProfDir !== undefined,
-      },
-      firstSync: syncResult(first),
-      resync: syncResult(resync),
-      resyncToFirstRatio: Number(ratio.toFixed(4)),
-      resyncToFirstServiceCpuRatio: Number(cpuRatio.toFixed(4)),
-      idleRssBytes: idleRss,
-      peakRssBytes: memory.peak,
-      peakRssMiB: Number((memory.peak / MIB).toFixed(1)),
-      targets: {
-        resyncRatio: { below: TARGETS.resyncRatio, value: Number(ratio.toFixed(4)), pass: ratio < TARGETS.resyncRatio },
-        peakRss: {
-          belowBytes: TARGETS.peakRssBytes,
-          atMembers: TARGETS.peakRssAtMembers,
-          judged: rssJudged,
-          value: memory.peak,
-          pass: rssPass,
-        },
-      },
-      pass: ratio < TARGETS.resyncRatio && (!rssJudged || rssPass),
-      machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+  const file = await writeResults(RESULTS_DIR, params.large ? "audience-large" : "audience", {
+    benchmark: "audience",
+    date: date.toISOString(),
+    parameters: {
+      members: n,
+      large: params.large,
+      chunkSize: params.chunk,
+      chunks: firstRequests.length,
+      memberIdExample: memberId(0),
+      resyncLeft: changed.left,
+      resyncJoined: changed.joined,
+      warmupMembers: warmup,
+      rssSampleIntervalMs: params.rssIntervalMs,
+      storage: "file",
+      natsServer: nats.external ? "NATS_URL" : "own nats-server",
+      cpuProfiled: params.cpuProfDir !== undefined,
+      heapProfiled: params.heapProfDir !== undefined,
     },
-    date,
-  );
+    firstSync: syncResult(first),
+    resync: syncResult(resync),
+    resyncToFirstRatio: Number(ratio.toFixed(4)),
+    resyncToFirstServiceCpuRatio: Number(cpuRatio.toFixed(4)),
+    idleRssBytes: idleRss,
+    peakRssBytes: memory.peak,
+    peakRssMiB: Number((memory.peak / MIB).toFixed(1)),
+    targets: {
+      resyncRatio: { below: TARGETS.resyncRatio, value: Number(ratio.toFixed(4)), pass: ratio < TARGETS.resyncRatio },
+      peakRss: {
+        belowBytes: TARGETS.peakRssBytes,
+        atMembers: TARGETS.peakRssAtMembers,
+        judged: rssJudged,
+        value: memory.peak,
+        pass: rssPass,
+      },
+    },
+    pass: ratio < TARGETS.resyncRatio && (!rssJudged || rssPass),
+    machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+  });
   console.log(`results: ${file}`);
 }
 

@@ -8,7 +8,7 @@
  * Commands: `--help`, and `send` to a port where nothing listens (loads the gRPC client, makes
  * one call, fails at once). Runs alternate bundle/source, `runs` times each (default 10), and the
  * median wall time is reported with the ratio source/bundle. Target: the bundle starts in under
- * 0.5 s. Results: bench/results/cli-start-<time>.json and cli-start-latest.json. Builds the bundle
+ * 0.5 s. Results: bench/results/cli-start-latest.json. Builds the bundle
  * first (libs/cli/scripts/build.mjs).
  */
 import { execFile } from "node:child_process";
@@ -77,26 +77,21 @@ async function main(): Promise<void> {
   }
 
   const cpus = os.cpus();
-  const file = await writeResults(
-    RESULTS_DIR,
-    "cli-start",
-    {
-      benchmark: "cli-start",
-      runs,
-      targetSeconds: TARGET_SECONDS,
-      results,
-      machine: {
-        os: `${os.type()} ${os.release()} ${os.arch()}`,
-        cpuModel: cpus[0]?.model ?? "unknown",
-        cpuCount: cpus.length,
-        totalMemoryBytes: os.totalmem(),
-        loadAverageAtStart: loadAverageAtStart.map((n) => Number(n.toFixed(2))),
-        loadAverageAtEnd: os.loadavg().map((n) => Number(n.toFixed(2))),
-        nodeVersion: process.version,
-      },
+  const file = await writeResults(RESULTS_DIR, "cli-start", {
+    benchmark: "cli-start",
+    runs,
+    targetSeconds: TARGET_SECONDS,
+    results,
+    machine: {
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      cpuModel: cpus[0]?.model ?? "unknown",
+      cpuCount: cpus.length,
+      totalMemoryBytes: os.totalmem(),
+      loadAverageAtStart: loadAverageAtStart.map((n) => Number(n.toFixed(2))),
+      loadAverageAtEnd: os.loadavg().map((n) => Number(n.toFixed(2))),
+      nodeVersion: process.version,
     },
-    new Date(),
-  );
+  });
   console.log(`results: ${file}`);
 }
 

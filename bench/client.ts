@@ -19,7 +19,7 @@
  *
  * Calls are the ingest benchmark's realistic ~600-byte mix. Targets: enqueue ≥ 10× the peer,
  * heap per queued call ≤ 1/10 of the peer's, delivered ≥ 3× the peer. The machine's load average
- * is recorded with the results (bench/results/client-<time>.json and client-latest.json): on a
+ * is recorded with the results (bench/results/client-latest.json): on a
  * shared machine, compare ratios rather than absolute rates. Exits non-zero only on errors.
  */
 import { execFile } from "node:child_process";
@@ -258,7 +258,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     },
     machine: await machineFacts(REPO_ROOT, nc, loadBefore),
   };
-  const file = await writeResults(RESULTS_DIR, "client", results, date);
+  const file = await writeResults(RESULTS_DIR, "client", results);
   console.log(
     JSON.stringify(
       {

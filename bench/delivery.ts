@@ -51,7 +51,7 @@
  * receiver (from /proc), which a busy machine disturbs less than rates; the
  * load average at start and end is recorded for the same reason.
  *
- * Writes bench/results/delivery-<time>.json and delivery-latest.json. Exits
+ * Writes bench/results/delivery-latest.json. Exits
  * non-zero only when the benchmark itself failed, not when a target is
  * missed. Options: `--cpu-prof-dir DIR` profiles each delivery process (into
  * DIR/delivery-<phase>/; the largest file is the main thread's);
@@ -1152,87 +1152,82 @@ async function main(cleanup: Cleanup): Promise<void> {
     }
   }
 
-  const file = await writeResults(
-    RESULTS_DIR,
-    "delivery",
-    {
-      benchmark: "delivery",
-      date: date.toISOString(),
-      parameters: {
-        phases: params.phases,
-        batchSize: BATCH_SIZE,
-        throughputCalls: params.calls,
-        throughputRounds: params.rounds,
-        warmupCalls: params.warmupCalls,
-        throughputWarmupCalls: params.throughputWarmupCalls,
-        isolationCallsPerDestination: params.isolationCalls,
-        isolationRounds: params.isolationRounds,
-        isolationFailingHoldMs: HOLD_MS,
-        latencyCallsPerSecond: params.latencyRate,
-        latencyBatchSize: params.latencyBatchSize,
-        latencySeconds: params.latencySeconds,
-        latencyWarmupSeconds: params.latencyWarmupSeconds,
-        latencyIsolationCallsPerSecond: params.latencyIsolationRate,
-        latencyIsolationBatchSize: params.latencyIsolationBatchSize,
-        latencyIsolationSeconds: params.latencyIsolationSeconds,
-        latencyIsolationWarmupSeconds: params.latencyIsolationWarmupSeconds,
-        latencyIsolationRounds: params.latencyIsolationRounds,
-        phaseTimeoutSeconds: params.phaseTimeoutMs / 1000,
-        deliveryEnv: params.deliveryEnv,
-        deliveryDestinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
-        deliveryBatchConcurrency: settings.DELIVERY_BATCH_CONCURRENCY,
-        deliveryRequestTimeoutMs: settings.DELIVERY_REQUEST_TIMEOUT_MS,
-        rawConnections: ctx.destinationConcurrency,
-        signedWebhooks: true,
-        natsServer: nats.external ? "NATS_URL" : "own nats-server",
-        cpuProfiled: params.cpuProfDir !== undefined,
-      },
-      ...(throughput
-        ? {
-            throughputRuns: throughputRuns.map((run) => ({
-              workers: run.workers,
-              delivered: rateJson(run.delivered),
-              raw: rateJson(run.raw),
-              ratio: round(run.ratio, 3),
-            })),
-            throughput: {
-              workers: throughput.workers,
-              delivered: rateJson(throughput.delivered),
-              raw: rateJson(throughput.raw),
-              ratio: round(throughput.ratio, 3),
-              rounds: throughput.rounds.map((r) => ({
-                delivered: rateJson(r.delivered),
-                raw: rateJson(r.raw),
-                ratio: round(r.ratio, 3),
-                cpuMicrosPerRequest: { service: r.deliveryCpu, rawClient: r.rawCpu },
-              })),
-              complete: throughput.complete,
-              meanBodyBytes: Math.round(throughput.meanBodyBytes),
-              bus: throughput.bus,
-            },
-          }
-        : {}),
-      ...(isolation
-        ? {
-            isolation: {
-              fourHealthyAllHealthy: rateJson(isolation.healthy),
-              fourHealthyOneFailing: rateJson(isolation.withSlow),
-              ratio: round(isolation.ratio, 3),
-              runs: {
-                allHealthy: isolation.runs.healthy.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
-                oneFailing: isolation.runs.withSlow.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
-              },
-            },
-          }
-        : {}),
-      ...(latency ? { latency } : {}),
-      ...(latencyIsolation ? { latencyIsolation } : {}),
-      targets,
-      pass: Object.values(targets).every((target) => target.pass),
-      machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+  const file = await writeResults(RESULTS_DIR, "delivery", {
+    benchmark: "delivery",
+    date: date.toISOString(),
+    parameters: {
+      phases: params.phases,
+      batchSize: BATCH_SIZE,
+      throughputCalls: params.calls,
+      throughputRounds: params.rounds,
+      warmupCalls: params.warmupCalls,
+      throughputWarmupCalls: params.throughputWarmupCalls,
+      isolationCallsPerDestination: params.isolationCalls,
+      isolationRounds: params.isolationRounds,
+      isolationFailingHoldMs: HOLD_MS,
+      latencyCallsPerSecond: params.latencyRate,
+      latencyBatchSize: params.latencyBatchSize,
+      latencySeconds: params.latencySeconds,
+      latencyWarmupSeconds: params.latencyWarmupSeconds,
+      latencyIsolationCallsPerSecond: params.latencyIsolationRate,
+      latencyIsolationBatchSize: params.latencyIsolationBatchSize,
+      latencyIsolationSeconds: params.latencyIsolationSeconds,
+      latencyIsolationWarmupSeconds: params.latencyIsolationWarmupSeconds,
+      latencyIsolationRounds: params.latencyIsolationRounds,
+      phaseTimeoutSeconds: params.phaseTimeoutMs / 1000,
+      deliveryEnv: params.deliveryEnv,
+      deliveryDestinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
+      deliveryBatchConcurrency: settings.DELIVERY_BATCH_CONCURRENCY,
+      deliveryRequestTimeoutMs: settings.DELIVERY_REQUEST_TIMEOUT_MS,
+      rawConnections: ctx.destinationConcurrency,
+      signedWebhooks: true,
+      natsServer: nats.external ? "NATS_URL" : "own nats-server",
+      cpuProfiled: params.cpuProfDir !== undefined,
     },
-    date,
-  );
+    ...(throughput
+      ? {
+          throughputRuns: throughputRuns.map((run) => ({
+            workers: run.workers,
+            delivered: rateJson(run.delivered),
+            raw: rateJson(run.raw),
+            ratio: round(run.ratio, 3),
+          })),
+          throughput: {
+            workers: throughput.workers,
+            delivered: rateJson(throughput.delivered),
+            raw: rateJson(throughput.raw),
+            ratio: round(throughput.ratio, 3),
+            rounds: throughput.rounds.map((r) => ({
+              delivered: rateJson(r.delivered),
+              raw: rateJson(r.raw),
+              ratio: round(r.ratio, 3),
+              cpuMicrosPerRequest: { service: r.deliveryCpu, rawClient: r.rawCpu },
+            })),
+            complete: throughput.complete,
+            meanBodyBytes: Math.round(throughput.meanBodyBytes),
+            bus: throughput.bus,
+          },
+        }
+      : {}),
+    ...(isolation
+      ? {
+          isolation: {
+            fourHealthyAllHealthy: rateJson(isolation.healthy),
+            fourHealthyOneFailing: rateJson(isolation.withSlow),
+            ratio: round(isolation.ratio, 3),
+            runs: {
+              allHealthy: isolation.runs.healthy.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
+              oneFailing: isolation.runs.withSlow.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
+            },
+          },
+        }
+      : {}),
+    ...(latency ? { latency } : {}),
+    ...(latencyIsolation ? { latencyIsolation } : {}),
+    targets,
+    pass: Object.values(targets).every((target) => target.pass),
+    machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+  });
   console.log(`results: ${file}`);
 }
 

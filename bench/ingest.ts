@@ -46,8 +46,7 @@
  * beside it.
  *
  * Uses its own nats-server on a free port and temp store, or NATS_URL (with a
- * unique namespace, deleted afterwards). Writes bench/results/ingest-<time>.json
- * and bench/results/ingest-latest.json. Exits non-zero only on errors, not when
+ * unique namespace, deleted afterwards). Writes bench/results/ingest-latest.json. Exits non-zero only on errors, not when
  * the target is missed. `--cpu-prof-dir DIR` profiles the ingest process.
  */
 import os from "node:os";
@@ -487,56 +486,51 @@ async function main(cleanup: Cleanup): Promise<void> {
   printSummary(ingestRuns, rawRates);
   const judged = ingestRuns[0]!;
   const ratio = judged.rate.perSecond / rawRates.likeIngest.perSecond;
-  const file = await writeResults(
-    RESULTS_DIR,
-    "ingest",
-    {
-      benchmark: "ingest",
-      date: date.toISOString(),
-      parameters: {
-        calls: judged.rate.count,
-        warmupCalls: params.warmupCalls,
-        batchSize: params.batchSize,
-        concurrentBatches: params.concurrency,
-        grpcChannels: params.channels,
-        workers: params.workers,
-        meanCallJsonBytes: Math.round(judged.meanCallJsonBytes),
-        rawCalls: params.rawCalls,
-        rawWarmupCalls: params.rawWarmupCalls,
-        rawWindow: params.rawWindow,
-        rawPayloadBytes: Math.round(payloadBytes),
-        storage: "file",
-        natsServer: nats.external ? "NATS_URL" : "own nats-server",
-        cpuProfiled: params.cpuProfDir !== undefined,
-      },
-      ingestRuns: ingestRuns.map(({ workers, rate, cpuMicrosPerCall }) => ({
-        workers,
-        callsPerSecond: Math.round(rate.perSecond),
-        seconds: Number(rate.seconds.toFixed(3)),
-        ratio: Number((rate.perSecond / rawRates.likeIngest.perSecond).toFixed(3)),
-        ratioAgainstDefaultOptions: Number((rate.perSecond / rawRates.defaultOptions.perSecond).toFixed(3)),
-        ingestCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.ingest),
-        clientCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.client),
-        natsServerCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.natsServer),
-      })),
-      ingestCallsPerSecond: Math.round(judged.rate.perSecond),
-      rawReference: "nats.js connected as ingest connects (libs/platform connectBus: noAsyncTraces)",
-      rawPublishesPerSecond: Math.round(rawRates.likeIngest.perSecond),
-      rawSeconds: Number(rawRates.likeIngest.seconds.toFixed(3)),
-      rawRuns: [rawBefore.likeIngest, rawAfter.likeIngest].map(rateRecord),
-      rawCpuMicrosPerPublish: cpuRecord(rawCpuMicrosPerPublish(rawRates.likeIngest)),
-      rawDefaultOptions: {
-        publishesPerSecond: Math.round(rawRates.defaultOptions.perSecond),
-        cpuMicrosPerPublish: cpuRecord(rawCpuMicrosPerPublish(rawRates.defaultOptions)),
-        runs: [rawBefore.defaultOptions, rawAfter.defaultOptions].map(rateRecord),
-        ratio: Number((judged.rate.perSecond / rawRates.defaultOptions.perSecond).toFixed(3)),
-      },
-      ratio: Number(ratio.toFixed(3)),
-      target: { ratio: TARGET_RATIO, judgedOnWorkers: judged.workers, pass: ratio >= TARGET_RATIO },
-      machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+  const file = await writeResults(RESULTS_DIR, "ingest", {
+    benchmark: "ingest",
+    date: date.toISOString(),
+    parameters: {
+      calls: judged.rate.count,
+      warmupCalls: params.warmupCalls,
+      batchSize: params.batchSize,
+      concurrentBatches: params.concurrency,
+      grpcChannels: params.channels,
+      workers: params.workers,
+      meanCallJsonBytes: Math.round(judged.meanCallJsonBytes),
+      rawCalls: params.rawCalls,
+      rawWarmupCalls: params.rawWarmupCalls,
+      rawWindow: params.rawWindow,
+      rawPayloadBytes: Math.round(payloadBytes),
+      storage: "file",
+      natsServer: nats.external ? "NATS_URL" : "own nats-server",
+      cpuProfiled: params.cpuProfDir !== undefined,
     },
-    date,
-  );
+    ingestRuns: ingestRuns.map(({ workers, rate, cpuMicrosPerCall }) => ({
+      workers,
+      callsPerSecond: Math.round(rate.perSecond),
+      seconds: Number(rate.seconds.toFixed(3)),
+      ratio: Number((rate.perSecond / rawRates.likeIngest.perSecond).toFixed(3)),
+      ratioAgainstDefaultOptions: Number((rate.perSecond / rawRates.defaultOptions.perSecond).toFixed(3)),
+      ingestCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.ingest),
+      clientCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.client),
+      natsServerCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.natsServer),
+    })),
+    ingestCallsPerSecond: Math.round(judged.rate.perSecond),
+    rawReference: "nats.js connected as ingest connects (libs/platform connectBus: noAsyncTraces)",
+    rawPublishesPerSecond: Math.round(rawRates.likeIngest.perSecond),
+    rawSeconds: Number(rawRates.likeIngest.seconds.toFixed(3)),
+    rawRuns: [rawBefore.likeIngest, rawAfter.likeIngest].map(rateRecord),
+    rawCpuMicrosPerPublish: cpuRecord(rawCpuMicrosPerPublish(rawRates.likeIngest)),
+    rawDefaultOptions: {
+      publishesPerSecond: Math.round(rawRates.defaultOptions.perSecond),
+      cpuMicrosPerPublish: cpuRecord(rawCpuMicrosPerPublish(rawRates.defaultOptions)),
+      runs: [rawBefore.defaultOptions, rawAfter.defaultOptions].map(rateRecord),
+      ratio: Number((judged.rate.perSecond / rawRates.defaultOptions.perSecond).toFixed(3)),
+    },
+    ratio: Number(ratio.toFixed(3)),
+    target: { ratio: TARGET_RATIO, judgedOnWorkers: judged.workers, pass: ratio >= TARGET_RATIO },
+    machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+  });
   console.log(`results: ${file}`);
 }
 

@@ -119,20 +119,17 @@ export async function machineFacts(repoRoot: string, nc: NatsConnection, loadAve
 
 const twoDecimals = (n: number) => Number(n.toFixed(2));
 
-/** Writes `<name>-<time>.json` and replaces `<name>-latest.json` atomically; returns the first path. */
-export async function writeResults(resultsDir: string, name: string, results: object, date: Date): Promise<string> {
+/**
+ * Replaces `<name>-latest.json` atomically and returns its path. Only the latest
+ * result of each benchmark is kept in the folder; earlier ones are in git history.
+ */
+export async function writeResults(resultsDir: string, name: string, results: object): Promise<string> {
   await mkdir(resultsDir, { recursive: true });
   const text = `${JSON.stringify(results, null, 2)}\n`;
-  const stamp = date
-    .toISOString()
-    .replace(/\.\d+Z$/, "Z")
-    .replaceAll(":", "");
-  const file = join(resultsDir, `${name}-${stamp}.json`);
-  await writeFile(file, text);
   const latest = join(resultsDir, `${name}-latest.json`);
   await writeFile(`${latest}.tmp`, text);
   await rename(`${latest}.tmp`, latest);
-  return file;
+  return latest;
 }
 
 /**

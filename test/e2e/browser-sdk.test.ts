@@ -12,7 +12,7 @@ import { startStack, type Stack } from "../helpers/stack.js";
 /**
  * An unmodified analytics.js (@segment/analytics-next's browser bundle) in a real headless
  * Chromium, on a page served from another loopback origin, loading its settings from ingest
- * (cdnURL) and sending there: the calls must reach a webhook receiver with the spec's bodies.
+ * (cdnURL) and sending there: the calls must reach a webhook receiver with the bodies of docs/contract.md §6.3.
  */
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -123,7 +123,7 @@ async function arrived(messageId: string): Promise<ReceivedRequest> {
 type Sent = { messageIds: Record<string, string>; failed: string[]; anonymousId: string; settings: unknown };
 
 describe("analytics.js in a real browser", () => {
-  it("loads its settings from ingest and delivers page, track, identify, group and alias with the spec's bodies", async () => {
+  it("loads its settings from ingest and delivers page, track, identify, group and alias with the contract's bodies", async () => {
     const page = await openShop("/pricing?plan=pro");
     const sent = await page.evaluate(
       async ({ writeKey, cdnURL }) => {

@@ -43,7 +43,7 @@ async function arrived(messageId: string): Promise<ReceivedRequest> {
   return found[0]!;
 }
 
-/** Exact keys in order, exact values, the spec's headers and a valid signature over the bytes received. */
+/** Exact keys in order, exact values, the headers of docs/contract.md §6.1 and a valid signature over the bytes received. */
 function expectForwarded(request: ReceivedRequest, body: Record<string, unknown>): void {
   expect(Object.keys(request.json)).toEqual(Object.keys(body));
   expect(request.json).toStrictEqual(body);
@@ -54,7 +54,7 @@ function expectForwarded(request: ReceivedRequest, body: Record<string, unknown>
   expect(request.headers["content-type"]).toBe("application/json");
   expect(request.headers["x-receiver-token"]).toBe("tok-e2e");
   expect(request.headers["x-signature"]).toBe(createHmac("sha1", SECRET).update(request.raw).digest("hex"));
-  // The spec's receiver verifies over its re-serialised parse: that gives back the same bytes.
+  // A receiver may verify over its re-serialised parse (docs/contract.md §6.2): that gives back the same bytes.
   expect(JSON.stringify(JSON.parse(request.raw.toString("utf8")))).toBe(request.raw.toString("utf8"));
 }
 

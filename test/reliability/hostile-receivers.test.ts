@@ -19,8 +19,8 @@ const HUGE_BODY = Buffer.alloc(512 * 1024, "x");
 
 /**
  * How each destination's receiver answers: `hostile` until the healthy
- * destination has every call, then `recovered`. The spec's outcome
- * (decisions point 3) is in `expect`.
+ * destination has every call, then `recovered`. The outcome the contract
+ * requires (docs/contract.md §7.3) is in `expect`.
  */
 const BEHAVIOURS = {
   healthy: { hostile: { status: 200 }, recovered: { status: 200 }, expect: "delivered" },
@@ -45,7 +45,7 @@ const KINDS = Object.keys(BEHAVIOURS) as Kind[];
 
 describe("slow, dropping, failing, huge-answering and redirecting receivers", () => {
   it(
-    "each gets the spec's outcome, and the healthy destination gets every call while the others misbehave",
+    "each gets the contract's outcome, and the healthy destination gets every call while the others misbehave",
     async () => {
       const nats = await NatsServer.start();
       const tallies = new Map<Kind, Tally>();

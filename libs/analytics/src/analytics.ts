@@ -197,7 +197,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     }
     if (this.queue.length === 0) this.clearFlushTimer();
     else if (this.flushTimer === undefined) {
-      // The spec's "interval since the last flush": queued calls go out at the next multiple of
+      // "flushAfter has passed since the last flush" (docs/contract.md §11.2): queued calls go out at the next multiple of
       // flushAfter after the last batch, like a ticker that every flush restarts. A call made 3 s
       // after a flush waits 2 s (not 5); after a long idle spell it waits at most flushAfter, so
       // calls still travel together. unref: an idle process may exit; the beforeExit hook then sends.
@@ -392,7 +392,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   }
 }
 
-/** The spec's `New(writeKey)`: a client with default options (or the ones given). */
+/** The `New(writeKey)` factory of docs/contract.md §11.1: a client with default options (or the ones given). */
 export function New(writeKey: string, options?: AnalyticsOptions): Analytics {
   return new Analytics(writeKey, options);
 }

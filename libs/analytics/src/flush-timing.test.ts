@@ -3,7 +3,7 @@ import { Analytics } from "./analytics.js";
 import { IngestTransport } from "./transport.js";
 
 /**
- * flushAfter as the spec words it: the interval since the last flush, not since the first
+ * flushAfter as docs/contract.md §11.2 words it: the interval since the last flush, not since the first
  * queued call. A unit test of the timer logic: fake timers, and the transport's send replaced
  * by a recorder (requests stay unanswered; nothing here is about the wire).
  */

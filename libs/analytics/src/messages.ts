@@ -1,6 +1,6 @@
 /**
- * The messages of the six calls, as in the spec's table 2.4 with camelCase
- * field names. Free-form objects may hold anything JSON can: values are sent
+ * The messages of the six calls, with the rules of docs/contract.md §2 and
+ * camelCase field names (§11.1). Free-form objects may hold anything JSON can: values are sent
  * as JSON.stringify would write them (a Date becomes its ISO text, undefined
  * members are left out).
  */

@@ -16,11 +16,11 @@ export const STANDARD_WEBHOOK_HEADERS = {
   signature: "webhook-signature",
 } as const;
 
-/** How far a webhook-timestamp may be from the receiver's clock (either way), as the spec recommends. */
+/** How far a webhook-timestamp may be from the receiver's clock (either way), as Standard Webhooks recommends. */
 export const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 
 export const SIGNING_SECRET_PREFIX = "whsec_";
-/** The spec asks for secrets of 24 to 64 random bytes. */
+/** Standard Webhooks asks for secrets of 24 to 64 random bytes. */
 export const SIGNING_SECRET_MIN_BYTES = 24;
 export const SIGNING_SECRET_MAX_BYTES = 64;
 export const SIGNING_SECRET_RULE = `must be "${SIGNING_SECRET_PREFIX}" followed by the base64 of ${SIGNING_SECRET_MIN_BYTES} to ${SIGNING_SECRET_MAX_BYTES} bytes`;

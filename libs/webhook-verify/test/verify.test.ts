@@ -138,7 +138,7 @@ describe("Standard Webhooks", () => {
     expect(() => signStandardWebhook({ id: "m", timestamp: 1, body: "" }, "whsec_abc")).toThrow(/secrets\[0\]/);
   });
 
-  it("validates and generates secrets as the spec asks (whsec_ + base64 of 24 to 64 bytes)", () => {
+  it("validates and generates secrets as Standard Webhooks asks (whsec_ + base64 of 24 to 64 bytes)", () => {
     const secret = generateSigningSecret();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+={0,2}$/);
     expect(isValidSigningSecret(secret)).toBe(true);

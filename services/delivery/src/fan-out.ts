@@ -65,7 +65,7 @@ export async function fanOut(
     if (!entry) continue;
     let headers = entryHeaders(entry);
     if (signature) headers = headers.concat("x-signature", signature);
-    // Opted-in destinations only; everyone else's headers stay exactly as the spec has them.
+    // Opted-in destinations only; everyone else's headers stay exactly as docs/contract.md §6.1 has them.
     if (standardWebhooks) {
       headers = headers.concat(...Object.entries(standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now())).flat());
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WEBHOOKS_INTEGRATION, webhooksEnabled } from "./integrations.js";
 
-describe("webhooksEnabled (decisions point 7)", () => {
+describe("webhooksEnabled (docs/contract.md §8.1)", () => {
   it('names the destination "Webhooks"', () => {
     expect(WEBHOOKS_INTEGRATION).toBe("Webhooks");
   });

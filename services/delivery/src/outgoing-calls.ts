@@ -14,7 +14,7 @@ export interface OutgoingCall {
   /** When ingest accepted the call. */
   readonly receivedAt: Date | undefined;
   readonly integrations: Record<string, unknown> | undefined;
-  /** The JSON body (table 2.3): exactly the bytes sent and signed. Undefined for a call without a type, which cannot be delivered. */
+  /** The JSON body (docs/contract.md §6.3): exactly the bytes sent and signed. Undefined for a call without a type, which cannot be delivered. */
   readonly body: Buffer | undefined;
   call(): Call;
 }

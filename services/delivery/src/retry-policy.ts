@@ -1,6 +1,6 @@
 /**
  * Which failures are retried and when: pure functions, so the rules of the
- * spec (decisions point 3 and 4) can be tested without a network.
+ * contract (docs/contract.md §7.3-7.6) can be tested without a network.
  */
 
 export type AttemptOutcome = "delivered" | "retryable" | "permanent";

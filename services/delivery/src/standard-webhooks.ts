@@ -8,7 +8,7 @@ import { headerSafeId, type StandardWebhooksSettings } from "@switchyard/platfor
  * webhook-timestamp the second of this request, and webhook-signature one `v1,<base64>` entry of
  * HMAC-SHA256 over `${id}.${timestamp}.${body}` per secret signing now.
  *
- * Written against the spec, not with @switchyard/webhook-verify, so the end-to-end tests that
+ * Written against the Standard Webhooks spec, not with @switchyard/webhook-verify, so the end-to-end tests that
  * verify these headers with that library check two independent implementations.
  */
 export function standardWebhookHeaders(

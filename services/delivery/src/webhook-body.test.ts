@@ -25,7 +25,7 @@ function expectBody(actual: Record<string, unknown>, expected: Record<string, un
   expect(actual).toStrictEqual(expected);
 }
 
-describe("webhookBody: one body per type, keys in table 2.3's order", () => {
+describe("webhookBody: one body per type, keys in docs/contract.md §6.3's order", () => {
   it("identify: version, type, userId, traits, timestamp, messageId", () => {
     expectBody(webhookBody(call({ $case: "identify", value: { traits: { email: "a@example.com" } } })), {
       version: 1,

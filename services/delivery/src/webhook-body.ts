@@ -1,10 +1,10 @@
 import type { Call } from "@switchyard/contracts";
 
-/** A forwarded JSON body, as the spec's table 2.3 and decisions point 5 define it. */
+/** A forwarded JSON body, as docs/contract.md §6.3-6.4 defines it. */
 export type WebhookBody = Record<string, unknown>;
 
 /**
- * The body a webhook receives for a call. Field order follows table 2.3;
+ * The body a webhook receives for a call. Field order follows docs/contract.md §6.3;
  * every body also carries messageId, and anonymousId and context when the
  * call had them. Nothing else. Listed object fields (properties, traits) are
  * always present, empty when the call had none, so receivers can rely on them.
@@ -17,7 +17,7 @@ export function webhookBody(call: Call): WebhookBody {
   const payload = call.payload;
   if (!payload) throw new Error(`call ${call.messageId} has no payload`);
   const timestamp = (call.timestamp ?? call.receivedAt ?? new Date()).toISOString();
-  // Members are set in table 2.3's order (JSON keeps insertion order); no spreads, since this runs per request.
+  // Members are set in §6.3's order (JSON keeps insertion order); no spreads, since this runs per request.
   const body: WebhookBody = payload.$case === "delete" ? {} : { version: 1 };
   body.type = payload.$case;
   switch (payload.$case) {
@@ -28,7 +28,7 @@ export function webhookBody(call: Call): WebhookBody {
       body.properties = payload.value.properties ?? {};
       break;
     case "screen":
-      // Table 2.3 lists no properties for screen; its context (device, os, app) is what matters.
+      // §6.3 lists no properties for screen; its context (device, os, app) is what matters.
       setUserId(body, call);
       body.name = payload.value.name;
       break;

@@ -16,7 +16,7 @@ export interface SendResult {
 }
 
 export interface SenderOptions {
-  /** A response must arrive within this time (the spec: 5 s). */
+  /** A response must arrive within this time (docs/contract.md §7.4: 5 s). */
   timeoutMs: number;
   /** Response bodies are read up to this size and discarded; receivers cannot make us buffer more. */
   maxResponseBytes: number;

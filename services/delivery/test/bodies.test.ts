@@ -160,7 +160,7 @@ describe("forwarded requests", () => {
       expect(plain, call.messageId).toBeDefined();
       if (!signed || !plain) continue;
 
-      // Exactly these keys, in table 2.3's order.
+      // Exactly these keys, in docs/contract.md §6.3's order.
       expect(Object.keys(signed.json)).toEqual(Object.keys(body));
       expect(signed.json).toEqual(body);
       expect(plain.json).toEqual(body);

@@ -35,7 +35,7 @@ import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "../src/i
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
-/** Retry settings fast enough for tests; the request timeout stays the spec's 5 s. */
+/** Retry settings fast enough for tests; the request timeout stays the contract's 5 s (docs/contract.md §7.4). */
 export const FAST_RETRY_ENV = {
   DELIVERY_RETRY_BASE_DELAY_MS: "100",
   DELIVERY_RETRY_MAX_DELAY_MS: "800",

@@ -4,7 +4,7 @@ import { maskValue } from "@switchyard/platform";
 import { afterEach, describe, expect, it } from "vitest";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
 
-/** The spec's request timeout (decisions point 3), which the fixture keeps. */
+/** The request timeout of docs/contract.md §7.4, which the fixture keeps. */
 const REQUEST_TIMEOUT_MS = 5_000;
 /** A retry that is due may be sent this early (timer granularity, see retries.ts). */
 const EARLY_TOLERANCE_MS = 5;
@@ -68,7 +68,7 @@ describe("retryable failures", () => {
 
     expect(receiver.byMessageId("m-timeout")).toHaveLength(2);
     const [first, retry] = receiver.requests;
-    // The retry only came once the first attempt had given up, and it gave up at the spec's 5 s.
+    // The retry only came once the first attempt had given up, and it gave up at the contract's 5 s (§7.4).
     expect(retry!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS);
     const logged = await loggedAttempts(f, "m-timeout");
     expect(logged).toHaveLength(1);

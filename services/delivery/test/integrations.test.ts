@@ -12,7 +12,7 @@ afterEach(async () => {
   receiver = undefined;
 });
 
-/** A call's `integrations` and whether the Webhooks destination must get it (decisions point 7). */
+/** A call's `integrations` and whether the Webhooks destination must get it (docs/contract.md §8.1). */
 const cases: { messageId: string; integrations: Record<string, unknown> | undefined; delivered: boolean }[] = [
   { messageId: "m-all-off", integrations: { All: false }, delivered: false },
   { messageId: "m-webhooks-off", integrations: { Webhooks: false }, delivered: false },

@@ -14,7 +14,7 @@ const CALLS = 300;
 const BATCHES = 6;
 const DESTINATION_CONCURRENCY = 4;
 const FAILURE_THRESHOLD = 3;
-/** Longer than the spec's 5 s request timeout: every request to it times out. */
+/** Longer than the contract's 5 s request timeout (docs/contract.md §7.4): every request to it times out. */
 const SLOW_HOLD_MS = 6_000;
 /**
  * The most requests the slow destination can get before its breaker trips:

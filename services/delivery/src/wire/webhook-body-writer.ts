@@ -36,7 +36,7 @@ const callFields = new Int32Array(2 * (DELETE + 1));
 const payloadFields = new Int32Array(2 * 4);
 
 const fragment = (text: string) => Buffer.from(text, "utf8");
-/** Each body's start, by payload field: table 2.3 puts version and type first (delete has no version). */
+/** Each body's start, by payload field: docs/contract.md §6.3 puts version and type first (delete has no version). */
 const OPENINGS: Record<number, Buffer> = {
   [IDENTIFY]: fragment('{"version":1,"type":"identify"'),
   [TRACK]: fragment('{"version":1,"type":"track"'),

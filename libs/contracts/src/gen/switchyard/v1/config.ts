@@ -119,7 +119,7 @@ export interface SetAllowedOriginsResponse {
   source: Source | undefined;
 }
 
-/** A webhook destination (the spec's "Webhooks" destination). */
+/** A webhook destination (the `Webhooks` destination of docs/contract.md §1.2). */
 export interface Destination {
   /** 1-64 letters, digits, '-' or '_'. */
   id: string;
