@@ -58,7 +58,8 @@
  * `--delivery-env KEY=VALUE` (repeatable) sets service settings;
  * `--phases throughput,isolation,latency,latency-isolation` runs a subset; `--calls`,
  * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`,
- * `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`, `--latency-isolation-rounds` and others size the phases.
+ * `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`, `--latency-isolation-rounds` and others size the phases;
+ * `--latency-isolation-kinds hang,huge,reset` picks the hostile receivers.
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
@@ -107,6 +108,7 @@ const HOLD_MS = 6_000;
 const PHASES = ["throughput", "isolation", "latency", "latency-isolation"] as const;
 /** The latency-isolation phase's hostile receivers (bench/lib/webhook-sink.ts): never answers, 100 MB body, resets. */
 const HOSTILE_KINDS = ["hang", "huge", "reset"] as const;
+type HostileKind = (typeof HOSTILE_KINDS)[number];
 /** The onset the latency-isolation phase reports on its own: seconds from the start of the measured load. */
 const FIRST_SECONDS = 3;
 type Phase = (typeof PHASES)[number];
@@ -122,7 +124,7 @@ const PATHS = {
   liWarm: "/li/warm",
   liAlone: "/li/alone",
   liHealthy: "/li/healthy",
-  hostile: (kind: (typeof HOSTILE_KINDS)[number]) => `/li/${kind}`,
+  hostile: (kind: HostileKind) => `/li/${kind}`,
 };
 
 interface Parameters {
@@ -144,6 +146,8 @@ interface Parameters {
   latencyIsolationSeconds: number;
   latencyIsolationWarmupSeconds: number;
   latencyIsolationRounds: number;
+  /** The hostile receivers the latency-isolation phase puts beside the healthy one (all three by default). */
+  latencyIsolationKinds: HostileKind[];
   phaseTimeoutMs: number;
   deliveryEnv: Record<string, string>;
   /** Worker processes of the throughput phase's second run (the first has one). */
@@ -183,6 +187,7 @@ function parseParameters(argv: string[]): Parameters {
       "latency-isolation-seconds": { type: "string", default: "15" },
       "latency-isolation-warmup-seconds": { type: "string", default: "3" },
       "latency-isolation-rounds": { type: "string", default: "2" },
+      "latency-isolation-kinds": { type: "string", default: HOSTILE_KINDS.join(",") },
       "phase-timeout-s": { type: "string", default: "60" },
       "delivery-env": { type: "string", multiple: true, default: [] },
       workers: { type: "string", default: "1" },
@@ -216,6 +221,7 @@ function parseParameters(argv: string[]): Parameters {
     latencyIsolationSeconds: positiveInt("--latency-isolation-seconds", values["latency-isolation-seconds"]),
     latencyIsolationWarmupSeconds: positiveInt("--latency-isolation-warmup-seconds", values["latency-isolation-warmup-seconds"]),
     latencyIsolationRounds: positiveInt("--latency-isolation-rounds", values["latency-isolation-rounds"]),
+    latencyIsolationKinds: hostileKinds(values["latency-isolation-kinds"]),
     phaseTimeoutMs: positiveInt("--phase-timeout-s", values["phase-timeout-s"]) * 1000,
     deliveryEnv,
     workers: positiveInt("--workers", values.workers),
@@ -254,7 +260,19 @@ const writeKey = (sourceId: string) => `wk_bench_${sourceId}_0123456789`;
  * Every source, destination and connection of every phase; each phase has its own source. The hostile
  * receivers of the latency-isolation phase, when it runs, answer from a sink process of their own.
  */
-function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild) {
+/** `--latency-isolation-kinds`: a comma-separated subset of hang, huge, reset. */
+function hostileKinds(list: string): HostileKind[] {
+  const kinds = list.split(",").map((kind) => kind.trim());
+  const unknown = kinds.filter((kind) => !(HOSTILE_KINDS as readonly string[]).includes(kind));
+  if (unknown.length > 0 || kinds.length === 0) {
+    throw new Error(
+      `--latency-isolation-kinds: must be a comma-separated subset of ${HOSTILE_KINDS.join(", ")}, got ${JSON.stringify(list)}`,
+    );
+  }
+  return kinds as HostileKind[];
+}
+
+function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hostileKinds: readonly HostileKind[] = HOSTILE_KINDS) {
   const destination = (id: string, path: string, at = sink) => ({
     id,
     settings: { webhooks: [{ url: at.url(path) }], sharedSecret: SHARED_SECRET },
@@ -269,7 +287,7 @@ function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild) {
         warm: destination("li-warm", PATHS.liWarm),
         alone: destination("li-alone", PATHS.liAlone),
         healthy: destination("li-healthy", PATHS.liHealthy),
-        hostile: HOSTILE_KINDS.map((kind) => destination(`li-${kind}`, PATHS.hostile(kind), hostileSink)),
+        hostile: hostileKinds.map((kind) => destination(`li-${kind}`, PATHS.hostile(kind), hostileSink)),
       }
     : undefined;
   return {
@@ -913,7 +931,7 @@ async function latencyIsolationRun(
   const warmupBatches = Math.round((params.latencyIsolationWarmupSeconds * 1000) / intervalMs);
   const measuredBatches = Math.round((params.latencyIsolationSeconds * 1000) / intervalMs);
   console.log(
-    `latency isolation (${label === "alone" ? "healthy alone" : "healthy + hang, huge body, reset"}): ` +
+    `latency isolation (${label === "alone" ? "healthy alone" : `healthy + ${params.latencyIsolationKinds.join(", ")}`}): ` +
       `${params.latencyIsolationRate} calls/s in batches of ${params.latencyIsolationBatchSize}, ${params.latencyIsolationWarmupSeconds} s warm-up + ${params.latencyIsolationSeconds} s measured …`,
   );
   const since = await retryCounters(ctx);
@@ -957,7 +975,9 @@ async function latencyIsolationRun(
     perSecond,
     complete,
     failedBatches: sent.failures,
-    hostileRequests: Object.fromEntries(HOSTILE_KINDS.map((kind) => [kind, hostilePaths.paths[PATHS.hostile(kind)]?.count ?? 0])),
+    hostileRequests: Object.fromEntries(
+      ctx.params.latencyIsolationKinds.map((kind) => [kind, hostilePaths.paths[PATHS.hostile(kind)]?.count ?? 0]),
+    ),
     bus,
     samples,
     firstSamples,
@@ -972,7 +992,7 @@ async function latencyIsolationRun(
  */
 async function latencyIsolationPhase(ctx: Context, hostileSink: WebhookSinkChild) {
   const { sink } = ctx;
-  for (const kind of HOSTILE_KINDS) await hostileSink.hostile(PATHS.hostile(kind), kind);
+  for (const kind of ctx.params.latencyIsolationKinds) await hostileSink.hostile(PATHS.hostile(kind), kind);
   await sink.recordLatency(PATHS.liAlone);
   await sink.recordLatency(PATHS.liHealthy);
   const { ingest, client } = await startIngest(ctx);
@@ -1024,7 +1044,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     const started = hostileSink;
     cleanup.add("stop the hostile webhook sink", () => started.stop());
   }
-  const workspaceFile = await writeWorkspaceFile(cleanup, workspace(sink, hostileSink));
+  const workspaceFile = await writeWorkspaceFile(cleanup, workspace(sink, hostileSink, params.latencyIsolationKinds));
   const settings = loadDeliveryConfig({ NATS_URL: nats.url, SWITCHYARD_NAMESPACE: namespace, ...params.deliveryEnv });
 
   const ctx: Context = {
@@ -1137,7 +1157,9 @@ async function main(cleanup: Cleanup): Promise<void> {
     const li = latencyIsolation;
     const figures = (summary: LatencySummary) => `p50 ${summary.p50Ms} ms, p99 ${summary.p99Ms} ms, max ${summary.maxMs} ms`;
     console.log(`4. latency isolation  healthy alone: ${figures(li.alone)} (${format(li.alone.samples)} calls)`);
-    console.log(`               with hang, 100 MB body, reset: ${figures(li.hostile)} (${format(li.hostile.samples)} calls)`);
+    console.log(
+      `               with ${params.latencyIsolationKinds.join(", ")}: ${figures(li.hostile)} (${format(li.hostile.samples)} calls)`,
+    );
     console.log(`               first ${FIRST_SECONDS} s with them: ${figures(li.hostileFirstSeconds)}`);
     console.log(
       `               p99 ratio ${li.p99Ratio.toFixed(2)}× (target ≤ ${TARGETS.latencyIsolationP99Ratio}×: ${verdict(targets.latencyIsolationP99Ratio!.pass)}), ` +
