@@ -12,11 +12,14 @@ const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 export class ServiceProcess {
   output = "";
   private exitResult: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once the process exited and its output was read to the end. */
+  private readonly closed: Promise<void>;
 
   private constructor(private readonly child: ChildProcess) {
     child.stdout?.on("data", (chunk: Buffer) => (this.output += chunk.toString()));
     child.stderr?.on("data", (chunk: Buffer) => (this.output += chunk.toString()));
     this.exitResult = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+    this.closed = new Promise((resolve) => child.once("close", () => resolve()));
   }
 
   /** Starts services/<service>/src/main.ts with exactly the given environment (plus PATH and HOME). */
@@ -33,14 +36,16 @@ export class ServiceProcess {
     return this.child.pid;
   }
 
-  /** Waits until a log line matches. */
+  /** Waits until a log line matches; fails at once when the process exits first. */
   async waitForOutput(pattern: RegExp, timeoutMs = 20_000): Promise<void> {
-    await waitFor(
+    const seen = await waitFor(
       `output matching ${pattern}`,
-      () =>
-        pattern.test(this.output) || (this.child.exitCode !== null ? Promise.reject(new Error(`process exited:\n${this.output}`)) : false),
+      () => (pattern.test(this.output) ? "matched" : this.child.exitCode !== null || this.child.signalCode !== null ? "exited" : false),
       { timeoutMs },
     );
+    if (seen === "matched") return;
+    await this.closed; // output written just before the exit may not have been read yet
+    if (!pattern.test(this.output)) throw new Error(`process exited before printing ${pattern}:\n${this.output}`);
   }
 
   /** Parsed pino JSON lines printed so far. */

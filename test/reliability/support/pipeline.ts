@@ -9,6 +9,15 @@ import { freePort, LOOPBACK_CIDRS, ServiceProcess, uniqueNamespace, waitFor } fr
 
 export type ServiceName = "ingest" | "delivery" | "audience-sync";
 
+/** The fixed ports of each service, by key in Pipeline's port map. */
+const SERVICE_PORTS: Record<ServiceName, string[]> = {
+  ingest: ["ingestGrpc", "ingestHttp"],
+  delivery: ["delivery"],
+  "audience-sync": ["audience"],
+};
+/** Times a first start may be retried on other ports when one turned out taken. */
+const PORT_RETRIES = 3;
+
 export const WRITE_KEY = "wk_reliability_suite_000001";
 export const ADMIN_TOKEN = "reliability-admin-token-0123456789";
 
@@ -43,6 +52,8 @@ export class Pipeline {
   /** Starts of each service so far, restarts included. */
   readonly starts = new Map<ServiceName, number>();
   private readonly ports = new Map<string, number>();
+  /** Services that have been ready at least once: their ports are fixed from then on. */
+  private readonly readyOnce = new Set<ServiceName>();
 
   private constructor(
     private readonly options: PipelineOptions,
@@ -78,7 +89,7 @@ export class Pipeline {
     return `127.0.0.1:${this.port("delivery")}`;
   }
 
-  async startService(service: ServiceName): Promise<ServiceProcess> {
+  async startService(service: ServiceName, portRetries = 0): Promise<ServiceProcess> {
     const common = {
       NATS_URL: this.options.natsUrl,
       SWITCHYARD_NAMESPACE: this.namespace,
@@ -102,7 +113,18 @@ export class Pipeline {
     const child = ServiceProcess.start(service, { ...common, ...own[service], ...this.options.env?.[service] });
     this.processes.set(service, child);
     this.starts.set(service, (this.starts.get(service) ?? 0) + 1);
-    await child.waitForOutput(new RegExp(`"${service} ready"`), 60_000);
+    try {
+      await child.waitForOutput(new RegExp(`"${service} ready"`), 60_000);
+    } catch (error) {
+      // A port freePort() found free was taken before the service bound it (another process's
+      // port-0 bind can land on it). On a first start nothing expects these ports yet: pick others.
+      const firstStart = !this.readyOnce.has(service);
+      if (!firstStart || !/the port is in use/.test(child.output) || portRetries >= PORT_RETRIES) throw error;
+      this.processes.delete(service);
+      for (const key of SERVICE_PORTS[service]) this.ports.set(key, await freePort());
+      return this.startService(service, portRetries + 1);
+    }
+    this.readyOnce.add(service);
     return child;
   }
 
