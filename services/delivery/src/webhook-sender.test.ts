@@ -151,6 +151,15 @@ describe("WebhookSender against real sockets", () => {
     expect(followed).toBe(0);
   });
 
+  it("takes a 2xx whose announced body is over the cap at its headers, without waiting for the body", async () => {
+    // Announces 100 MB and sends none of it: only cutting at the headers answers before the (long) timeout.
+    const url = await listen(
+      createHttpServer((_request, response) => response.writeHead(200, { "content-length": String(100 << 20) }).flushHeaders()),
+    );
+    const result = await newSender(600_000).send(url, [], body);
+    expect(result).toMatchObject({ status: 200, error: "", outcome: "delivered" });
+  });
+
   it("reads Retry-After from a 429", async () => {
     const url = await listen(createHttpServer((_request, response) => response.writeHead(429, { "retry-after": "7" }).end()));
     const result = await newSender().send(url, [], body);

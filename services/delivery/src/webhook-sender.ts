@@ -138,13 +138,15 @@ class PostHandler implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return true; // 1xx: the real answer follows
     this.status = statusCode;
     if (statusCode === 429 || statusCode === 503) this.retryAfter = rawHeaderValue(rawHeaders, "retry-after");
+    // A body announced over the cap would be cut anyway: cut it before reading any of it.
+    if (Number(rawHeaderValue(rawHeaders, "content-length")) > this.maxResponseBytes) this.abortRequest?.(BODY_OVER_LIMIT);
     return true;
   }
 
   onData(chunk: Buffer): boolean {
     // Drained (capped) so the connection can be reused; the content itself is not used.
     this.received += chunk.length;
-    if (this.received > this.maxResponseBytes) this.abortRequest?.(new Error("response body over the limit"));
+    if (this.received > this.maxResponseBytes) this.abortRequest?.(BODY_OVER_LIMIT);
     return true;
   }
 
@@ -183,6 +185,9 @@ class PostHandler implements Dispatcher.DispatchHandler {
     }
   }
 }
+
+/** The reason a response is cut; one object, as it is never shown (the status already counts). */
+const BODY_OVER_LIMIT = new Error("response body over the limit");
 
 function timeoutError(timeoutMs: number): Error {
   const error = new Error(`no response within ${timeoutMs} ms`);
