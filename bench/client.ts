@@ -30,11 +30,11 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Analytics as SegmentAnalytics } from "@segment/analytics-node";
 import { busNames } from "@switchyard/platform";
-import { freePort, readCallBatches, uniqueNamespace } from "@switchyard/testkit";
+import { readCallBatches, uniqueNamespace } from "@switchyard/testkit";
 import { Analytics } from "../libs/analytics/src/index.js";
 import { clientMessages, type ClientMessage } from "./lib/client-messages.js";
 import { machineFacts, runBenchmark, startNats, writeResults, writeWorkspaceFile, type Cleanup } from "./lib/run-support.js";
-import { ServiceChild } from "./lib/service-child.js";
+import { startIngestChild } from "./lib/service-child.js";
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -171,22 +171,12 @@ async function main(cleanup: Cleanup): Promise<void> {
   });
   const namespace = uniqueNamespace();
   const names = busNames(namespace);
-  const grpcPort = await freePort();
-  const httpPort = await freePort();
-  const ingest = ServiceChild.start({
-    service: "ingest",
+  const { grpcPort, httpPort } = await startIngestChild(cleanup, {
     cwd: REPO_ROOT,
-    grpcPort,
-    env: {
-      NATS_URL: nats.url,
-      SWITCHYARD_NAMESPACE: namespace,
-      SWITCHYARD_WORKSPACE_FILE: workspaceFile,
-      INGEST_GRPC_PORT: String(grpcPort),
-      INGEST_HTTP_PORT: String(httpPort),
-    },
+    natsUrl: nats.url,
+    namespace,
+    workspaceFile: workspaceFile,
   });
-  cleanup.add("stop ingest", () => ingest.stop());
-  await ingest.waitUntilReady();
   const nc = await connect({ servers: nats.url });
   cleanup.add("close the NATS connection", () => nc.close());
   if (nats.external) {

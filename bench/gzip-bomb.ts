@@ -27,10 +27,9 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createGunzip, gzipSync } from "node:zlib";
-import { freePort } from "@switchyard/testkit";
 import { gzipBomb } from "./lib/gzip-bomb.js";
 import { machineFacts, openBenchBus, runBenchmark, writeResults, writeWorkspaceFile, type Cleanup } from "./lib/run-support.js";
-import { ServiceChild } from "./lib/service-child.js";
+import { startIngestChild, type ServiceChild } from "./lib/service-child.js";
 
 const TARGET_BOMB_CPU_MS = 100;
 const WRITE_KEY = "wk_bench_0123456789";
@@ -150,22 +149,12 @@ async function main(cleanup: Cleanup): Promise<void> {
   const date = new Date();
   const loadAverageAtStart = os.loadavg();
   const { nats, namespace, nc } = await openBenchBus(cleanup);
-  const grpcPort = await freePort();
-  const httpPort = await freePort();
-  const ingest = ServiceChild.start({
-    service: "ingest",
+  const { ingest, httpPort } = await startIngestChild(cleanup, {
     cwd: REPO_ROOT,
-    grpcPort,
-    env: {
-      NATS_URL: nats.url,
-      SWITCHYARD_NAMESPACE: namespace,
-      SWITCHYARD_WORKSPACE_FILE: await writeWorkspaceFile(cleanup, WORKSPACE),
-      INGEST_GRPC_PORT: String(grpcPort),
-      INGEST_HTTP_PORT: String(httpPort),
-    },
+    natsUrl: nats.url,
+    namespace,
+    workspaceFile: await writeWorkspaceFile(cleanup, WORKSPACE),
   });
-  cleanup.add("stop ingest", () => ingest.stop());
-  await ingest.waitUntilReady();
 
   const valid = gzipSync(JSON.stringify({ batch: [{ type: "track", userId: "u1", event: "Bench" }] }));
   const empty = gzipSync("");

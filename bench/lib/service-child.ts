@@ -1,8 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { connect as tcpConnect } from "node:net";
-import { waitFor } from "@switchyard/testkit";
-import { processCpuMs } from "./run-support.js";
+import { freePort, waitFor } from "@switchyard/testkit";
+import { processCpuMs, type Cleanup } from "./run-support.js";
 
 export interface ServiceChildOptions {
   /** ingest, delivery or audience-sync: the child runs services/<service>/dist/main.js. */
@@ -168,4 +168,31 @@ function acceptsConnections(port: number): Promise<boolean> {
       resolve(false);
     });
   });
+}
+
+/**
+ * One ingest process on free gRPC and HTTP ports, against `natsUrl` and `namespace`, seeded from
+ * `workspaceFile`; stopped by `cleanup`. Resolves once it is ready.
+ */
+export async function startIngestChild(
+  cleanup: Cleanup,
+  options: { cwd: string; natsUrl: string; namespace: string; workspaceFile: string },
+): Promise<{ ingest: ServiceChild; grpcPort: number; httpPort: number }> {
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  const ingest = ServiceChild.start({
+    service: "ingest",
+    cwd: options.cwd,
+    grpcPort,
+    env: {
+      NATS_URL: options.natsUrl,
+      SWITCHYARD_NAMESPACE: options.namespace,
+      SWITCHYARD_WORKSPACE_FILE: options.workspaceFile,
+      INGEST_GRPC_PORT: String(grpcPort),
+      INGEST_HTTP_PORT: String(httpPort),
+    },
+  });
+  cleanup.add("stop ingest", () => ingest.stop());
+  await ingest.waitUntilReady();
+  return { ingest, grpcPort, httpPort };
 }
