@@ -46,7 +46,7 @@ import {
   type SyncHeader,
   type SyncSummary,
 } from "@switchyard/contracts";
-import type { BusNames } from "@switchyard/platform";
+import type { BusNames } from "@switchyard/bus";
 import { freePort } from "@switchyard/testkit";
 import { machineFacts, openBenchBus, runBenchmark, writeResults, writeWorkspaceFile, type Cleanup } from "./lib/run-support.js";
 import { ServiceChild } from "./lib/service-child.js";

@@ -29,7 +29,7 @@ import { parseArgs, promisify } from "node:util";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Analytics as SegmentAnalytics } from "@segment/analytics-node";
-import { busNames } from "@switchyard/platform";
+import { busNames } from "@switchyard/bus";
 import { readCallBatches, uniqueNamespace } from "@switchyard/testkit";
 import { Analytics } from "../libs/analytics/src/index.js";
 import { clientMessages, type ClientMessage } from "./lib/client-messages.js";

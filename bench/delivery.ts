@@ -69,8 +69,8 @@ import { parseArgs } from "node:util";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { jetstream, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/nats-core";
+import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
 import {
-  BUS_MESSAGE_TYPE_HEADER,
   CallBatch,
   IngestBatchRequest,
   IngestServiceClient,
@@ -79,7 +79,8 @@ import {
   type IngestBatchResponse,
 } from "@switchyard/contracts";
 import { DELIVERY_NODE_OPTIONS, loadDeliveryConfig, webhookBody, webhookSignature } from "@switchyard/delivery";
-import { basicAuthorization, ensureCallsStream, type BusNames } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
+import { ensureCallsStream, type BusNames } from "@switchyard/bus";
 import { freePort, LOOPBACK_CIDRS } from "@switchyard/testkit";
 import { Agent, request } from "undici";
 import {

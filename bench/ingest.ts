@@ -55,7 +55,9 @@ import { parseArgs } from "node:util";
 import { jetstream, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { IngestServiceService, type IngestBatchResponse } from "@switchyard/contracts";
-import { basicAuthorization, connectBus, createLogger, type BusNames } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
+import { connectBus, createLogger } from "@switchyard/platform";
+import { type BusNames } from "@switchyard/bus";
 import { freePort } from "@switchyard/testkit";
 import {
   machineFacts,

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { busNames, type BusNames } from "@switchyard/platform";
+import { busNames, type BusNames } from "@switchyard/bus";
 import { NatsServer, uniqueNamespace } from "@switchyard/testkit";
 
 const run = promisify(execFile);

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { Call } from "@switchyard/contracts";
-import { basicAuthorization } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
 import { WebhookReceiver, waitFor, type ReceivedRequest } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "../helpers/stack.js";

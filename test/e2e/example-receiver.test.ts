@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { basicAuthorization } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
 import { freePort, waitFor } from "@switchyard/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startStack, type Stack } from "../helpers/stack.js";

@@ -1,6 +1,6 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { Call } from "@switchyard/contracts";
-import { basicAuthorization } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
 import { MetricsSnapshot, WebhookReceiver } from "@switchyard/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startStack, type Stack } from "../helpers/stack.js";

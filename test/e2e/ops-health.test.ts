@@ -6,7 +6,8 @@ import { connect } from "@nats-io/transport-node";
 import { loadAudienceSyncConfig, startAudienceSync } from "@switchyard/audience-sync";
 import { loadDeliveryConfig, startDelivery } from "@switchyard/delivery";
 import { loadIngestConfig, startIngest } from "@switchyard/ingest";
-import { busNames, createLogger } from "@switchyard/platform";
+import { busNames } from "@switchyard/bus";
+import { createLogger } from "@switchyard/platform";
 import { NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
 

@@ -14,7 +14,9 @@ import {
 } from "@switchyard/contracts";
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "@switchyard/delivery";
 import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
-import { basicAuthorization, busNames, createLogger, type BusNames } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
+import { busNames, type BusNames } from "@switchyard/bus";
+import { createLogger } from "@switchyard/platform";
 import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 
 /**

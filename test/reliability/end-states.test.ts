@@ -1,6 +1,6 @@
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { DeliveryServiceClient, ListDeadLettersRequest, type DeadLetterEntry } from "@switchyard/contracts";
-import { basicAuthorization } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
 import { NatsServer, WebhookReceiver, waitFor, type ReceivedRequest } from "@switchyard/testkit";
 import { verifyStandardWebhook } from "@switchyard/webhook-verify";
 import fc from "fast-check";

@@ -2,18 +2,11 @@ import { gzipSync } from "node:zlib";
 import { status } from "@grpc/grpc-js";
 import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, protoCallToJson } from "@switchyard/calls";
 import { Call, configApi, IngestBatchResponse } from "@switchyard/contracts";
-import { basicAuthorization } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
 import { NatsServer, readCallBatches } from "@switchyard/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  anyText,
-  callBytes,
-  callNearSize,
-  deeplyNestedCall,
-  lengthDelimited,
-  struct,
-} from "../../services/ingest/test/call-arbitraries.js";
+import { anyText, callBytes, callNearSize, deeplyNestedCall, lengthDelimited, anyStruct } from "@switchyard/testkit";
 import { ADMIN_TOKEN, Pipeline, workspaceFor, WRITE_KEY } from "./support/pipeline.js";
 import { profile, scenarioSeed } from "./support/profile.js";
 import { RawGrpcClient, type RawOutcome } from "./support/raw-grpc.js";
@@ -214,8 +207,8 @@ describe("bad input: property-based fuzzing", () => {
             event: fc.string({ minLength: 1, maxLength: 20 }),
             groupId: fc.string({ minLength: 1, maxLength: 10 }),
             previousId: fc.string({ minLength: 1, maxLength: 10 }),
-            properties: struct,
-            context: struct,
+            properties: anyStruct,
+            context: anyStruct,
           })
           .map((call) => JSON.stringify({ batch: [call, call] })),
         fc
@@ -223,7 +216,7 @@ describe("bad input: property-based fuzzing", () => {
             type: fc.constantFrom("track", "identify", "page", "screen", "group", "alias", "delete", "bogus"),
             userId: fc.option(anyText(20)),
             event: fc.option(anyText(20)),
-            properties: fc.option(struct),
+            properties: fc.option(anyStruct),
             messageId: fc.option(anyText(130)),
             timestamp: fc.option(
               fc.oneof(
@@ -235,7 +228,12 @@ describe("bad input: property-based fuzzing", () => {
           .map((call) => JSON.stringify(call)),
         fc
           .array(
-            fc.record({ type: fc.constantFrom("track", "identify"), userId: anyText(10), event: anyText(10), traits: fc.option(struct) }),
+            fc.record({
+              type: fc.constantFrom("track", "identify"),
+              userId: anyText(10),
+              event: anyText(10),
+              traits: fc.option(anyStruct),
+            }),
             { maxLength: 5 },
           )
           .map((batch) => JSON.stringify({ batch, context: { library: { name: "fuzz" } } })),

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials, Metadata, status } from "@grpc/grpc-js";
 import { configApi, IngestServiceClient } from "@switchyard/contracts";
-import { basicAuthorization } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
 import {
   freePort,
   leakedSecrets,

@@ -1,5 +1,7 @@
 // First: replaces the generated Struct functions that drop a "__proto__" key, before anything uses them.
 import "./struct-keys.js";
+export { setMember } from "./struct-keys.js";
+export { Timestamp } from "./gen/google/protobuf/timestamp.js";
 export { Alias, Call, CallBatch, Delete, Group, Identify, Page, Screen, Track } from "./gen/switchyard/v1/calls.js";
 export {
   CallRejection,
@@ -12,9 +14,6 @@ export {
 } from "./gen/switchyard/v1/ingest.js";
 export type { IngestServiceServer } from "./gen/switchyard/v1/ingest.js";
 export { descriptorSetBase64, healthDescriptorSetBase64 } from "./gen/descriptor-set.js";
-export { readCallBatch } from "./call-batch-reader.js";
-export { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS, busMessageTypes } from "./bus-types.js";
-export type { BusMessageType } from "./bus-types.js";
 export type { CallType } from "./call-type.js";
 export { CALL_TYPES, callTypeOf } from "./call-type.js";
 export {

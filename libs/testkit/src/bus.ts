@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { BUS_MESSAGE_TYPE_HEADER, CallBatch } from "@switchyard/contracts";
-import type { BusNames } from "@switchyard/platform";
+import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
+import { CallBatch } from "@switchyard/contracts";
+import type { BusNames } from "@switchyard/bus";
 
 /** A namespace no other test uses, so tests can share a NATS server (NATS_URL). */
 export function uniqueNamespace(): string {

@@ -1,6 +1,7 @@
 export { readCallBatches, uniqueNamespace } from "./bus.js";
 export type { StoredBatch } from "./bus.js";
 export { callArbitrary, callBatchArbitrary, damagedBatchBytes } from "./call-arbitraries.js";
+export { anyCall, anyStruct, anyText, callBytes, callNearSize, deeplyNestedCall, lengthDelimited, varint } from "./wire-arbitraries.js";
 export { signedUpCall } from "./calls.js";
 export { canonical } from "./canonical.js";
 export { makeSelfSignedCertificate } from "./certificates.js";

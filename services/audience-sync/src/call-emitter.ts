@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { headers } from "@nats-io/nats-core";
-import { BUS_MESSAGE_TYPE_HEADER, CallBatch, type Call } from "@switchyard/contracts";
-import type { BusNames } from "@switchyard/platform";
+import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
+import { CallBatch, type Call } from "@switchyard/contracts";
+import type { BusNames } from "@switchyard/bus";
 
 /** Calls per CallBatch: small identify calls, well under the 500 KB batch limit. */
 const BATCH_SIZE = 500;

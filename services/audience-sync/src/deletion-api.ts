@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Call, DeletionServiceServer } from "@switchyard/contracts";
-import { requireAdmin, ServiceError, unaryHandler, type Logger, type WorkspaceView } from "@switchyard/platform";
+import { requireAdmin, ServiceError, unaryHandler, type Logger } from "@switchyard/platform";
+import { type WorkspaceView } from "@switchyard/workspace";
 import { deterministicId, type CallEmitter } from "./call-emitter.js";
 import type { AudienceMetrics } from "./metrics.js";
 

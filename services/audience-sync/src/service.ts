@@ -2,19 +2,18 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm, setSha256Backend } from "@nats-io/obj";
 import { DeletionServiceService } from "@switchyard/contracts";
+import { busNames, ensureCallsStream } from "@switchyard/bus";
 import {
-  busNames,
   connectBus,
-  ensureCallsStream,
   kvStream,
   loadServerTls,
   objectStoreStream,
-  openWorkspace,
   startGrpcServer,
   withOpsServer,
   type Logger,
   type OpsServer,
 } from "@switchyard/platform";
+import { openWorkspace } from "@switchyard/workspace";
 import { audienceApi } from "./audience-api.js";
 import { CallEmitter } from "./call-emitter.js";
 import type { AudienceSyncConfig } from "./config.js";

@@ -1,5 +1,7 @@
 import type { Call } from "@switchyard/contracts";
-import { headerSafeId, ServiceError, type Logger, type WorkspaceView } from "@switchyard/platform";
+import { headerSafeId } from "@switchyard/bus";
+import { ServiceError, type Logger } from "@switchyard/platform";
+import { type WorkspaceView } from "@switchyard/workspace";
 import { deterministicId, type CallEmitter } from "./call-emitter.js";
 import type { AudienceMetrics } from "./metrics.js";
 import { snakeCase } from "./snake-case.js";

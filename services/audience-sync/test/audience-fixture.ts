@@ -14,7 +14,9 @@ import {
   type TraitValue,
 } from "@switchyard/contracts";
 import { startDelivery, loadDeliveryConfig, type DeliveryHandle } from "@switchyard/delivery";
-import { applyWorkspaceFile, busNames, createLogger, openConfigBucket, workspaceFileSchema, type BusNames } from "@switchyard/platform";
+import { applyWorkspaceFile, openConfigBucket, workspaceFileSchema } from "@switchyard/workspace";
+import { busNames, type BusNames } from "@switchyard/bus";
+import { createLogger } from "@switchyard/platform";
 import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 import { loadAudienceSyncConfig, startAudienceSync, type AudienceSyncHandle } from "../src/index.js";
 

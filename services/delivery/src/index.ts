@@ -2,5 +2,5 @@ export { DELIVERY_NODE_OPTIONS, deliveryEnvSchema, loadDeliveryConfig } from "./
 export type { DeliveryConfig } from "./config.js";
 export { startDelivery } from "./service.js";
 export type { DeliveryHandle } from "./service.js";
-export { webhookBody } from "./webhook-body.js";
-export { webhookSignature } from "./signature.js";
+export { webhookBody } from "@switchyard/wire";
+export { webhookSignature } from "./outbound/signature.js";

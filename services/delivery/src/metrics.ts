@@ -1,17 +1,9 @@
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
-import {
-  Counter,
-  Gauge,
-  Histogram,
-  METRIC_PREFIX,
-  childrenByLabel,
-  type BusConnection,
-  type BusNames,
-  type Registry,
-} from "@switchyard/platform";
-import type { UrlAttempt } from "./fan-out.js";
-import type { PoisonReason } from "./poison.js";
-import type { AttemptOutcome, DeadLetterReason } from "./retry-policy.js";
+import { Counter, Gauge, Histogram, METRIC_PREFIX, childrenByLabel, type BusConnection, type Registry } from "@switchyard/platform";
+import { type BusNames } from "@switchyard/bus";
+import type { UrlAttempt } from "./pipeline/fan-out.js";
+import type { PoisonReason } from "./retries/poison.js";
+import type { AttemptOutcome, DeadLetterReason } from "./retries/retry-policy.js";
 
 const OUTCOMES = ["delivered", "retryable", "permanent"] as const satisfies readonly AttemptOutcome[];
 /** "none": no HTTP answer (timeout, refused connection, TLS or DNS failure). */

@@ -2,35 +2,26 @@ import { readFile } from "node:fs/promises";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { DeliveryServiceService, configApi } from "@switchyard/contracts";
-import {
-  busNames,
-  connectBus,
-  ensureCallsStream,
-  kvStream,
-  loadServerTls,
-  openWorkspace,
-  startGrpcServer,
-  withOpsServer,
-  type Logger,
-  type OpsServer,
-} from "@switchyard/platform";
-import { ConcurrentConsumer } from "./concurrent-consumer.js";
-import { configService } from "./config-api.js";
+import { busNames, ensureCallsStream } from "@switchyard/bus";
+import { connectBus, kvStream, loadServerTls, startGrpcServer, withOpsServer, type Logger, type OpsServer } from "@switchyard/platform";
+import { openWorkspace } from "@switchyard/workspace";
+import { ConcurrentConsumer } from "./pipeline/concurrent-consumer.js";
+import { configService } from "@switchyard/workspace";
 import type { DeliveryConfig } from "./config.js";
-import { DeadLetters } from "./dead-letters.js";
-import { deliveryApi } from "./delivery-api.js";
-import { DeliveryLog } from "./delivery-log.js";
-import { DeliveryStats } from "./delivery-stats.js";
-import { DestinationGates } from "./destination-gate.js";
-import { FirstAttempts } from "./first-attempts.js";
-import { HandlingFailures } from "./handling-failures.js";
+import { DeadLetters } from "./retries/dead-letters.js";
+import { deliveryApi } from "./api/delivery-api.js";
+import { DeliveryLog } from "./api/delivery-log.js";
+import { DeliveryStats } from "./api/delivery-stats.js";
+import { DestinationGates } from "./pipeline/destination-gate.js";
+import { FirstAttempts } from "./pipeline/first-attempts.js";
+import { HandlingFailures } from "./pipeline/handling-failures.js";
 import { DeliveryMetrics } from "./metrics.js";
-import { Retries } from "./retries.js";
-import { PoisonMessages } from "./poison.js";
-import { RetryQueue } from "./retry-queue.js";
-import { Settler } from "./settle.js";
-import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, RETRY_CONSUMER } from "./streams.js";
-import { WebhookSender } from "./webhook-sender.js";
+import { Retries } from "./retries/retries.js";
+import { PoisonMessages } from "./retries/poison.js";
+import { RetryQueue } from "./retries/retry-queue.js";
+import { Settler } from "./pipeline/settle.js";
+import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, RETRY_CONSUMER } from "@switchyard/bus";
+import { WebhookSender } from "./outbound/webhook-sender.js";
 
 /** See GateOptions.stallMs: a stall is called after 250 ms to 1 s without an answer, depending on the receiver's usual answer time. */
 const STALL_MS = 1_000;

@@ -4,8 +4,8 @@ import { connect } from "@nats-io/transport-node";
 import { createLogger } from "@switchyard/platform";
 import { NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConcurrentConsumer } from "../src/concurrent-consumer.js";
-import { HandlingFailures } from "../src/handling-failures.js";
+import { ConcurrentConsumer } from "../src/pipeline/concurrent-consumer.js";
+import { HandlingFailures } from "../src/pipeline/handling-failures.js";
 
 let nats: NatsServer;
 let nc: NatsConnection;

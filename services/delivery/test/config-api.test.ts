@@ -1,7 +1,8 @@
 import { Client, credentials, Metadata, status, type ServiceDefinition } from "@grpc/grpc-js";
 import { configApi, DeliveryServiceService, IngestServiceClient } from "@switchyard/contracts";
 import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
-import { basicAuthorization, createLogger, hashWriteKey, kvKeys } from "@switchyard/platform";
+import { basicAuthorization, hashWriteKey, kvKeys } from "@switchyard/workspace";
+import { createLogger } from "@switchyard/platform";
 import { signedUpCall, WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { createHash, createHmac } from "node:crypto";
 import { writeFile } from "node:fs/promises";

@@ -4,11 +4,12 @@ import { join } from "node:path";
 import { jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { headers, type NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { BUS_MESSAGE_TYPE_HEADER, CallBatch } from "@switchyard/contracts";
-import { busNames, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, type BusNames } from "@switchyard/platform";
+import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
+import { CallBatch } from "@switchyard/contracts";
+import { busNames, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, type BusNames } from "@switchyard/bus";
 import { freePort, LOOPBACK_CIDRS, NatsServer, ServiceProcess, uniqueNamespace, waitFor, WebhookReceiver } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CALLS_CONSUMER } from "../src/streams.js";
+import { CALLS_CONSUMER } from "@switchyard/bus";
 import { busCall, FAST_RETRY_ENV, trackPayload } from "./delivery-fixture.js";
 
 const BATCHES = 30;

@@ -3,8 +3,8 @@ import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jets
 import type { KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
+import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
 import {
-  BUS_MESSAGE_TYPE_HEADER,
   CallBatch,
   configApi,
   DeliveryServiceClient,
@@ -18,17 +18,9 @@ import {
   type ListDeliveryAttemptsResponse,
   type ReplayDeadLettersResponse,
 } from "@switchyard/contracts";
-import {
-  applyWorkspaceFile,
-  busNames,
-  createLogger,
-  ensureCallsStream,
-  kvKeys,
-  openConfigBucket,
-  workspaceFileSchema,
-  type BusNames,
-  type Destination,
-} from "@switchyard/platform";
+import { applyWorkspaceFile, kvKeys, openConfigBucket, workspaceFileSchema, type Destination } from "@switchyard/workspace";
+import { busNames, ensureCallsStream, type BusNames } from "@switchyard/bus";
+import { createLogger } from "@switchyard/platform";
 import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor, type NatsServerOptions } from "@switchyard/testkit";
 import { headers } from "@nats-io/nats-core";
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "../src/index.js";

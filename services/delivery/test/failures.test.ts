@@ -1,6 +1,6 @@
 import type { DeadLetterEntry, DeliveryAttempt } from "@switchyard/contracts";
 import { freePort, WebhookReceiver, waitFor, type Responder, type ResponsePlan } from "@switchyard/testkit";
-import { maskValue } from "@switchyard/platform";
+import { maskValue } from "@switchyard/workspace";
 import { afterEach, describe, expect, it } from "vitest";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
 

@@ -1,5 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
-import { BUS_MESSAGE_TYPE_HEADER, DeferredCalls } from "@switchyard/contracts";
+import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
+import { DeferredCalls } from "@switchyard/contracts";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";

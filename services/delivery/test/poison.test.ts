@@ -1,7 +1,8 @@
-import { BUS_MESSAGE_TYPE_HEADER, CallBatch, POISON_HEADERS } from "@switchyard/contracts";
+import { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS } from "@switchyard/bus";
+import { CallBatch } from "@switchyard/contracts";
 import { headers } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { headerSafeId } from "@switchyard/platform";
+import { headerSafeId } from "@switchyard/bus";
 import { MetricsSnapshot, WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { verifyStandardWebhook } from "@switchyard/webhook-verify";
 import { afterEach, describe, expect, it } from "vitest";

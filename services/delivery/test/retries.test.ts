@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { ListDeadLettersRequest, type DeadLetterEntry, type DeliveryAttempt } from "@switchyard/contracts";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { RetryQueue } from "../src/retry-queue.js";
+import { RetryQueue } from "../src/retries/retry-queue.js";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
 
 let fixture: DeliveryFixture | undefined;

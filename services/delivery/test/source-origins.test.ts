@@ -1,7 +1,8 @@
 import { status } from "@grpc/grpc-js";
 import { configApi } from "@switchyard/contracts";
 import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
-import { createLogger, kvKeys } from "@switchyard/platform";
+import { createLogger } from "@switchyard/platform";
+import { kvKeys } from "@switchyard/workspace";
 import { waitFor } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";

@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { configApi } from "@switchyard/contracts";
-import { kvKeys } from "@switchyard/platform";
+import { kvKeys } from "@switchyard/workspace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
 

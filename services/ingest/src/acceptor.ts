@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Rejection } from "@switchyard/calls";
-import type { Logger, SourceRecord } from "@switchyard/platform";
-import { derivedMessageId, resolveBatchId } from "./batch-ids.js";
+import type { Logger } from "@switchyard/platform";
+import type { SourceRecord } from "@switchyard/workspace";
+import { derivedMessageId, resolveBatchId } from "@switchyard/bus";
 import type { IncomingCall } from "./incoming-call.js";
 import type { IngestMetrics, Transport } from "./metrics.js";
-import type { BatchPublisher } from "./publisher.js";
+import type { BatchPublisher } from "@switchyard/bus";
 import type { IngestRateLimiter } from "./rate-limit.js";
-import { encodeCallBatchParts, type EncodedCall } from "./wire/call-batch-encoder.js";
-import { AcceptTime } from "./wire/pass-through-call.js";
+import { encodeCallBatchParts, type EncodedCall } from "@switchyard/wire";
+import { AcceptTime } from "@switchyard/wire";
 
 export interface AcceptRequest {
   source: SourceRecord;

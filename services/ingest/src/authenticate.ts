@@ -1,11 +1,5 @@
-import {
-  ServiceError,
-  hashWriteKey,
-  writeKeyFromAuthorization,
-  writeKeyHashesEqual,
-  type SourceRecord,
-  type WorkspaceView,
-} from "@switchyard/platform";
+import { ServiceError } from "@switchyard/platform";
+import { hashWriteKey, writeKeyFromAuthorization, writeKeyHashesEqual, type SourceRecord, type WorkspaceView } from "@switchyard/workspace";
 
 /**
  * The source whose write key is in the Authorization value (HTTP Basic, key as

@@ -3,11 +3,11 @@ import { Call } from "@switchyard/contracts";
 import { ServiceError } from "@switchyard/platform";
 import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
 import { JsonCall } from "./json-call.js";
-import { scanCall, type ScannedCall } from "./wire/call-scanner.js";
-import { invalidTextIn } from "./wire/invalid-text.js";
-import { PassThroughCall, type AcceptTime } from "./wire/pass-through-call.js";
-import { passesQuickly } from "./wire/quick-rules.js";
-import { MalformedWireError } from "./wire/wire-reader.js";
+import { scanCall, type ScannedCall } from "@switchyard/wire";
+import { invalidTextIn } from "@switchyard/wire";
+import { PassThroughCall, type AcceptTime } from "@switchyard/wire";
+import { passesQuickly } from "@switchyard/wire";
+import { MalformedWireError } from "@switchyard/wire";
 
 /**
  * gRPC calls arrive as protobuf bytes. Each is scanned once (wire/call-scanner.ts)

@@ -1,6 +1,6 @@
 import type { handleUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { IngestServiceService, type IngestBatchResponse, type IngestCallResponse } from "@switchyard/contracts";
-import { parseIngestBatchRequest, parseIngestCallRequest, type WireBatchRequest, type WireCallRequest } from "./wire/ingest-requests.js";
+import { parseIngestBatchRequest, parseIngestCallRequest, type WireBatchRequest, type WireCallRequest } from "@switchyard/wire";
 
 /**
  * The IngestService definition the server registers: the generated one, with

@@ -1,14 +1,15 @@
 import type { Metadata } from "@grpc/grpc-js";
 import { CONTROL_CHARACTERS_RULE_MESSAGE, hasControlCharacter, MAX_ID_LENGTH } from "@switchyard/calls";
 import type { IngestBatchResponse, IngestCallResponse } from "@switchyard/contracts";
-import { isServiceError, ServiceError, unaryHandler, type Logger, type WorkspaceView } from "@switchyard/platform";
+import { isServiceError, ServiceError, unaryHandler, type Logger } from "@switchyard/platform";
+import { type WorkspaceView } from "@switchyard/workspace";
 import type { CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
 import { tooManyCalls } from "./batch-limits.js";
 import type { IngestServiceWireServer } from "./grpc-definition.js";
 import { grpcBatchCalls, grpcCall } from "./grpc-calls.js";
 import type { IngestMetrics } from "./metrics.js";
-import type { WireBatchRequest, WireCallRequest } from "./wire/ingest-requests.js";
+import type { WireBatchRequest, WireCallRequest } from "@switchyard/wire";
 
 /**
  * White space at either end of a batch id: NATS trims it from the Nats-Msg-Id

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from "node:https";
 import { CALL_TYPES } from "@switchyard/contracts";
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES, type Rejection } from "@switchyard/calls";
-import { isServiceError, isWebOrigin, type Logger, type ServerTls, type SourceRecord, type WorkspaceView } from "@switchyard/platform";
+import { isServiceError, type Logger, type ServerTls } from "@switchyard/platform";
+import { isWebOrigin, type SourceRecord, type WorkspaceView } from "@switchyard/workspace";
 import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
 import { authenticate, authenticateHttp } from "./authenticate.js";
 import { tooManyCalls } from "./batch-limits.js";

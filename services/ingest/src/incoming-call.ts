@@ -1,6 +1,6 @@
 import type { Rejection } from "@switchyard/calls";
-import type { EncodedCall } from "./wire/call-batch-encoder.js";
-import type { AcceptTime } from "./wire/pass-through-call.js";
+import type { EncodedCall } from "@switchyard/wire";
+import type { AcceptTime } from "@switchyard/wire";
 
 /** A call's verdict by the shared rules: accepted (with the client's messageId, if any), or why not. */
 export type IncomingCheck = { ok: true; messageId: string | undefined } | { ok: false; rejection: Rejection };

@@ -1,8 +1,8 @@
 import { checkCall, tooDeeplyNestedField, validCallToProto, type ValidCall } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
-import { EncodedCallBytes, type EncodedCall } from "./wire/call-batch-encoder.js";
-import type { AcceptTime } from "./wire/pass-through-call.js";
+import { EncodedCallBytes, type EncodedCall } from "@switchyard/wire";
+import type { AcceptTime } from "@switchyard/wire";
 
 /**
  * A call in Segment JSON shape: an HTTP call as parsed, or a gRPC call decoded

@@ -1,25 +1,16 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import {
-  busNames,
-  connectBus,
-  ensureCallsStream,
-  kvStream,
-  loadServerTls,
-  openWorkspace,
-  startGrpcServer,
-  withOpsServer,
-  type Logger,
-  type OpsServer,
-} from "@switchyard/platform";
+import { busNames, ensureCallsStream } from "@switchyard/bus";
+import { connectBus, kvStream, loadServerTls, startGrpcServer, withOpsServer, type Logger, type OpsServer } from "@switchyard/platform";
+import { openWorkspace } from "@switchyard/workspace";
 import { CallAcceptor } from "./acceptor.js";
 import { httpLimitsOf, rateLimitOf, type IngestConfig } from "./config.js";
 import { ingestServiceDefinition } from "./grpc-definition.js";
 import { ingestGrpcService } from "./grpc-service.js";
 import { createHttpApi } from "./http-api.js";
 import { IngestMetrics } from "./metrics.js";
-import { BatchPublisher } from "./publisher.js";
+import { BatchPublisher } from "@switchyard/bus";
 import { IngestRateLimiter } from "./rate-limit.js";
 
 export interface IngestHandle {

@@ -1,15 +1,16 @@
 import { callSchema, checkCall, MAX_BATCH_BYTES, protoCallToJson, validCallToProto, type Rejection } from "@switchyard/calls";
 import { Call, CallBatch, IngestBatchRequest } from "@switchyard/contracts";
-import { createLogger, isServiceError, Registry, type SourceRecord } from "@switchyard/platform";
+import { createLogger, isServiceError, Registry } from "@switchyard/platform";
+import { type SourceRecord } from "@switchyard/workspace";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CallAcceptor } from "../src/acceptor.js";
-import { derivedMessageId } from "../src/batch-ids.js";
+import { derivedMessageId } from "@switchyard/bus";
 import { IngestMetrics } from "../src/metrics.js";
 import { grpcBatchCalls, WireCall } from "../src/grpc-calls.js";
-import type { BatchPublisher, EncodedBatch } from "../src/publisher.js";
-import { call, callBytes, callNearSize, deeplyNestedCall, lengthDelimited } from "./call-arbitraries.js";
+import type { BatchPublisher, EncodedBatch } from "@switchyard/bus";
+import { anyCall, callBytes, callNearSize, deeplyNestedCall, lengthDelimited } from "@switchyard/testkit";
 
 /**
  * The gRPC fast path against the path it replaced: for the same call bytes it
@@ -157,7 +158,7 @@ describe("gRPC fast path", () => {
 
   it("takes the fast path for every call the generated encoder writes, but those with numbers that are not finite", () => {
     fc.assert(
-      fc.property(call, (value) => {
+      fc.property(anyCall, (value) => {
         const calls = grpcBatchCalls([Buffer.from(Call.encode(value).finish())]);
         const json = protoCallToJson(value);
         // Those over the limit are measured exactly, by the old path; so are those the rules refuse for a number
@@ -221,7 +222,7 @@ describe("gRPC fast path", () => {
 
   it("checks calls with zod's compiled fast path exactly as with its ordinary parser", () => {
     fc.assert(
-      fc.property(call, (value) => {
+      fc.property(anyCall, (value) => {
         const json = protoCallToJson(value);
         const check = checkCall(json, 0, 0);
         const runtime = callSchema.safeParse(json);

@@ -1,10 +1,10 @@
 import { credentials, Metadata, status, type ServiceError as GrpcError } from "@grpc/grpc-js";
 import { MAX_BATCH_CALLS } from "@switchyard/calls";
 import { Call, IngestBatchResponse, IngestServiceClient, IngestServiceService } from "@switchyard/contracts";
-import { basicAuthorization } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
 import { readCallBatches } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { lengthDelimited, varint } from "./call-arbitraries.js";
+import { lengthDelimited, varint } from "@switchyard/testkit";
 import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
 
 // What only a client writing its own protobuf bytes can send: malformed calls and requests, and

@@ -11,7 +11,9 @@ import {
   type IngestCallRequest,
   type IngestCallResponse,
 } from "@switchyard/contracts";
-import { basicAuthorization, busNames, createLogger, type BusNames } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
+import { busNames, type BusNames } from "@switchyard/bus";
+import { createLogger } from "@switchyard/platform";
 import { NatsServer, uniqueNamespace } from "@switchyard/testkit";
 import { loadIngestConfig, startIngest, type IngestHandle } from "../src/index.js";
 

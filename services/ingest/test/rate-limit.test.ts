@@ -1,5 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import { basicAuthorization } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
 import { readCallBatches, signedUpCall, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadIngestConfig, rateLimitOf } from "../src/config.js";

@@ -1,6 +1,6 @@
 import { status, type ServiceError } from "@grpc/grpc-js";
 import { Call } from "@switchyard/contracts";
-import { basicAuthorization } from "@switchyard/platform";
+import { basicAuthorization } from "@switchyard/workspace";
 import { runLanes } from "../../../bench/lib/run-support.js";
 import { IngestClient } from "../../helpers/stack.js";
 import { WRITE_KEY } from "./pipeline.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { busNames, type BusNames } from "@switchyard/platform";
+import { busNames, type BusNames } from "@switchyard/bus";
 import { freePort, LOOPBACK_CIDRS, ServiceProcess, uniqueNamespace, waitFor } from "@switchyard/testkit";
 
 export type ServiceName = "ingest" | "delivery" | "audience-sync";

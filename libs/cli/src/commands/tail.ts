@@ -1,6 +1,6 @@
 import type { Msg } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS, busMessageTypes, type BusMessageType } from "@switchyard/contracts";
+import { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS, busMessageTypes, type BusMessageType } from "@switchyard/bus";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, integerOption, parseCommandArgs, printJsonLine } from "../args.js";
 import { CliError } from "../cli-error.js";
 

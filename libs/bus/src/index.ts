@@ -1,0 +1,11 @@
+export { busNames } from "./bus-names.js";
+export type { BusNames } from "./bus-names.js";
+export { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS, busMessageTypes } from "./headers.js";
+export type { BusMessageType } from "./headers.js";
+export { headerSafeId } from "./header-safe-id.js";
+export { CALLS_MAX_MESSAGE_BYTES, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from "./streams.js";
+export type { CallsStreamOptions } from "./streams.js";
+export { CALLS_CONSUMER, RETRY_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams } from "./delivery-streams.js";
+export { BatchPublisher } from "./batch-publisher.js";
+export type { EncodedBatch, PublishMetrics } from "./batch-publisher.js";
+export { derivedMessageId, resolveBatchId } from "./batch-ids.js";

@@ -1,0 +1,331 @@
+import { isoTextLength, protoCallToJson } from "@switchyard/calls";
+import { Call } from "@switchyard/contracts";
+import { INVALID_UTF8, JsonObjectSize, jsonStringSize } from "./json-size.js";
+import { enterMessage, walkStruct, type WalkNotes } from "./struct-walker.js";
+import { decodeText, WireReader, WireType } from "./reader.js";
+
+/**
+ * Reads a switchyard.v1.Call from its protobuf bytes in one pass, for the gRPC
+ * fast path: the payload kind, where each text field's bytes are, the
+ * timestamps, integrations fully (its values have rules); the free-form
+ * Structs (context, traits, properties) are only checked to be well-formed and
+ * measured, never decoded. Of the text fields only messageId is decoded (the
+ * response carries it); the others are measured where they lie. Anything that
+ * is not valid wire data throws MalformedWireError.
+ */
+export interface ScannedCall {
+  /** The call's bytes, as the client sent them. */
+  readonly bytes: Buffer;
+  /** The payload's kind; undefined when the call has none. */
+  readonly type: PayloadCase | undefined;
+  /** The client's messageId; "" when it sent none (proto3: empty means not set). */
+  readonly messageId: string;
+  /** The client's timestamp, as the generated code converts it. */
+  readonly timestamp: Date | undefined;
+  /** integrations, decoded in full by the generated decoder (small, and its values have rules). */
+  readonly integrations: Call["integrations"];
+  /**
+   * UTF-8 bytes of a text field (0 when unset); PAYLOAD_TEXT_0 is the
+   * payload's first text field (event, name, groupId or previousId),
+   * PAYLOAD_TEXT_1 its second (category).
+   */
+  textBytes(field: TextFieldId): number;
+  /**
+   * The call as the generated decoder would return it, except that its
+   * free-form Structs are `{}` placeholders (present or absent like the real
+   * ones): every rule about them is "is an object", which the walk already
+   * guarantees. Built on demand (the rules' slow path, tests).
+   */
+  readonly outline: Call;
+  /** The outline in Segment JSON shape, what the call rules check; built on demand. */
+  readonly json: Record<string, unknown>;
+  /** An upper bound of the call's JSON size (see json-size.ts). */
+  readonly jsonSizeBound: number;
+  /**
+   * The byte ranges to copy to the bus, as [start, end) pairs: every field but
+   * timestamp and received_at (ingest writes both) and unknown fields (which
+   * the decoder would drop).
+   */
+  readonly keptRanges: readonly number[];
+  /** The bytes must not be passed through (see WalkNotes); decode and re-encode the call instead. */
+  readonly irregular: boolean;
+  /** A text field, key or string value is not valid UTF-8: the call is refused (see invalid-text.ts). */
+  readonly invalidText: boolean;
+}
+
+export type PayloadCase = NonNullable<Call["payload"]>["$case"];
+
+/** The text fields of a Call: its own three, then the payload's (at most two) by position. */
+export const TextFieldId = { MESSAGE_ID: 0, USER_ID: 1, ANONYMOUS_ID: 2, PAYLOAD_TEXT_0: 3, PAYLOAD_TEXT_1: 4 } as const;
+export type TextFieldId = (typeof TextFieldId)[keyof typeof TextFieldId];
+const TEXT_FIELDS = 5;
+
+/**
+ * The fields of one payload message: its text fields and its Struct, each by
+ * tag and by property name in the generated type (which is also its JSON key).
+ */
+interface PayloadShape {
+  readonly type: PayloadCase;
+  readonly texts: readonly { readonly tag: number; readonly key: string }[];
+  readonly structTag: number;
+  readonly structKey: string;
+}
+
+function lengthTag(fieldNumber: number): number {
+  return (fieldNumber << 3) | WireType.LEN;
+}
+
+/** `texts` and `struct` map field numbers to property names. */
+function payloadShape(type: PayloadCase, texts: Record<number, string>, struct?: Record<number, string>): PayloadShape {
+  const [structField, structKey] = Object.entries(struct ?? {})[0] ?? ["-1", ""];
+  return {
+    type,
+    texts: Object.entries(texts).map(([field, key]) => ({ tag: lengthTag(Number(field)), key })),
+    structTag: structKey ? lengthTag(Number(structField)) : -1,
+    structKey,
+  };
+}
+
+/** The payload oneof of Call (fields 10-16), by tag. */
+const PAYLOADS = new Map<number, PayloadShape>([
+  [lengthTag(10), payloadShape("identify", {}, { 1: "traits" })],
+  [lengthTag(11), payloadShape("track", { 1: "event" }, { 2: "properties" })],
+  [lengthTag(12), payloadShape("page", { 1: "name", 2: "category" }, { 3: "properties" })],
+  [lengthTag(13), payloadShape("screen", { 1: "name", 2: "category" }, { 3: "properties" })],
+  [lengthTag(14), payloadShape("group", { 1: "groupId" }, { 2: "traits" })],
+  [lengthTag(15), payloadShape("alias", { 1: "previousId" })],
+  [lengthTag(16), payloadShape("delete", {})],
+]);
+
+const MESSAGE_ID = lengthTag(1);
+const USER_ID = lengthTag(2);
+const ANONYMOUS_ID = lengthTag(3);
+const TIMESTAMP = lengthTag(4);
+const CONTEXT = lengthTag(5);
+const INTEGRATIONS = lengthTag(6);
+const RECEIVED_AT = lengthTag(7);
+const TIMESTAMP_SECONDS = (1 << 3) | WireType.VARINT;
+const TIMESTAMP_NANOS = (2 << 3) | WireType.VARINT;
+
+/** The Call's level, counted like the decoder counts it: inside IngestBatchRequest, IngestCallRequest or CallBatch. */
+const CALL_LEVEL = 2;
+
+/** The JSON keys of a Call's own text fields, by TextFieldId. */
+const CALL_TEXT_KEYS = ["messageId", "userId", "anonymousId"] as const;
+
+/**
+ * What one scan found. Plain numeric fields rather than an object per text
+ * field or payload: ingest scans every call, and what it allocates per call
+ * it pays for again in garbage collection.
+ */
+class CallScan implements ScannedCall, WalkNotes {
+  irregular = false;
+  invalidText = false;
+  payload: PayloadShape | undefined = undefined;
+  messageId = "";
+  timestamp: Date | undefined = undefined;
+  integrations: Call["integrations"] = undefined;
+  jsonSizeBound = 0;
+  /** JSON size of context, and of the payload's Struct; -1 when absent. */
+  contextSize = -1;
+  payloadStructSize = -1;
+  integrationsSize = -1;
+  readonly keptRanges: number[] = [];
+  /** [start, end) of each text field's last occurrence, by TextFieldId; -1 when absent. */
+  readonly textRanges: number[] = [-1, -1, -1, -1, -1, -1, -1, -1, -1, -1];
+
+  constructor(readonly bytes: Buffer) {}
+
+  get type(): PayloadCase | undefined {
+    return this.payload?.type;
+  }
+
+  textBytes(field: TextFieldId): number {
+    const start = this.textRanges[2 * field]!;
+    return start < 0 ? 0 : this.textRanges[2 * field + 1]! - start;
+  }
+
+  get outline(): Call {
+    const payload = this.payload;
+    let value: Record<string, unknown> | undefined;
+    if (payload) {
+      value = {};
+      payload.texts.forEach(({ key }, index) => (value![key] = this.text(TextFieldId.PAYLOAD_TEXT_0 + index)));
+      if (payload.structTag >= 0) value[payload.structKey] = this.payloadStructSize >= 0 ? {} : undefined;
+    }
+    return {
+      messageId: this.messageId,
+      userId: this.text(TextFieldId.USER_ID),
+      anonymousId: this.text(TextFieldId.ANONYMOUS_ID),
+      timestamp: this.timestamp,
+      context: this.contextSize >= 0 ? {} : undefined,
+      integrations: this.integrations,
+      receivedAt: undefined,
+      payload: payload && ({ $case: payload.type, value } as Call["payload"]),
+    };
+  }
+
+  get json(): Record<string, unknown> {
+    return protoCallToJson(this.outline);
+  }
+
+  /** A text field decoded exactly as the generated decoder decodes it; "" when unset. */
+  private text(field: number): string {
+    const start = this.textRanges[2 * field]!;
+    return start < 0 ? "" : decodeText(this.bytes, start, this.textRanges[2 * field + 1]!);
+  }
+
+  /** Measures a text field as JSON, for the members protoCallToJson writes; marks text that is not UTF-8 (invalidText). */
+  textJsonSize(field: number): number {
+    const start = this.textRanges[2 * field]!;
+    if (start < 0) return 2;
+    const size = jsonStringSize(this.bytes, start, this.textRanges[2 * field + 1]!);
+    if (size !== INVALID_UTF8) return size;
+    this.irregular = this.invalidText = true;
+    return 0;
+  }
+}
+
+export function scanCall(bytes: Buffer): ScannedCall {
+  const scan = new CallScan(bytes);
+  const reader = new WireReader(bytes);
+  const end = bytes.length;
+  const keptRanges = scan.keptRanges;
+  let integrationsStart = -1;
+
+  while (reader.pos < end) {
+    const fieldStart = reader.pos;
+    const tag = reader.tag(end);
+    let kept = true;
+    if (tag === MESSAGE_ID) readTextRange(reader, end, scan, TextFieldId.MESSAGE_ID);
+    else if (tag === USER_ID) readTextRange(reader, end, scan, TextFieldId.USER_ID);
+    else if (tag === ANONYMOUS_ID) readTextRange(reader, end, scan, TextFieldId.ANONYMOUS_ID);
+    else if (tag === TIMESTAMP) {
+      // The decoder keeps the last timestamp; ingest writes it back itself.
+      scan.timestamp = readTimestamp(reader, end, CALL_LEVEL + 1);
+      kept = false;
+    } else if (tag === CONTEXT) {
+      if (scan.contextSize >= 0) scan.irregular = true;
+      scan.contextSize = readStruct(reader, end, CALL_LEVEL + 1, scan);
+    } else if (tag === INTEGRATIONS) {
+      if (integrationsStart >= 0) scan.irregular = true;
+      integrationsStart = fieldStart;
+      scan.integrationsSize = readStruct(reader, end, CALL_LEVEL + 1, scan);
+      // Small, and its values have rules: decoded in full, by the generated decoder (the field alone is a valid Call).
+      scan.integrations = Call.decode(bytes.subarray(fieldStart, reader.pos)).integrations;
+    } else if (tag === RECEIVED_AT) {
+      // Set by ingest; a client's is checked like the decoder would, then dropped.
+      readTimestamp(reader, end, CALL_LEVEL + 1);
+      kept = false;
+    } else {
+      const shape = PAYLOADS.get(tag);
+      if (shape) {
+        if (scan.payload) scan.irregular = true;
+        scanPayload(reader, end, shape, CALL_LEVEL + 1, scan);
+      } else {
+        // Unknown field, or a known one with the wrong wire type: the decoder skips both.
+        reader.skipField(tag, end);
+        kept = false;
+      }
+    }
+    if (kept) keepRange(keptRanges, fieldStart, reader.pos);
+  }
+
+  const messageIdStart = scan.textRanges[0]!;
+  if (messageIdStart >= 0) scan.messageId = decodeText(bytes, messageIdStart, scan.textRanges[1]!);
+  scan.jsonSizeBound = jsonSizeOf(scan);
+  return scan;
+}
+
+/**
+ * The JSON size of the members protoCallToJson writes: the type, non-empty
+ * texts, the timestamp's ISO text, present Structs. Measuring a text also
+ * finds text that is not UTF-8, which makes the call irregular.
+ */
+function jsonSizeOf(scan: CallScan): number {
+  const size = new JsonObjectSize();
+  const payload = scan.payload;
+  if (payload) size.add("type", payload.type.length + 2);
+  for (let field = 0; field < CALL_TEXT_KEYS.length; field++) {
+    const jsonSize = scan.textJsonSize(field);
+    if (scan.textBytes(field as TextFieldId) > 0) size.add(CALL_TEXT_KEYS[field]!, jsonSize);
+  }
+  if (scan.timestamp) size.add("timestamp", isoTextLength(scan.timestamp) + 2);
+  if (scan.contextSize >= 0) size.add("context", scan.contextSize);
+  if (scan.integrationsSize >= 0) size.add("integrations", scan.integrationsSize);
+  if (payload) {
+    for (let index = 0; index < payload.texts.length; index++) {
+      const field = (TextFieldId.PAYLOAD_TEXT_0 + index) as TextFieldId;
+      const jsonSize = scan.textJsonSize(field);
+      if (scan.textBytes(field) > 0) size.add(payload.texts[index]!.key, jsonSize);
+    }
+    if (scan.payloadStructSize >= 0) size.add(payload.structKey, scan.payloadStructSize);
+  }
+  return size.total;
+}
+
+/** A payload message: its text fields' ranges and its Struct, checked and measured. The last payload wins, as in the decoder. */
+function scanPayload(reader: WireReader, callEnd: number, shape: PayloadShape, level: number, scan: CallScan): void {
+  const end = reader.delimitedEnd(callEnd);
+  enterMessage(level);
+  // An earlier payload's texts are dropped, but the decoder reads them too: they must be UTF-8 as well.
+  if (scan.payload) for (let field = TextFieldId.PAYLOAD_TEXT_0; field < TEXT_FIELDS; field++) scan.textJsonSize(field);
+  scan.payload = shape;
+  scan.payloadStructSize = -1;
+  const ranges = scan.textRanges;
+  for (let slot = 2 * TextFieldId.PAYLOAD_TEXT_0; slot < 2 * TEXT_FIELDS; slot++) ranges[slot] = -1;
+  // At most two text fields a payload: a lookup by position is all it needs.
+  const texts = shape.texts;
+  while (reader.pos < end) {
+    const tag = reader.tag(end);
+    if (texts.length > 0 && texts[0]!.tag === tag) readTextRange(reader, end, scan, TextFieldId.PAYLOAD_TEXT_0);
+    else if (texts.length > 1 && texts[1]!.tag === tag) readTextRange(reader, end, scan, TextFieldId.PAYLOAD_TEXT_1);
+    else if (tag === shape.structTag) {
+      if (scan.payloadStructSize >= 0) scan.irregular = true;
+      scan.payloadStructSize = readStruct(reader, end, level + 1, scan);
+    } else {
+      scan.irregular = true;
+      reader.skipField(tag, end);
+    }
+  }
+}
+
+/** A length-delimited Struct field: checked and measured. */
+function readStruct(reader: WireReader, end: number, level: number, notes: WalkNotes): number {
+  const structEnd = reader.delimitedEnd(end);
+  enterMessage(level);
+  return walkStruct(reader, structEnd, level, notes);
+}
+
+/** A google.protobuf.Timestamp, converted to a Date exactly as the generated code converts it. */
+function readTimestamp(reader: WireReader, callEnd: number, level: number): Date {
+  const end = reader.delimitedEnd(callEnd);
+  enterMessage(level);
+  let seconds = 0;
+  let nanos = 0;
+  while (reader.pos < end) {
+    const tag = reader.tag(end);
+    if (tag === TIMESTAMP_SECONDS) seconds = reader.int64(end);
+    else if (tag === TIMESTAMP_NANOS) nanos = reader.int32(end);
+    else reader.skipField(tag, end);
+  }
+  let millis = seconds * 1_000;
+  millis += nanos / 1_000_000;
+  return new Date(millis);
+}
+
+/** Records where a text field's bytes are; the last occurrence wins, as in the decoder. */
+function readTextRange(reader: WireReader, end: number, scan: CallScan, field: TextFieldId): void {
+  const length = reader.length(end);
+  // An earlier occurrence is replaced, but the decoder reads it too: it must be UTF-8 as well (jsonSizeOf checks the last).
+  if (scan.textRanges[2 * field]! >= 0) scan.textJsonSize(field);
+  scan.textRanges[2 * field] = reader.pos;
+  reader.pos += length;
+  scan.textRanges[2 * field + 1] = reader.pos;
+}
+
+/** Adds [start, end) to the ranges, merging it with the previous one when they touch. */
+function keepRange(ranges: number[], start: number, end: number): void {
+  if (ranges.length > 0 && ranges[ranges.length - 1] === start) ranges[ranges.length - 1] = end;
+  else ranges.push(start, end);
+}

@@ -1,0 +1,207 @@
+import { isoTextOfTime } from "@switchyard/calls";
+import type { JsonBytes } from "./json-bytes.js";
+import { writeStruct } from "./struct-json.js";
+import { UNUSUAL, type WireReader } from "./call-reader.js";
+
+/** What the caller needs of a call besides its body. */
+export interface WrittenCall {
+  /** Where the messageId's text lies ([0, 0) for none): it is made a string only if needed. */
+  messageIdStart: number;
+  messageIdEnd: number;
+  receivedAt: Date | undefined;
+  /** Whether the call has a type (a payload); without one nothing was written. */
+  hasPayload: boolean;
+  /** Whether the call has an integrations object, which the caller must decode to apply. */
+  hasIntegrations: boolean;
+}
+
+// switchyard.v1.Call's field numbers (proto/switchyard/v1/calls.proto).
+const MESSAGE_ID = 1;
+const USER_ID = 2;
+const ANONYMOUS_ID = 3;
+const TIMESTAMP = 4;
+const CONTEXT = 5;
+const INTEGRATIONS = 6;
+const RECEIVED_AT = 7;
+const IDENTIFY = 10;
+const TRACK = 11;
+const PAGE = 12;
+const SCREEN = 13;
+const GROUP = 14;
+const ALIAS = 15;
+const DELETE = 16;
+
+/** Where each field of the call (1–16) and of its payload message (1–3) lies; see WireReader.fieldRanges. */
+const callFields = new Int32Array(2 * (DELETE + 1));
+const payloadFields = new Int32Array(2 * 4);
+
+const fragment = (text: string) => Buffer.from(text, "utf8");
+/** Each body's start, by payload field: docs/contract.md §6.3 puts version and type first (delete has no version). */
+const OPENINGS: Record<number, Buffer> = {
+  [IDENTIFY]: fragment('{"version":1,"type":"identify"'),
+  [TRACK]: fragment('{"version":1,"type":"track"'),
+  [PAGE]: fragment('{"version":1,"type":"page"'),
+  [SCREEN]: fragment('{"version":1,"type":"screen"'),
+  [GROUP]: fragment('{"version":1,"type":"group"'),
+  [ALIAS]: fragment('{"version":1,"type":"alias"'),
+  [DELETE]: fragment('{"type":"delete"'),
+};
+const KEYS = {
+  userId: fragment(',"userId":'),
+  name: fragment(',"name":'),
+  category: fragment(',"category":'),
+  properties: fragment(',"properties":'),
+  traits: fragment(',"traits":'),
+  event: fragment(',"event":'),
+  previousId: fragment(',"Previous ID":'),
+  aliasUserId: fragment(',"User ID":'),
+  groupId: fragment(',"groupId":'),
+  timestamp: fragment(',"timestamp":'),
+  messageId: fragment(',"messageId":'),
+  anonymousId: fragment(',"anonymousId":'),
+  context: fragment(',"context":'),
+};
+const EMPTY_OBJECT = fragment("{}");
+const CLOSE = 0x7d;
+
+/** How deep the call's own Structs sit: in a batch, as readCallBatch counts (batch, call, Struct). */
+const STRUCT_DEPTH = 2;
+
+/**
+ * Writes the webhook body of the switchyard.v1.Call at [start, end) of the
+ * reader's bytes: byte for byte what `JSON.stringify(webhookBody(call))`
+ * gives for the decoded call (webhook-body.ts holds the rules; a property
+ * test holds the two equal), without decoding it. Every field the decoder
+ * reads as a message is walked once (the integrations, a screen's properties
+ * and the times too), and any field that occurs twice is left to the decoder,
+ * so bytes that pass here also decode.
+ *
+ * Throws UNUSUAL, having written part of a body, for anything it leaves to
+ * the decoder (see WireReader and struct-json.ts): the caller then decodes
+ * the batch instead.
+ */
+export function writeWebhookBody(reader: WireReader, start: number, end: number, out: JsonBytes): WrittenCall {
+  reader.pos = start;
+  reader.fieldRanges(end, callFields);
+  // The payload oneof: a call with two payloads is left to the decoder, which reads both.
+  let payload = 0;
+  for (let field = IDENTIFY; field <= DELETE; field++) {
+    if (!has(callFields, field)) continue;
+    if (payload !== 0) throw UNUSUAL;
+    payload = field;
+  }
+  const receivedAtMs = has(callFields, RECEIVED_AT)
+    ? reader.timestampMillis(startOf(callFields, RECEIVED_AT), endOf(callFields, RECEIVED_AT))
+    : NaN;
+  const timestampMs = has(callFields, TIMESTAMP)
+    ? reader.timestampMillis(startOf(callFields, TIMESTAMP), endOf(callFields, TIMESTAMP))
+    : NaN;
+  const written: WrittenCall = {
+    messageIdStart: Math.max(0, startOf(callFields, MESSAGE_ID)),
+    messageIdEnd: Math.max(0, endOf(callFields, MESSAGE_ID)),
+    receivedAt: Number.isNaN(receivedAtMs) ? undefined : new Date(receivedAtMs),
+    hasPayload: payload !== 0,
+    hasIntegrations: has(callFields, INTEGRATIONS),
+  };
+  // Structs the body does not show are still walked (and their JSON dropped), so that they are known to decode.
+  if (written.hasIntegrations) checkStruct(reader, callFields, INTEGRATIONS, out);
+  if (!payload) {
+    if (has(callFields, CONTEXT)) checkStruct(reader, callFields, CONTEXT, out);
+    return written;
+  }
+
+  reader.pos = startOf(callFields, payload);
+  reader.fieldRanges(endOf(callFields, payload), payloadFields);
+  out.raw(OPENINGS[payload]!);
+  switch (payload) {
+    case PAGE:
+      userId(reader, out);
+      // Only when set: an empty name or category is left out.
+      if (isSet(payloadFields, 1)) text(reader, payloadFields, 1, KEYS.name, out);
+      if (isSet(payloadFields, 2)) text(reader, payloadFields, 2, KEYS.category, out);
+      object(reader, payloadFields, 3, KEYS.properties, out);
+      break;
+    case SCREEN:
+      userId(reader, out);
+      text(reader, payloadFields, 1, KEYS.name, out);
+      // Table 2.3 shows no properties for a screen, but the decoder reads them: they must decode.
+      if (has(payloadFields, 3)) checkStruct(reader, payloadFields, 3, out, STRUCT_DEPTH + 1);
+      break;
+    case IDENTIFY:
+      userId(reader, out);
+      object(reader, payloadFields, 1, KEYS.traits, out);
+      break;
+    case TRACK:
+      userId(reader, out);
+      text(reader, payloadFields, 1, KEYS.event, out);
+      object(reader, payloadFields, 2, KEYS.properties, out);
+      break;
+    case ALIAS:
+      text(reader, payloadFields, 1, KEYS.previousId, out);
+      text(reader, callFields, USER_ID, KEYS.aliasUserId, out);
+      break;
+    case GROUP:
+      text(reader, payloadFields, 1, KEYS.groupId, out);
+      userId(reader, out);
+      object(reader, payloadFields, 2, KEYS.traits, out);
+      break;
+    case DELETE:
+      userId(reader, out);
+      break;
+  }
+  out.raw(KEYS.timestamp);
+  out.plainString(isoTextOfTime(Number.isNaN(timestampMs) ? (Number.isNaN(receivedAtMs) ? Date.now() : receivedAtMs) : timestampMs));
+  text(reader, callFields, MESSAGE_ID, KEYS.messageId, out);
+  if (isSet(callFields, ANONYMOUS_ID)) text(reader, callFields, ANONYMOUS_ID, KEYS.anonymousId, out);
+  if (has(callFields, CONTEXT)) {
+    out.raw(KEYS.context);
+    writeStruct(reader, startOf(callFields, CONTEXT), endOf(callFields, CONTEXT), STRUCT_DEPTH, out);
+  }
+  out.byte(CLOSE);
+  return written;
+}
+
+/** Where a field recorded by WireReader.fieldRanges starts (-1: absent) and ends. */
+function startOf(fields: Int32Array, field: number): number {
+  return fields[2 * field]!;
+}
+
+function endOf(fields: Int32Array, field: number): number {
+  return fields[2 * field + 1]!;
+}
+
+/** Whether a field is present. */
+function has(fields: Int32Array, field: number): boolean {
+  return startOf(fields, field) >= 0;
+}
+
+/** Whether a string field is present and not empty. */
+function isSet(fields: Int32Array, field: number): boolean {
+  return endOf(fields, field) > startOf(fields, field);
+}
+
+/** `key` and a string field's JSON ("" when absent). */
+function text(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes): void {
+  out.raw(key);
+  if (has(fields, field)) out.utf8String(reader.bytes, startOf(fields, field), endOf(fields, field));
+  else out.plainString("");
+}
+
+/** `key` and a Struct field's JSON ({} when absent). */
+function object(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes): void {
+  out.raw(key);
+  if (has(fields, field)) writeStruct(reader, startOf(fields, field), endOf(fields, field), STRUCT_DEPTH + 1, out);
+  else out.raw(EMPTY_OBJECT);
+}
+
+/** The call's userId, when it has one. */
+function userId(reader: WireReader, out: JsonBytes): void {
+  if (isSet(callFields, USER_ID)) text(reader, callFields, USER_ID, KEYS.userId, out);
+}
+
+/** Walks a Struct for its errors only: what it writes is dropped. */
+function checkStruct(reader: WireReader, fields: Int32Array, field: number, out: JsonBytes, depth = STRUCT_DEPTH): void {
+  const mark = out.mark();
+  writeStruct(reader, startOf(fields, field), endOf(fields, field), depth, out);
+  out.rewind(mark);
+}

@@ -1,0 +1,260 @@
+import { rootCertificates } from "node:tls";
+import { Agent, type Dispatcher } from "undici";
+import { AddressPolicy } from "./address-policy.js";
+import { ADDRESS_REFUSED, guardedConnector } from "./guarded-connector.js";
+import { isCertificateError, outcomeOfStatus, parseRetryAfter, type AttemptOutcome } from "../retries/retry-policy.js";
+
+/** What one POST to one URL came to. */
+export interface SendResult {
+  /** HTTP status; 0 when no response arrived. */
+  status: number;
+  /** Why there was no usable response ("" when there was one). */
+  error: string;
+  latencyMs: number;
+  outcome: AttemptOutcome;
+  retryAfterMs?: number;
+}
+
+export interface SenderOptions {
+  /** A response must arrive within this time (docs/contract.md §7.4: 5 s). */
+  timeoutMs: number;
+  /** Response bodies are read up to this size and discarded; receivers cannot make us buffer more. */
+  maxResponseBytes: number;
+  /** Keep-alive connections per receiver origin. */
+  connectionsPerOrigin: number;
+  /** Extra trusted CA certificates (PEM), for receivers behind a private CA. */
+  extraCaCertificates?: string[];
+  /**
+   * Which addresses receivers may have (SSRF protection). Default: public
+   * addresses only; private, loopback, link-local, metadata and other
+   * special-purpose addresses need the operator's allowlist.
+   */
+  addressPolicy?: AddressPolicy;
+}
+
+/**
+ * Posts webhook bodies with undici: certificates fully verified (a
+ * self-signed receiver gets no request), redirects never followed (the
+ * dispatcher API has no redirect handling; a 3xx is the outcome), every
+ * request bounded by the timeout, and only to addresses the address policy
+ * allows, checked in the connect path after DNS resolution.
+ *
+ * Each destination (`poolKey`) gets its own connection pool, so destinations
+ * that share a receiver origin never wait for each other's connections: a
+ * destination that stops answering cannot stall a healthy one on the same host.
+ * Requests go through undici's dispatcher API with a small handler: no
+ * response stream and no AbortSignal per request, which is most of what a
+ * POST costs at thousands per second.
+ */
+export class WebhookSender {
+  private readonly agents = new Map<string, Agent>();
+  private readonly targets = new Map<string, { origin: string; path: string }>();
+
+  constructor(private readonly options: SenderOptions) {}
+
+  /** `headers`: a flat [name, value, …] list. */
+  send(url: string, headers: string[], body: Buffer, poolKey = ""): Promise<SendResult> {
+    let target: { origin: string; path: string };
+    try {
+      target = this.target(url);
+    } catch (error) {
+      return Promise.resolve({ status: 0, ...describeFailure(error, this.options.timeoutMs), latencyMs: 0 });
+    }
+    return new Promise<SendResult>((resolve) => {
+      const handler = new PostHandler(resolve, this.options.timeoutMs, this.options.maxResponseBytes);
+      this.agentFor(poolKey).dispatch({ origin: target.origin, path: target.path, method: "POST", headers, body }, handler);
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((agent) => agent.close()));
+    this.agents.clear();
+  }
+
+  private agentFor(poolKey: string): Agent {
+    let agent = this.agents.get(poolKey);
+    if (!agent) {
+      const { options } = this;
+      agent = new Agent({
+        connections: options.connectionsPerOrigin,
+        keepAliveTimeout: 10_000,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        connect: guardedConnector(options.addressPolicy ?? new AddressPolicy(), {
+          timeout: options.timeoutMs,
+          rejectUnauthorized: true,
+          // Node's `ca` replaces the well-known roots instead of adding to them; keep them, so that
+          // trusting a private CA does not turn every public HTTPS receiver into a certificate error.
+          ...(options.extraCaCertificates ? { ca: [...rootCertificates, ...options.extraCaCertificates] } : {}),
+        }),
+      });
+      this.agents.set(poolKey, agent);
+    }
+    return agent;
+  }
+
+  /** Origin and path of a URL, parsed once per URL. */
+  private target(url: string): { origin: string; path: string } {
+    let target = this.targets.get(url);
+    if (!target) {
+      const parsed = new URL(url);
+      target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      if (this.targets.size >= 10_000) this.targets.clear();
+      this.targets.set(url, target);
+    }
+    return target;
+  }
+}
+
+/**
+ * One POST's undici handler: records the status (and Retry-After), drains and
+ * discards the body up to the limit, and bounds the whole exchange by the
+ * timeout. A class rather than closures: it is made for every request.
+ */
+class PostHandler implements Dispatcher.DispatchHandler {
+  private readonly started = performance.now();
+  private readonly timer: NodeJS.Timeout;
+  private status = 0;
+  private retryAfter: string | undefined;
+  private received = 0;
+  private done = false;
+  private timedOut = false;
+  private abortRequest: ((reason?: Error) => void) | undefined;
+
+  constructor(
+    private readonly resolve: (result: SendResult) => void,
+    private readonly timeoutMs: number,
+    private readonly maxResponseBytes: number,
+  ) {
+    this.timer = setTimeout(() => this.onTimeout(), timeoutMs);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.timedOut) abort(timeoutError(this.timeoutMs));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true; // 1xx: the real answer follows
+    this.status = statusCode;
+    if (statusCode === 429 || statusCode === 503) this.retryAfter = rawHeaderValue(rawHeaders, "retry-after");
+    // A body announced over the cap would be cut anyway: cut it before reading any of it.
+    if (Number(rawHeaderValue(rawHeaders, "content-length")) > this.maxResponseBytes) this.abortRequest?.(BODY_OVER_LIMIT);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    // Drained (capped) so the connection can be reused; the content itself is not used.
+    this.received += chunk.length;
+    if (this.received > this.maxResponseBytes) this.abortRequest?.(BODY_OVER_LIMIT);
+    return true;
+  }
+
+  onComplete(): void {
+    this.finish(undefined);
+  }
+
+  onError(error: Error): void {
+    this.finish(error);
+  }
+
+  private onTimeout(): void {
+    this.timedOut = true;
+    const error = timeoutError(this.timeoutMs);
+    this.abortRequest?.(error);
+    this.finish(error);
+  }
+
+  private finish(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.timer);
+    const latencyMs = Math.round(performance.now() - this.started);
+    const { status, retryAfter } = this;
+    // With a status, the response counts even if reading its (discarded) body failed.
+    if (status >= 200) {
+      this.resolve({
+        status,
+        error: "",
+        latencyMs,
+        outcome: outcomeOfStatus(status),
+        retryAfterMs: retryAfter === undefined ? undefined : parseRetryAfter(retryAfter, Date.now()),
+      });
+    } else {
+      this.resolve({ status: 0, ...describeFailure(error, this.timeoutMs), latencyMs });
+    }
+  }
+}
+
+/** The reason a response is cut; one object, as it is never shown (the status already counts). */
+const BODY_OVER_LIMIT = new Error("response body over the limit");
+
+function timeoutError(timeoutMs: number): Error {
+  const error = new Error(`no response within ${timeoutMs} ms`);
+  error.name = "TimeoutError";
+  return error;
+}
+
+/** A header's first value from undici's raw [name, value, name, value, …] list. */
+function rawHeaderValue(rawHeaders: Buffer[] | null, name: string): string | undefined {
+  if (!rawHeaders) return undefined;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toString().toLowerCase() === name) return rawHeaders[i + 1]!.toString();
+  }
+  return undefined;
+}
+
+/** A readable reason and whether trying again could help. */
+export function describeFailure(error: unknown, timeoutMs: number): { error: string; outcome: AttemptOutcome } {
+  const code = errorCode(error);
+  const name = error instanceof Error ? error.name : "";
+  if (code === ADDRESS_REFUSED) {
+    // The operator's choice, not a passing condition: retrying would refuse again. A dead letter can be
+    // replayed once the allowlist (or the destination's URL) is fixed.
+    return { error: `address refused: ${rootMessage(error)}`, outcome: "permanent" };
+  }
+  if (isCertificateError(code)) {
+    return { error: `TLS certificate: ${rootMessage(error)} (${code})`, outcome: "permanent" };
+  }
+  if (
+    name === "TimeoutError" ||
+    name === "AbortError" ||
+    code === "UND_ERR_HEADERS_TIMEOUT" ||
+    code === "UND_ERR_BODY_TIMEOUT" ||
+    code === "UND_ERR_CONNECT_TIMEOUT"
+  ) {
+    return { error: `timeout: no response within ${timeoutMs} ms`, outcome: "retryable" };
+  }
+  switch (code) {
+    case "ECONNREFUSED":
+      return { error: "connection refused", outcome: "retryable" };
+    case "ECONNRESET":
+    case "UND_ERR_SOCKET":
+    case "EPIPE":
+      return { error: "connection reset", outcome: "retryable" };
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return { error: "DNS lookup failed", outcome: "retryable" };
+    case "ERR_INVALID_URL":
+    case "UND_ERR_INVALID_ARG":
+    case "UND_ERR_NOT_SUPPORTED": // a static header undici refuses (Expect), stored before save-time checks
+      return { error: `invalid request: ${rootMessage(error)}`, outcome: "permanent" };
+    default:
+      return { error: `${code ?? "error"}: ${rootMessage(error)}`, outcome: "retryable" };
+  }
+}
+
+/** undici wraps socket errors; the useful code may sit on a cause. */
+function errorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    if (typeof current === "object" && "code" in current && typeof current.code === "string") return current.code;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return undefined;
+}
+
+function rootMessage(error: unknown): string {
+  let current = error;
+  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
+}

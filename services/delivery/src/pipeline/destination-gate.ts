@@ -1,0 +1,242 @@
+import type { AttemptOutcome } from "../retries/retry-policy.js";
+
+export interface GateOptions {
+  /** Requests in flight to one destination at most. */
+  concurrency: number;
+  /** Consecutive retryable failures (timeouts, 5xx, refused connections) that mark a destination failing. */
+  failureThreshold: number;
+  /** How long a failing destination gets no first attempts before one retry probes it again. */
+  cooldownMs: number;
+  /**
+   * First attempts wait for a slot only while the destination makes progress:
+   * once every slot has been taken for a while without one being freed, the
+   * waiting first attempts (and new ones) go to the retry path instead, without
+   * counting as failures. "A while" is several times the destination's usual
+   * answer time (STALL_LATENCY_MULTIPLE), between `minStallMs` and `stallMs`;
+   * `minStallMs` until it has answered at all. Unset: they wait as long as it takes.
+   */
+  stallMs?: number;
+  /** The shortest wait before a stall is called; default `stallMs`. */
+  minStallMs?: number;
+  /** Called when the destination turns failing (true) or healthy again (false): once per change, not per attempt. */
+  onFailingChange?: (failing: boolean) => void;
+}
+
+/**
+ * A destination that has freed no slot for this many times its usual answer
+ * time is stuck, not slow. Why a multiple and not a fixed time: a fixed second
+ * holds every batch (and so every healthy destination) for that second when a
+ * fast receiver hangs, while a fixed short time would call a slow but healthy
+ * receiver stalled and push its calls onto the retry path for nothing.
+ */
+const STALL_LATENCY_MULTIPLE = 4;
+/** Weight of the newest answer time in the moving average. */
+const LATENCY_SMOOTHING = 0.1;
+
+/** A stall check whose timer fires this much later than asked does not trust its own observation. */
+const LATE_TIMER_MS = 200;
+
+/** Frees the slot and reports how the delivery went. */
+export type Release = (outcome: AttemptOutcome) => void;
+
+/**
+ * Isolation for one destination: bounded concurrency plus a circuit breaker.
+ * While a destination is failing, first attempts skip it (its calls go to the
+ * retry path at once) so healthy destinations never wait on its timeouts;
+ * after the cool-down, a single retry probes it. A destination that stops
+ * answering takes a whole request timeout to count as failing; until then,
+ * once it has freed no slot for `stallMs`, it is treated as stalled: its first
+ * attempts go to the retry path rather than holding their batches (and with
+ * them every other destination of those batches) until the timeouts.
+ */
+export class DestinationGate {
+  private inFlight = 0;
+  private consecutiveFailures = 0;
+  private openUntil = 0;
+  private probing = false;
+  /** When a slot was last taken or freed. */
+  private lastActivityAt = 0;
+  /** Set when a stall was found (see watchForStall); any slot taken or freed clears it. */
+  private stalledFlag = false;
+  private stallTimer: NodeJS.Timeout | undefined;
+  /** Moving average of how long the destination takes to answer (ms); undefined until its first answer. */
+  private answerMs: number | undefined;
+  private readonly waiters: ((release: Release | undefined) => void)[] = [];
+
+  constructor(
+    private readonly options: GateOptions,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get failing(): boolean {
+    return this.openUntil > 0;
+  }
+
+  /**
+   * For first attempts: waits for a slot while the destination is healthy;
+   * resolves undefined (send it to the retry path) when it is failing or starts failing.
+   */
+  acquire(): Promise<Release | undefined> {
+    if (this.failing) return Promise.resolve(undefined);
+    if (this.inFlight < this.options.concurrency) return Promise.resolve(this.take(false));
+    if (this.stalled) return Promise.resolve(undefined);
+    this.watchForStall();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Every slot taken, and none freed for `stallMs` (as last checked). */
+  get stalled(): boolean {
+    return this.stalledFlag;
+  }
+
+  /** How long without a freed slot counts as a stall now (see GateOptions.stallMs). */
+  private stallAfterMs(maxMs: number): number {
+    const minMs = Math.min(this.options.minStallMs ?? maxMs, maxMs);
+    if (this.answerMs === undefined) return minMs;
+    return Math.min(maxMs, Math.max(minMs, STALL_LATENCY_MULTIPLE * this.answerMs));
+  }
+
+  /**
+   * Every slot taken, and none taken or freed for several times the usual
+   * answer time (STALL_LATENCY_MULTIPLE), and at least `minMs`: calls waiting
+   * for a slot here are not moving. Unlike a stall, nothing is refused: a
+   * batch whose calls wait only at such destinations gives up its batch slot
+   * (see FirstAttempts). `minMs` alone until the destination has answered.
+   */
+  notMoving(minMs: number): boolean {
+    const ms = this.answerMs === undefined ? minMs : Math.max(minMs, STALL_LATENCY_MULTIPLE * this.answerMs);
+    return this.noProgressFor(ms);
+  }
+
+  private noProgressFor(ms: number): boolean {
+    return this.inFlight >= this.options.concurrency && this.now() - this.lastActivityAt >= ms;
+  }
+
+  /** For retries: a slot now, a probe slot once a failing destination's cool-down is over, or undefined (try later). */
+  tryAcquire(): Release | undefined {
+    if (this.failing) {
+      if (this.probing || this.now() < this.openUntil) return undefined;
+      this.probing = true;
+      return this.take(true);
+    }
+    return this.inFlight < this.options.concurrency ? this.take(false) : undefined;
+  }
+
+  /**
+   * How long a retry that found no slot should wait before asking again. While
+   * a probe is in flight nobody gets in until it is answered (or times out), so
+   * the others wait a cool-down rather than asking every 100 ms: with thousands
+   * of retries parked on a failing destination, that polling alone would eat the
+   * CPU that healthy destinations need.
+   */
+  retryLaterMs(): number {
+    if (!this.failing) return this.stalled ? this.options.cooldownMs : 100;
+    if (this.probing) return this.options.cooldownMs;
+    return Math.max(this.openUntil - this.now(), 100);
+  }
+
+  private take(probe: boolean): Release {
+    this.inFlight++;
+    const takenAt = this.now();
+    this.lastActivityAt = takenAt;
+    this.stalledFlag = false;
+    let released = false;
+    return (outcome) => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+      this.lastActivityAt = this.now();
+      if (outcome !== "retryable") this.learnAnswerTime(this.lastActivityAt - takenAt);
+      this.stalledFlag = false;
+      if (probe) this.probing = false;
+      this.record(outcome);
+      this.wakeNext();
+    };
+  }
+
+  private record(outcome: AttemptOutcome): void {
+    if (outcome === "retryable") {
+      this.consecutiveFailures++;
+      if (this.consecutiveFailures >= this.options.failureThreshold) this.open();
+    } else if (outcome === "delivered") {
+      const wasFailing = this.failing;
+      this.consecutiveFailures = 0;
+      this.openUntil = 0;
+      if (wasFailing) this.options.onFailingChange?.(false);
+    }
+  }
+
+  /** Only answers teach it: a timeout says nothing about how long the receiver usually takes. */
+  private learnAnswerTime(ms: number): void {
+    this.answerMs = this.answerMs === undefined ? ms : this.answerMs + LATENCY_SMOOTHING * (ms - this.answerMs);
+  }
+
+  private open(): void {
+    if (!this.failing) this.options.onFailingChange?.(true);
+    this.openUntil = this.now() + this.options.cooldownMs;
+    // Everyone waiting for a first attempt goes to the retry path instead.
+    this.releaseWaiters();
+  }
+
+  private releaseWaiters(): void {
+    for (const waiter of this.waiters.splice(0)) waiter(undefined);
+  }
+
+  /**
+   * While first attempts wait, checks whether the destination stalled; if so,
+   * sends them to the retry path. Only this check declares a stall, and only
+   * when it can trust what it sees: it decides after the event loop's I/O of
+   * the turn (answers that came in while the timer was due count as progress),
+   * and a timer that fired late means this process, not the receiver, was
+   * held up (a long pause, a starved CPU), so it looks again a little later.
+   */
+  private watchForStall(minDelayMs = 10): void {
+    if (this.options.stallMs === undefined || this.stallTimer) return;
+    const stallMs = this.stallAfterMs(this.options.stallMs);
+    const delay = Math.max(minDelayMs, this.lastActivityAt + stallMs - this.now());
+    const due = performance.now() + delay;
+    this.stallTimer = setTimeout(() => {
+      const late = performance.now() - due > LATE_TIMER_MS;
+      setImmediate(() => {
+        this.stallTimer = undefined;
+        if (this.waiters.length === 0) return;
+        if (!this.noProgressFor(stallMs)) this.watchForStall();
+        else if (late) this.watchForStall(stallMs / 4);
+        else {
+          this.stalledFlag = true;
+          this.releaseWaiters();
+        }
+      });
+    }, delay);
+    this.stallTimer.unref();
+  }
+
+  private wakeNext(): void {
+    if (this.failing || this.inFlight >= this.options.concurrency) return;
+    const next = this.waiters.shift();
+    if (next) next(this.take(false));
+  }
+}
+
+/** One gate per destination, made on first use. */
+export class DestinationGates {
+  private readonly gates = new Map<string, DestinationGate>();
+
+  constructor(
+    private readonly options: GateOptions,
+    /** Told when a destination turns failing or healthy again (see GateOptions.onFailingChange). */
+    private readonly onFailingChange?: (destinationId: string, failing: boolean) => void,
+  ) {}
+
+  for(destinationId: string): DestinationGate {
+    let gate = this.gates.get(destinationId);
+    if (!gate) {
+      const onChange = this.onFailingChange;
+      gate = new DestinationGate(
+        onChange ? { ...this.options, onFailingChange: (failing) => onChange(destinationId, failing) } : this.options,
+      );
+      this.gates.set(destinationId, gate);
+    }
+    return gate;
+  }
+}

@@ -1,0 +1,103 @@
+import type { Destination } from "@switchyard/workspace";
+import type { OutgoingCall } from "./outgoing-calls.js";
+import { webhookSignature } from "../outbound/signature.js";
+import { standardWebhookHeaders } from "../outbound/standard-webhooks.js";
+import type { SendResult, WebhookSender } from "../outbound/webhook-sender.js";
+
+export const USER_AGENT = "Switchyard/1.0";
+
+type WebhookEntry = Destination["settings"]["webhooks"][number];
+
+/**
+ * The headers every request to a webhook entry carries, as undici's flat
+ * [name, value, …] list: its static headers, then User-Agent and
+ * Content-Type (names the settings cannot use, so nothing is overridden).
+ * Made once per entry; a changed destination brings new entries.
+ */
+const entryHeaderLists = new WeakMap<WebhookEntry, string[]>();
+
+function entryHeaders(entry: WebhookEntry): string[] {
+  let headers = entryHeaderLists.get(entry);
+  if (!headers) {
+    headers = [...Object.entries(entry.headers).flat(), "user-agent", USER_AGENT, "content-type", "application/json"];
+    entryHeaderLists.set(entry, headers);
+  }
+  return headers;
+}
+
+export interface UrlAttempt extends SendResult {
+  urlIndex: number;
+  url: string;
+}
+
+export interface FanOutResult {
+  delivered: boolean;
+  /** Every request made, in order. */
+  attempts: UrlAttempt[];
+  /** URLs whose failure was retryable (empty once delivered). */
+  retryableUrlIndexes: number[];
+  /** The longest Retry-After any URL asked for. */
+  retryAfterMs: number | undefined;
+}
+
+/**
+ * Sends one call to a destination's URLs, one after the other in configured
+ * order. On a first attempt every URL gets its request ("all"); on a retry
+ * the remaining URLs are tried until one succeeds ("until_success"). Every
+ * URL gets the call's body as it is, signed over exactly those bytes.
+ */
+export async function fanOut(
+  sender: WebhookSender,
+  destination: Destination,
+  call: OutgoingCall,
+  urlIndexes: readonly number[],
+  mode: "all" | "until_success",
+): Promise<FanOutResult> {
+  const body = call.body;
+  if (!body) throw new Error(`call ${call.messageId} has no type: there is nothing to send`);
+  const signature = destination.settings.sharedSecret ? webhookSignature(body, destination.settings.sharedSecret) : undefined;
+  const { standardWebhooks } = destination.settings;
+  const attempts: UrlAttempt[] = [];
+  let delivered = false;
+
+  for (const urlIndex of urlIndexes) {
+    const entry = destination.settings.webhooks[urlIndex];
+    if (!entry) continue;
+    let headers = entryHeaders(entry);
+    if (signature) headers = headers.concat("x-signature", signature);
+    // Opted-in destinations only; everyone else's headers stay exactly as docs/contract.md §6.1 has them.
+    if (standardWebhooks) {
+      headers = headers.concat(...Object.entries(standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now())).flat());
+    }
+    const result = await sender.send(entry.url, headers, body, destination.id);
+    attempts.push({
+      status: result.status,
+      error: result.error,
+      latencyMs: result.latencyMs,
+      outcome: result.outcome,
+      retryAfterMs: result.retryAfterMs,
+      urlIndex,
+      url: entry.url,
+    });
+    if (result.outcome === "delivered") {
+      delivered = true;
+      if (mode === "until_success") break;
+    }
+  }
+
+  // The common case, and nothing below matters for it: no retry is scheduled.
+  if (delivered) return { delivered, attempts, retryableUrlIndexes: [], retryAfterMs: undefined };
+  const retryable = attempts.filter((attempt) => attempt.outcome === "retryable");
+  const retryAfters = retryable.map((attempt) => attempt.retryAfterMs ?? 0);
+  return {
+    delivered,
+    attempts,
+    retryableUrlIndexes: retryable.map((attempt) => attempt.urlIndex),
+    retryAfterMs: retryAfters.length > 0 && Math.max(...retryAfters) > 0 ? Math.max(...retryAfters) : undefined,
+  };
+}
+
+/** Every URL position of a destination, in order. */
+export function allUrlIndexes(destination: Destination): number[] {
+  return destination.settings.webhooks.map((_, index) => index);
+}

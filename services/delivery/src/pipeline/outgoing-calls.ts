@@ -1,0 +1,163 @@
+import { Call, type CallBatch } from "@switchyard/contracts";
+import { readCallBatch } from "@switchyard/wire";
+import { webhookBody } from "@switchyard/wire";
+import { JsonBytes } from "@switchyard/wire";
+import { writeWebhookBody, type WrittenCall } from "@switchyard/wire";
+import { UNUSUAL, BodyCallReader as WireReader } from "@switchyard/wire";
+
+/**
+ * A call ready to go out: its webhook body, made once for all of its
+ * destinations, and what delivery must know of it. The whole decoded call is
+ * only needed when a delivery fails (the retry path stores it).
+ */
+export interface OutgoingCall {
+  readonly messageId: string;
+  /** When ingest accepted the call. */
+  readonly receivedAt: Date | undefined;
+  readonly integrations: Record<string, unknown> | undefined;
+  /** The JSON body (docs/contract.md §6.3): exactly the bytes sent and signed. Undefined for a call without a type, which cannot be delivered. */
+  readonly body: Buffer | undefined;
+  call(): Call;
+}
+
+export interface OutgoingBatch {
+  sourceId: string;
+  receivedAt: Date | undefined;
+  calls: OutgoingCall[];
+}
+
+/**
+ * The calls of a switchyard.v1.CallBatch, their bodies written straight from
+ * the bytes (wire/webhook-body-writer.ts) and each call decoded only if it
+ * is asked for. A batch with anything unusual in it is decoded instead, so
+ * the result is always what decoding would give; bytes that are not a
+ * CallBatch throw as readCallBatch throws.
+ */
+export function readOutgoingBatch(bytes: Uint8Array): OutgoingBatch {
+  try {
+    return fromWire(bytes);
+  } catch (error) {
+    if (error !== UNUSUAL) throw error;
+  }
+  return fromDecoded(readCallBatch(bytes));
+}
+
+/**
+ * A decoded call (a retry's, or one of an unusual batch). Its body is
+ * serialised when first asked for, inside the round that sends it: a call
+ * whose body cannot be made (a time no Date can format) then fails that
+ * round, not the batch or the retry message it came in.
+ */
+export function outgoingCall(call: Call): OutgoingCall {
+  return new DecodedCall(call);
+}
+
+class DecodedCall implements OutgoingCall {
+  private serialised: Buffer | undefined;
+
+  constructor(private readonly decoded: Call) {}
+
+  get messageId(): string {
+    return this.decoded.messageId;
+  }
+
+  get receivedAt(): Date | undefined {
+    return this.decoded.receivedAt;
+  }
+
+  get integrations(): Record<string, unknown> | undefined {
+    return this.decoded.integrations;
+  }
+
+  get body(): Buffer | undefined {
+    if (!this.decoded.payload) return undefined;
+    return (this.serialised ??= Buffer.from(JSON.stringify(webhookBody(this.decoded)), "utf8"));
+  }
+
+  call(): Call {
+    return this.decoded;
+  }
+}
+
+/**
+ * Why a call's webhook body cannot be made (no type, or a time no Date can
+ * format: ingest stores neither), or undefined when it can. Such a call has
+ * nothing to send, now or on any retry: it is dead-lettered as "undeliverable".
+ */
+export function undeliverableReason(call: OutgoingCall): string | undefined {
+  try {
+    return call.body ? undefined : "the call has no type";
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+function fromDecoded(batch: CallBatch): OutgoingBatch {
+  return { sourceId: batch.sourceId, receivedAt: batch.receivedAt, calls: batch.calls.map(outgoingCall) };
+}
+
+// switchyard.v1.CallBatch's length-delimited fields, as tags.
+const SOURCE_ID = (2 << 3) | 2;
+const RECEIVED_AT = (3 << 3) | 2;
+const CALLS = (4 << 3) | 2;
+
+/**
+ * Where bodies are written, batch after batch (reading a batch is synchronous,
+ * so batches never interleave). Slabs of 1 MiB hold about fifteen batches.
+ */
+const bodies = new JsonBytes(1 << 20);
+
+function fromWire(bytes: Uint8Array): OutgoingBatch {
+  const reader = new WireReader(bytes);
+  const batch: OutgoingBatch = { sourceId: "", receivedAt: undefined, calls: [] };
+  const end = bytes.length;
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    if ((tag & 7) !== 2) {
+      reader.skip(tag, end);
+      continue;
+    }
+    const fieldEnd = reader.fieldEnd(end);
+    const fieldStart = reader.pos;
+    if (tag === SOURCE_ID) batch.sourceId = reader.text(fieldStart, fieldEnd);
+    else if (tag === RECEIVED_AT) batch.receivedAt = new Date(reader.timestampMillis(fieldStart, fieldEnd));
+    else if (tag === CALLS) batch.calls.push(wireCall(reader, fieldStart, fieldEnd));
+    reader.pos = fieldEnd;
+  }
+  return batch;
+}
+
+function wireCall(reader: WireReader, start: number, end: number): OutgoingCall {
+  bodies.start();
+  const written = writeWebhookBody(reader, start, end, bodies);
+  const call = new WireCall(reader, start, end, written, written.hasPayload ? bodies.finish() : undefined);
+  // Uncommon: the integrations object decides whether the call goes to webhooks at all, so it is decoded (with the call).
+  if (written.hasIntegrations) call.integrations = call.call().integrations;
+  return call;
+}
+
+/** A call read by the writer: what it needs now is at hand, the rest is decoded from its bytes if asked for. */
+class WireCall implements OutgoingCall {
+  readonly receivedAt: Date | undefined;
+  integrations: Record<string, unknown> | undefined = undefined;
+  private decoded: Call | undefined;
+
+  constructor(
+    private readonly reader: WireReader,
+    private readonly start: number,
+    private readonly end: number,
+    private readonly written: WrittenCall,
+    readonly body: Buffer | undefined,
+  ) {
+    this.receivedAt = written.receivedAt;
+  }
+
+  get messageId(): string {
+    return this.reader.text(this.written.messageIdStart, this.written.messageIdEnd);
+  }
+
+  call(): Call {
+    // The writer walked every field the decoder reads (and left repeats to it), so these bytes decode.
+    return (this.decoded ??= Call.decode(this.reader.bytes.subarray(this.start, this.end)));
+  }
+}

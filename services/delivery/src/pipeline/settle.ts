@@ -1,0 +1,130 @@
+import type { DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
+import { maskUrl } from "@switchyard/workspace";
+import { type Logger } from "@switchyard/platform";
+import type { DeadLetters } from "../retries/dead-letters.js";
+import type { DeliveryLog } from "../api/delivery-log.js";
+import type { DeliveryStats } from "../api/delivery-stats.js";
+import type { FanOutResult, UrlAttempt } from "./fan-out.js";
+import type { DeliveryMetrics } from "../metrics.js";
+import { nextStep, type DeadLetterReason, type RetrySchedule } from "../retries/retry-policy.js";
+import type { RetryQueue } from "../retries/retry-queue.js";
+import type { Round } from "./round.js";
+
+const SETTLED = Promise.resolve();
+
+/**
+ * Makes the outcome of one round of requests durable, the same way for first
+ * attempts and retries: failed attempts go to the delivery log, counts to
+ * the stats, and an undelivered call either gets its next retry scheduled or
+ * becomes a dead letter. Resolves only once that is stored, so the caller can ack.
+ */
+export class Settler {
+  constructor(
+    private readonly deps: {
+      retryQueue: RetryQueue;
+      deadLetters: DeadLetters;
+      log: DeliveryLog;
+      stats: DeliveryStats;
+      metrics: DeliveryMetrics;
+      schedule: RetrySchedule;
+      logger: Logger;
+    },
+  ) {}
+
+  /** The outcome of the round just made. */
+  settle(round: Round, result: FanOutResult): Promise<void> {
+    // The common case, every request answered 2xx: only a count, nothing to store or wait for.
+    if (result.delivered && result.attempts.every((a) => a.outcome === "delivered")) {
+      this.deps.stats.add(round.destinationId, { delivered: 1 });
+      this.deps.metrics.requestsMade(result.attempts);
+      this.deps.metrics.delivered(round.call.receivedAt);
+      return SETTLED;
+    }
+    return this.settleFailures(round.task(), result);
+  }
+
+  private async settleFailures(task: DeliveryTask, result: FanOutResult): Promise<void> {
+    this.deps.metrics.requestsMade(result.attempts);
+    const attempt = task.attemptsBefore + 1;
+    const failed = result.attempts.filter((a) => a.outcome !== "delivered");
+    await Promise.all(failed.map((a) => this.deps.log.record(attemptRecord(task, a, attempt))));
+    this.deps.stats.add(task.destinationId, { failedAttempts: failed.length, delivered: result.delivered ? 1 : 0 });
+    if (result.delivered) {
+      this.deps.metrics.delivered(task.call?.receivedAt);
+      return;
+    }
+
+    const lastFailure = failed.at(-1);
+    if (result.retryableUrlIndexes.length === 0) {
+      await this.deadLetter(task, "permanent_failure", attempt, lastFailure);
+      return;
+    }
+    const now = Date.now();
+    const step = nextStep({
+      attempt,
+      nowMs: now,
+      windowStartMs: task.windowStart?.getTime() ?? now,
+      retryAfterMs: result.retryAfterMs,
+      schedule: this.deps.schedule,
+    });
+    if (step.kind === "dead_letter") {
+      await this.deadLetter(task, "window_exhausted", attempt, lastFailure);
+      return;
+    }
+    await this.deps.retryQueue.schedule({
+      ...task,
+      urlIndexes: result.retryableUrlIndexes,
+      attemptsBefore: attempt,
+      notBefore: new Date(now + step.delayMs),
+      lastFailure: lastFailure ? attemptRecord(task, lastFailure, attempt) : task.lastFailure,
+    });
+    this.deps.metrics.retryScheduled();
+  }
+
+  async deadLetter(task: DeliveryTask, reason: DeadLetterReason, attempts: number, lastFailure?: UrlAttempt): Promise<void> {
+    // Without a request in this round (window over while the destination was failing), the task remembers the last one.
+    const lastAttempt = lastFailure ? attemptRecord(task, lastFailure, attempts) : task.lastFailure;
+    await this.deps.deadLetters.add({ task, reason, lastAttempt, deadAt: new Date(), attempts });
+    await this.deps.log.record({
+      ...(lastAttempt ?? attemptRecord(task, undefined, attempts)),
+      outcome: "dead_lettered",
+      error: `dead-lettered (${reason})${lastAttempt?.error ? `: ${lastAttempt.error}` : ""}`,
+      at: new Date(),
+    });
+    this.deps.stats.add(task.destinationId, { deadLettered: 1 });
+    this.deps.metrics.deadLettered(reason);
+    this.deps.logger.info(
+      { destinationId: task.destinationId, messageId: task.call?.messageId, reason, attempts },
+      "dead-lettered a delivery",
+    );
+  }
+}
+
+/** The attempt a dead letter records for a call whose body cannot be made: no request, the reason as its error. */
+export function undeliverableAttempt(reason: string): UrlAttempt {
+  return {
+    status: 0,
+    error: `no webhook body can be made: ${reason}`,
+    latencyMs: 0,
+    outcome: "permanent",
+    retryAfterMs: undefined,
+    urlIndex: -1,
+    url: "",
+  };
+}
+
+function attemptRecord(task: DeliveryTask, attempt: UrlAttempt | undefined, number: number): DeliveryAttempt {
+  return {
+    destinationId: task.destinationId,
+    sourceId: task.sourceId,
+    messageId: task.call?.messageId ?? "",
+    // The log and dead letters are read by more people than the configuration: query values (tokens) are masked.
+    url: attempt?.url ? maskUrl(attempt.url) : "",
+    status: attempt?.status ?? 0,
+    error: attempt?.error ?? "",
+    latencyMs: attempt?.latencyMs ?? 0,
+    attempt: number,
+    at: new Date(),
+    outcome: attempt?.outcome ?? "",
+  };
+}

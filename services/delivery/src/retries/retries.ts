@@ -1,0 +1,188 @@
+import type { JsMsg } from "@nats-io/jetstream";
+import type { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
+import type { Destination, WorkspaceView } from "@switchyard/workspace";
+import type { Logger } from "@switchyard/platform";
+import type { DestinationGates, Release } from "../pipeline/destination-gate.js";
+import { allUrlIndexes, fanOut, type FanOutResult } from "../pipeline/fan-out.js";
+import { firstRound, firstRoundWhenFree, roundOutcome } from "../pipeline/first-attempts.js";
+import type { DeliveryMetrics } from "../metrics.js";
+import type { PoisonMessages } from "./poison.js";
+import { decodeRetryWork, timingFromHeaders, timingOf, type RetryQueue, type RetryWork } from "./retry-queue.js";
+import { outgoingCall, undeliverableReason } from "../pipeline/outgoing-calls.js";
+import { firstRoundOf, firstTask, retryRoundOf, type FirstRoundTarget, type Round } from "../pipeline/round.js";
+import { undeliverableAttempt, type Settler } from "../pipeline/settle.js";
+import type { WebhookSender } from "../outbound/webhook-sender.js";
+
+/** How long a retry waits while its destination is disabled. */
+const DISABLED_RECHECK_MS = 30_000;
+/** Redelivery that comes this early is treated as due (timer granularity). */
+const EARLY_TOLERANCE_MS = 5;
+/** Nak deadlines this far away or more are rounded up to a multiple of it (see nakDelay). */
+const NAK_GRID_MS = 1_000;
+
+/**
+ * The delay to nak a task with so that it comes back at `now + delayMs` or a
+ * little later, never after the window's end. Whole milliseconds: nats-server
+ * ignores a delay that is not a whole number of nanoseconds and redelivers at
+ * once. Deadlines a second or more away fall on whole seconds: nats-server
+ * walks every pending message of the consumer each time one of their deadlines
+ * passes, so thousands of waiting tasks with scattered deadlines would keep it
+ * scanning without pause; on a grid they share the scans.
+ */
+export function nakDelay(now: number, delayMs: number, windowEnd: number): number {
+  const deadline = delayMs >= NAK_GRID_MS ? Math.ceil((now + delayMs) / NAK_GRID_MS) * NAK_GRID_MS : now + delayMs;
+  return Math.max(1, Math.round(Math.min(deadline, windowEnd) - now));
+}
+
+/**
+ * Handles the retry stream. Work that is not due yet goes back with
+ * nak(delay) (JetStream redelivers it then). A due task is tried on its
+ * remaining URLs, in order, until one succeeds; due deferred calls get their
+ * first round. Outcomes are settled like a first attempt's: delivered,
+ * rescheduled, or dead-lettered.
+ */
+export class Retries {
+  constructor(
+    private readonly deps: {
+      workspace: WorkspaceView;
+      sender: WebhookSender;
+      gates: DestinationGates;
+      settler: Settler;
+      retryQueue: RetryQueue;
+      metrics: DeliveryMetrics;
+      poison: PoisonMessages;
+      windowMs: number;
+      logger: Logger;
+    },
+  ) {}
+
+  async handle(message: JsMsg): Promise<void> {
+    // Decided from the headers where possible: the work (and its calls) is decoded only when needed.
+    const fromHeaders = timingFromHeaders(message);
+    let decoded = fromHeaders ? undefined : await this.decode(message);
+    const timing = fromHeaders ?? (decoded && timingOf(decoded));
+    if (!timing) return;
+    const work = async () => (decoded ??= await this.decode(message));
+
+    const now = Date.now();
+    const windowEnd = this.windowEnd(timing.windowStartMs, now);
+    const notBefore = timing.notBeforeMs ?? now;
+    if (notBefore > now + EARLY_TOLERANCE_MS) {
+      // Not due, and its window is over (calls deferred again near its end can be due after it):
+      // waiting longer would only bring it back every millisecond (nakDelay stops at the window's end).
+      if (now >= windowEnd) await this.deadLetter(message, await work(), "window_exhausted");
+      else message.nak(nakDelay(now, notBefore - now, windowEnd));
+      return;
+    }
+
+    const destination = this.deps.workspace.destination(timing.destinationId);
+    if (!destination) {
+      await this.deadLetter(message, await work(), "destination_removed");
+      return;
+    }
+    const release = destination.enabled ? this.deps.gates.for(destination.id).tryAcquire() : undefined;
+    if (!release) {
+      // Disabled, or failing and not this task's turn to probe: ask again later, within the window.
+      if (now >= windowEnd) {
+        await this.deadLetter(message, await work(), "window_exhausted");
+        return;
+      }
+      const wait = destination.enabled ? this.deps.gates.for(destination.id).retryLaterMs() : DISABLED_RECHECK_MS;
+      message.nak(nakDelay(now, wait + Math.random() * 100, windowEnd));
+      return;
+    }
+    const due = await work();
+    if (!due) {
+      // Not retry work (already terminated): no request was made, so nothing for the breaker to learn.
+      release("permanent");
+      return;
+    }
+    if (due.kind === "task") await this.attempt(due.task, destination, release);
+    else await this.firstRounds(message, due.group, destination, release);
+    message.ack();
+  }
+
+  /** When the retry window that started at `startMs` (unknown: now) ends. */
+  private windowEnd(startMs: number | undefined, now: number): number {
+    return (startMs ?? now) + this.deps.windowMs;
+  }
+
+  /** The work in a message; undefined (and the message set aside as poison) when it is not retry work. */
+  private async decode(message: JsMsg): Promise<RetryWork | undefined> {
+    try {
+      return decodeRetryWork(message);
+    } catch (error) {
+      await this.deps.poison.setAside(message, "retry", "undecodable", error);
+      return undefined;
+    }
+  }
+
+  private async deadLetter(message: JsMsg, work: RetryWork | undefined, reason: "destination_removed" | "window_exhausted"): Promise<void> {
+    if (!work) return;
+    const tasks = work.kind === "task" ? [work.task] : deferredTasks(work.group);
+    for (const task of tasks) await this.deps.settler.deadLetter(task, reason, task.attemptsBefore);
+    message.ack();
+  }
+
+  /** Tries a due task on its remaining URLs and settles the outcome; the slot is freed either way. */
+  private async attempt(task: DeliveryTask, destination: Destination, release: Release): Promise<void> {
+    const known = task.urlIndexes.filter((index) => index < destination.settings.webhooks.length);
+    const round = retryRoundOf(task, known.length > 0 ? known : allUrlIndexes(destination));
+    const problem = undeliverableReason(round.call);
+    if (problem !== undefined) {
+      release("permanent");
+      await this.deps.settler.deadLetter(task, "undeliverable", task.attemptsBefore, undeliverableAttempt(problem));
+      return;
+    }
+    let result: FanOutResult | undefined;
+    try {
+      // A call handed over before its first attempt still gets the first attempt's rule: every URL.
+      const mode = task.attemptsBefore === 0 ? "all" : "until_success";
+      result = await fanOut(this.deps.sender, destination, round.call, round.urlIndexes, mode);
+    } finally {
+      release(roundOutcome(result));
+    }
+    await this.deps.settler.settle(round, result);
+  }
+
+  /**
+   * Deferred calls whose time has come: the first goes out on the slot this
+   * message was given (for a failing destination, the probe), the others as
+   * slots free up, like first attempts. Calls the destination cannot take now
+   * (the probe failed, or it fails or stalls again) are deferred once more,
+   * together, before this message is acked.
+   */
+  private async firstRounds(message: JsMsg, group: DeferredCalls, destination: Destination, release: Release): Promise<void> {
+    const [probe, ...rest] = deferredRounds(group, allUrlIndexes(destination));
+    if (!probe) {
+      release("permanent");
+      return;
+    }
+    await firstRound(this.deps, probe, destination, release);
+    const sent = await Promise.all(rest.map((round) => firstRoundWhenFree(this.deps, round, destination)));
+    const still = rest.filter((_, index) => !sent[index]);
+    if (still.length === 0) return;
+    const gate = this.deps.gates.for(destination.id);
+    // Not after the window's end, so they get one more chance then rather than none.
+    const now = Date.now();
+    const notBefore = new Date(Math.min(now + gate.retryLaterMs(), this.windowEnd(group.windowStart?.getTime(), now)));
+    await this.deps.retryQueue.defer({ ...group, calls: still.map((round) => round.call.call()), notBefore }, `retry-${message.seq}`);
+    this.deps.metrics.deferred(still.length);
+  }
+}
+
+/** The deferred calls' first rounds, to the given URLs. */
+function deferredRounds(group: DeferredCalls, urlIndexes: number[]): Round[] {
+  const to = deferredTarget(group, urlIndexes);
+  return group.calls.map((call) => firstRoundOf(outgoingCall(call), to));
+}
+
+/** The deferred calls as tasks that never had a request (for dead letters). */
+function deferredTasks(group: DeferredCalls): DeliveryTask[] {
+  const to = deferredTarget(group, []);
+  return group.calls.map((call) => firstTask(call, to));
+}
+
+function deferredTarget(group: DeferredCalls, urlIndexes: number[]): FirstRoundTarget {
+  return { sourceId: group.sourceId, destinationId: group.destinationId, urlIndexes, windowStart: group.windowStart ?? new Date() };
+}

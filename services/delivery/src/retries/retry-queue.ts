@@ -1,0 +1,110 @@
+import type { MsgHdrs } from "@nats-io/nats-core";
+import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
+import { BUS_MESSAGE_TYPE_HEADER, type BusMessageType } from "@switchyard/bus";
+import { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
+import { headerSafeId, type BusNames } from "@switchyard/bus";
+import { typeHeaders } from "../pipeline/bus-codec.js";
+
+/**
+ * A task's schedule, repeated in headers of its retry message (milliseconds
+ * since the epoch), so a task that is not due, or whose destination is
+ * failing, can be parked again without decoding the calls it carries: parked
+ * tasks come back many times, and decoding a call's free-form objects each
+ * time cost more CPU than anything else the retry path did.
+ */
+const DESTINATION_HEADER = "Switchyard-Destination";
+const NOT_BEFORE_HEADER = "Switchyard-Not-Before";
+const WINDOW_START_HEADER = "Switchyard-Window-Start";
+
+const TASK_TYPE = "switchyard.v1.DeliveryTask" satisfies BusMessageType;
+const DEFERRED_TYPE = "switchyard.v1.DeferredCalls" satisfies BusMessageType;
+
+/** When a task may be tried and where its retry window starts (undefined: now). */
+export interface TaskTiming {
+  destinationId: string;
+  notBeforeMs: number | undefined;
+  windowStartMs: number | undefined;
+}
+
+/** What a retry message holds: one call with its history, or calls deferred before their first request. */
+export type RetryWork = { kind: "task"; task: DeliveryTask } | { kind: "deferred"; group: DeferredCalls };
+
+/**
+ * Puts deliveries on the retry stream. Message ids are stable across a crash
+ * and a redo of the same work, so work re-published after a crash is stored once.
+ */
+export class RetryQueue {
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly names: BusNames,
+  ) {}
+
+  /**
+   * One call after a failed round (or a replayed dead letter). The id names
+   * the call, the destination, the retry window and the attempt count: a redo
+   * of the same round after a crash repeats it, while a replayed dead letter,
+   * which starts a new window at attempt 0, does not collide with the retries
+   * of its first run inside the duplicate window (JetStream would drop it).
+   */
+  async schedule(task: DeliveryTask, idSuffix = `${task.windowStart?.getTime() ?? ""}:${task.attemptsBefore}`): Promise<void> {
+    await this.js.publish(this.names.retrySubject(task.destinationId), DeliveryTask.encode(task).finish(), {
+      msgID: `${headerSafeId(task.call?.messageId ?? "")}:${task.destinationId}:${idSuffix}`,
+      headers: timingHeaders(TASK_TYPE, task),
+    });
+  }
+
+  /**
+   * Calls deferred before any request, as one message. `origin` names the
+   * stored message whose handling deferred them (a calls-stream batch or a
+   * retry-stream group, by stream sequence): handled again after a crash, it
+   * defers the same calls under the same id, which JetStream then drops.
+   */
+  async defer(group: DeferredCalls, origin: string): Promise<void> {
+    await this.js.publish(this.names.retrySubject(group.destinationId), DeferredCalls.encode(group).finish(), {
+      msgID: `deferred:${group.destinationId}:${origin}`,
+      headers: timingHeaders(DEFERRED_TYPE, group),
+    });
+  }
+}
+
+function timingHeaders(
+  type: BusMessageType,
+  work: { destinationId: string; notBefore?: Date | undefined; windowStart?: Date | undefined },
+): MsgHdrs {
+  const headers = typeHeaders(type);
+  headers.set(DESTINATION_HEADER, work.destinationId);
+  if (work.notBefore) headers.set(NOT_BEFORE_HEADER, String(work.notBefore.getTime()));
+  if (work.windowStart) headers.set(WINDOW_START_HEADER, String(work.windowStart.getTime()));
+  return headers;
+}
+
+/** The timing from a retry message's headers; undefined when it has none (published by an older version). */
+export function timingFromHeaders(message: JsMsg): TaskTiming | undefined {
+  const headers = message.headers;
+  const destinationId = headers?.get(DESTINATION_HEADER);
+  if (!headers || !destinationId) return undefined;
+  return {
+    destinationId,
+    notBeforeMs: millisHeader(headers.get(NOT_BEFORE_HEADER)),
+    windowStartMs: millisHeader(headers.get(WINDOW_START_HEADER)),
+  };
+}
+
+/** The timing of decoded work. */
+export function timingOf(work: RetryWork): TaskTiming {
+  const { destinationId, notBefore, windowStart } = work.kind === "task" ? work.task : work.group;
+  return { destinationId, notBeforeMs: notBefore?.getTime(), windowStartMs: windowStart?.getTime() };
+}
+
+/** Decodes a retry message by its type header (a message without one is a task, from an older version). Throws on bad bytes. */
+export function decodeRetryWork(message: JsMsg): RetryWork {
+  if (message.headers?.get(BUS_MESSAGE_TYPE_HEADER) === DEFERRED_TYPE) {
+    return { kind: "deferred", group: DeferredCalls.decode(message.data) };
+  }
+  return { kind: "task", task: DeliveryTask.decode(message.data) };
+}
+
+function millisHeader(text: string): number | undefined {
+  const value = Number(text);
+  return text !== "" && Number.isFinite(value) ? value : undefined;
+}
