@@ -1,4 +1,4 @@
-import { MAX_MESSAGE_LEVEL, valueFitsAtLevel } from "@switchyard/calls";
+import { isFourDigitYearTime, ISO_TEXT_LENGTH, MAX_MESSAGE_LEVEL, valueFitsAtLevel } from "@switchyard/calls";
 import { ValidationError } from "./errors.js";
 import type { CallType } from "./messages.js";
 import type { ProtoWriter } from "./proto-writer.js";
@@ -178,7 +178,7 @@ function writeTimestamp(writer: ProtoWriter, field: number, millis: number): num
   }
   writer.end(mark);
   // "YYYY-MM-DDTHH:MM:SS.mmmZ" with quotes for years 0000-9999; longer (±YYYYYY) outside them.
-  return millis >= -62_167_219_200_000 && millis <= 253_402_300_799_999 ? 26 : new Date(millis).toISOString().length + 2;
+  return (isFourDigitYearTime(millis) ? ISO_TEXT_LENGTH : new Date(millis).toISOString().length) + 2;
 }
 
 function writeStructField(

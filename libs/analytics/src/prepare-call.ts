@@ -1,11 +1,19 @@
-import { checkCall, FREE_FORM_FIELDS, MAX_CALL_BYTES, tooDeeplyNestedField, unfaithfulValue, type ValidCall } from "@switchyard/calls";
+import {
+  checkCall,
+  FREE_FORM_FIELDS,
+  isoMillis,
+  MAX_CALL_BYTES,
+  quickAccept,
+  simpleIsoMillis,
+  tooDeeplyNestedField,
+  unfaithfulValue,
+  type ValidCall,
+} from "@switchyard/calls";
 import { encodeCall, NestedTooDeeply, type CallFields } from "./call-encoder.js";
 import { ValidationError } from "./errors.js";
-import { isoMillis, simpleIsoMillis } from "./iso-millis.js";
 import { newMessageId } from "./message-id.js";
 import type { CallType } from "./messages.js";
 import { ProtoWriter, Unrepresentable } from "./proto-writer.js";
-import { quickAccept } from "./quick-accept.js";
 import { LIBRARY } from "./version.js";
 
 /** A call that passed the rules, encoded and ready to queue. */
@@ -85,7 +93,7 @@ function encoded(type: CallType, messageId: string, call: CallFields, timestampM
     throw new ValidationError(
       "",
       "max_size",
-      `call is ${jsonBytes} bytes of JSON; the limit is ${MAX_CALL_BYTES} bytes (32 KB) (rule: max_size)`,
+      `call is ${jsonBytes} bytes of JSON; the limit is ${MAX_CALL_BYTES} bytes (${MAX_CALL_BYTES / 1024} KB) (rule: max_size)`,
     );
   }
   const { chunk, offset, length } = writer.take();

@@ -1,112 +1,44 @@
-import { checkCall } from "@switchyard/calls";
+import { checkCall, quickAccept } from "@switchyard/calls";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CallType } from "./messages.js";
 import { rawCall } from "./prepare-call.js";
-import { quickAccept } from "./quick-accept.js";
 
-const ids = fc.constantFrom<unknown>(undefined, "", "u", "ü-1", "x".repeat(128), "x".repeat(129), 5, null, {}, "m\r\n", "\u0085", "😀");
-const texts = fc.constantFrom<unknown>(undefined, "", "Home", 5, null);
-const timestamps = fc.constantFrom<unknown>(
-  undefined,
-  "2026-11-21T10:00:00.000Z",
-  "2026-11-21T10:00:00Z",
-  "2026-11-21",
-  "2026-11-21T10:00:00+02:00",
-  "2026-13-45T10:00:00.000Z",
-  "2026-02-30T10:00:00Z",
-  "2026-11-21T24:00:00Z",
-  "yesterday",
-  1_700_000_000,
-  null,
-  new Date("2026-11-21T10:00:00.123Z"),
-  new Date("0000-01-01T00:00:00.000Z"),
-  new Date(253_402_300_800_000), // year 10000: its ISO text has six digits and a sign
-  new Date(Number.NaN),
-);
-const objects = fc.constantFrom<unknown>(undefined, {}, { a: 1, b: [1, "x"] }, Object.create(null), [], null, "x", new Date(0), new Map());
-const integrationMaps = fc.constantFrom<unknown>(
-  undefined,
-  {},
-  { All: false, Webhooks: true },
-  { A: {} },
-  { A: "no" },
-  { A: null },
-  { A: 1 },
-  [],
-);
-
-const types = fc.constantFrom<CallType>("identify", "track", "page", "screen", "group", "alias");
-
-/** Messages as callers pass them: a type of their own is overridden by the method's. */
+// The quick check and its cases live with the rules (@switchyard/calls, quick-accept.test.ts);
+// this holds it to the call prepareCall actually makes of a message.
 const messages = fc.record(
   {
-    type: fc.constantFrom<unknown>("identify", "delete", undefined),
-    messageId: ids,
-    userId: ids,
-    anonymousId: ids,
-    timestamp: timestamps,
-    context: objects,
-    integrations: integrationMaps,
-    traits: objects,
-    properties: objects,
-    event: texts,
-    name: texts,
-    category: texts,
-    groupId: ids,
-    previousId: ids,
+    messageId: fc.constantFrom<unknown>(undefined, "", "m1", "x".repeat(129), "m\r\n"),
+    userId: fc.constantFrom<unknown>(undefined, "", "u", 5),
+    anonymousId: fc.constantFrom<unknown>(undefined, "a"),
+    timestamp: fc.constantFrom<unknown>(
+      undefined,
+      "2026-11-21T10:00:00.000Z",
+      "2026-02-30T10:00:00Z",
+      new Date("2026-11-21T10:00:00.123Z"),
+      new Date(253_402_300_800_000),
+    ),
+    event: fc.constantFrom<unknown>(undefined, "", "E"),
+    groupId: fc.constantFrom<unknown>(undefined, "g", "x".repeat(129)),
+    previousId: fc.constantFrom<unknown>(undefined, "p"),
+    traits: fc.constantFrom<unknown>(undefined, {}, []),
+    properties: fc.constantFrom<unknown>(undefined, { a: 1 }, "x"),
   },
   { requiredKeys: [] },
 );
+const types = fc.constantFrom<CallType>("identify", "track", "page", "screen", "group", "alias");
 
-/** The same members, inherited from a prototype (a spread copies none of them) or on a class instance. */
-class Message {
-  constructor(fields: object) {
-    Object.assign(this, fields);
-  }
-}
-const notPlain = fc.oneof(
-  messages.map((fields) => Object.create(fields) as Record<string, unknown>),
-  messages.map((fields) => new Message(fields) as unknown as Record<string, unknown>),
-);
-
-describe("quickAccept", () => {
-  it("accepts only what the call rules accept, as prepareCall hands the message to them", () => {
+describe("quickAccept in prepareCall", () => {
+  it("accepts only messages whose call, as prepareCall makes it, the rules accept", () => {
     let quick = 0;
     fc.assert(
-      fc.property(types, fc.oneof({ weight: 9, arbitrary: messages }, { weight: 1, arbitrary: notPlain }), (type, fields) => {
-        const accepted = quickAccept(type, fields as Record<string, unknown>);
-        if (accepted) {
-          quick++;
-          expect(checkCall(rawCall(type, fields as Record<string, unknown>), 0, 0).ok).toBe(true);
-        }
+      fc.property(types, messages, (type, fields) => {
+        if (!quickAccept(type, fields)) return;
+        quick++;
+        expect(checkCall(rawCall(type, fields), 0, 0).ok).toBe(true);
       }),
-      { numRuns: 20_000 },
+      { numRuns: 5_000 },
     );
-    // It must also be a shortcut worth having: it takes a fair share of the valid messages.
     expect(quick).toBeGreaterThan(50);
-  });
-
-  it("takes the usual calls of every type, with the timestamp as text or a Date", () => {
-    for (const timestamp of ["2026-11-21T10:00:00.000Z", "2026-11-21T10:00:00Z", new Date("2026-11-21T10:00:00.000Z")]) {
-      const common = { messageId: "m1", timestamp, context: { ip: "1.2.3.4" }, integrations: { All: true } };
-      for (const [type, fields] of [
-        ["identify", { userId: "u", traits: { a: 1 } }],
-        ["track", { anonymousId: "a", event: "E", properties: {} }],
-        ["page", { userId: "u", name: "Home", category: "Docs", properties: {} }],
-        ["screen", { userId: "u", name: "Home" }],
-        ["group", { userId: "u", groupId: "g", traits: {} }],
-        ["alias", { userId: "u", previousId: "p" }],
-      ] as const) {
-        expect(quickAccept(type, { ...common, ...fields })).toBe(true);
-      }
-    }
-  });
-
-  it("leaves a message that is not a plain object to the rules", () => {
-    const fields = { userId: "u", event: "E" };
-    expect(quickAccept("track", fields)).toBe(true);
-    expect(quickAccept("track", Object.create(fields) as Record<string, unknown>)).toBe(false);
-    expect(quickAccept("track", new Message(fields) as unknown as Record<string, unknown>)).toBe(false);
   });
 });

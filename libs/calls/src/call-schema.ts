@@ -1,4 +1,12 @@
 import { z } from "zod";
+import {
+  badIntegrationKey,
+  IDENTITY_REQUIRED_MESSAGE,
+  isPlainObject,
+  PAYLOAD_RULES,
+  payloadRuleOf,
+  type RequiredField,
+} from "./call-rules.js";
 import { unfaithfulValue } from "./faithful-values.js";
 import { isValidIsoDateTime } from "./iso-date.js";
 import { MAX_ID_LENGTH } from "./limits.js";
@@ -25,26 +33,21 @@ const messageId = requiredId
   .refine((value) => !hasControlCharacter(value), { message: CONTROL_CHARACTERS_RULE_MESSAGE, params: { rule: "control_characters" } })
   .optional();
 
-/** An object literal (or Object.create(null)) as JSON.parse and the protobuf decoder make them; not an array, Date or class instance. */
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null) return false;
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  return prototype === Object.prototype || prototype === null;
-}
-
 const freeFormObject = z.custom<Record<string, unknown>>(isPlainObject, { error: "must be a JSON object", params: { rule: "type" } });
 
 const timestamp = stringField.refine(isValidIsoDateTime, "must be a valid ISO 8601 date-time");
 
 const integrations = freeFormObject.superRefine((object, ctx) => {
-  for (const key in object) {
-    const value = object[key];
-    if (typeof value !== "boolean" && !isPlainObject(value)) {
-      ctx.addIssue({ code: "custom", path: [key], message: "values must be true, false or an object", params: { rule: "value" } });
-      return;
-    }
+  const key = badIntegrationKey(object);
+  if (key !== undefined) {
+    ctx.addIssue({ code: "custom", path: [key], message: "values must be true, false or an object", params: { rule: "value" } });
   }
 });
+
+/** A kind's required field (call-rules.ts): its name, and the schema of its kind. */
+function requiredField<F extends RequiredField>(rule: F): { [K in F["field"]]: typeof requiredText } {
+  return { [rule.field]: rule.kind === "id" ? requiredId : requiredText } as { [K in F["field"]]: typeof requiredText };
+}
 
 const common = {
   messageId,
@@ -55,8 +58,15 @@ const common = {
   integrations: integrations.optional(),
 };
 
+// Written from PAYLOAD_RULES (call-rules.ts): the required fields come from the table, and
+// call-rules.test.ts holds the optional ones and the identity rule to it.
 const identify = z.object({ type: z.literal("identify"), ...common, traits: freeFormObject.optional() });
-const track = z.object({ type: z.literal("track"), ...common, event: requiredText, properties: freeFormObject.optional() });
+const track = z.object({
+  type: z.literal("track"),
+  ...common,
+  ...requiredField(PAYLOAD_RULES.track.required),
+  properties: freeFormObject.optional(),
+});
 const page = z.object({
   type: z.literal("page"),
   ...common,
@@ -71,8 +81,14 @@ const screen = z.object({
   category: stringField.optional(),
   properties: freeFormObject.optional(),
 });
-const group = z.object({ type: z.literal("group"), ...common, groupId: requiredId, traits: freeFormObject.optional() });
-const alias = z.object({ type: z.literal("alias"), ...common, userId: requiredId, previousId: requiredId });
+const group = z.object({
+  type: z.literal("group"),
+  ...common,
+  ...requiredField(PAYLOAD_RULES.group.required),
+  traits: freeFormObject.optional(),
+});
+// Identity rule "userId": the alias call's userId is required.
+const alias = z.object({ type: z.literal("alias"), ...common, userId: requiredId, ...requiredField(PAYLOAD_RULES.alias.required) });
 
 /** Every field that may hold a string or a free-form object, in the order they are checked for faithful values (here and by the client library). */
 export const FREE_FORM_FIELDS = [
@@ -95,11 +111,12 @@ export const callSchema = z
     error: (issue) => (issue.code === "invalid_union" ? "must be one of identify, track, page, screen, group, alias" : undefined),
   })
   .superRefine((call, ctx) => {
-    if (call.type !== "alias" && call.userId === undefined && call.anonymousId === undefined) {
+    const identity = payloadRuleOf(call.type)?.identity;
+    if (identity === "userId_or_anonymousId" && call.userId === undefined && call.anonymousId === undefined) {
       ctx.addIssue({
         code: "custom",
         path: ["userId"],
-        message: "one of userId or anonymousId is required",
+        message: IDENTITY_REQUIRED_MESSAGE,
         params: { rule: "identity_required" },
       });
       return;

@@ -6,7 +6,23 @@ export type { Enrichment } from "./proto-json.js";
 export { checkCall } from "./validate.js";
 export type { CallCheck, Rejection } from "./validate.js";
 export { MAX_MESSAGE_LEVEL, tooDeeplyNestedField, valueFitsAtLevel } from "./nesting.js";
-export { hasFourDigitYear, isoTextLength, isoTextOfTime } from "./iso-text.js";
+export { hasFourDigitYear, isFourDigitYearTime, ISO_TEXT_LENGTH, isoTextLength, isoTextOfTime } from "./iso-text.js";
+export { isoMillis, simpleIsoMillis } from "./iso-millis.js";
+export {
+  badIntegrationKey,
+  idBytesSurelyValid,
+  isIntegrationValue,
+  isPlainObject,
+  isValidId,
+  isValidRequired,
+  PAYLOAD_RULES,
+  payloadRuleOf,
+  requiredBytesSurelyValid,
+} from "./call-rules.js";
+export type { CallKind, IdentityRule, PayloadRule, RequiredField } from "./call-rules.js";
+export { passesQuickly, ScannedText } from "./quick-rules.js";
+export type { ScannedCallFacts } from "./quick-rules.js";
+export { quickAccept } from "./quick-accept.js";
 export { CONTROL_CHARACTERS_RULE_MESSAGE, hasControlCharacter, isUtf8Bytes, isWellFormedText } from "./text-rules.js";
 export { FINITE_NUMBER_MESSAGE, LONE_SURROGATE_KEY_MESSAGE, LONE_SURROGATE_MESSAGE, unfaithfulValue } from "./faithful-values.js";
 export type { ValueProblem } from "./faithful-values.js";

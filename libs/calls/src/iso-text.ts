@@ -56,7 +56,11 @@ export function isoTextOfTime(time: number): string {
  * invalid Date, or a six-digit year with its sign).
  */
 export function hasFourDigitYear(date: Date): boolean {
-  const millis = date.getTime();
+  return isFourDigitYearTime(date.getTime());
+}
+
+/** hasFourDigitYear for a time in milliseconds since the epoch, as a Date holds it (false for NaN). */
+export function isFourDigitYearTime(millis: number): boolean {
   return millis >= FIRST_FOUR_DIGIT_YEAR_MS && millis <= LAST_FOUR_DIGIT_YEAR_MS;
 }
 
@@ -65,7 +69,8 @@ export function isoTextLength(date: Date): number {
   return hasFourDigitYear(date) ? ISO_TEXT_LENGTH : isoText(date).length;
 }
 
-const ISO_TEXT_LENGTH = "YYYY-MM-DDTHH:MM:SS.sssZ".length;
+/** The length of the ISO text of a Date whose year has four digits. */
+export const ISO_TEXT_LENGTH = "YYYY-MM-DDTHH:MM:SS.sssZ".length;
 
 /** "YYYY-MM-DDT" of the day `day` days after 1970-01-01 (negative before), in the proleptic Gregorian calendar. */
 function civilDateText(day: number): string {

@@ -1,6 +1,6 @@
 import { compile, type z } from "zod";
 import { callSchema, type ValidCall } from "./call-schema.js";
-import { MAX_CALL_BYTES } from "./limits.js";
+import { MAX_CALL_BYTES, MAX_ID_LENGTH } from "./limits.js";
 
 /** Why a call was refused: where it was, which field, which rule. */
 export interface Rejection {
@@ -24,6 +24,24 @@ export interface Rejection {
  * the compiler cannot model simply keeps the ordinary parser.
  */
 const compiledCallSchema = compile(callSchema);
+
+/** Every rule name checkCall refuses a call with ("invalid" only for an issue zod reports without one). */
+export const CHECK_RULES: ReadonlySet<string> = new Set([
+  "required",
+  "type",
+  "not_empty",
+  "max_length",
+  "format",
+  "max_size",
+  "max_depth",
+  "identity_required",
+  "value",
+  "call_type",
+  "control_characters",
+  "finite_number",
+  "unicode",
+  "invalid",
+]);
 
 export type CallCheck = { ok: true; call: ValidCall } | { ok: false; rejection: Rejection };
 
@@ -50,7 +68,7 @@ export function checkCall(raw: unknown, index: number, jsonBytes?: number): Call
         messageId,
         field: "",
         rule: "max_size",
-        message: `call is ${size} bytes of JSON; the limit is ${MAX_CALL_BYTES} bytes (32 KB)`,
+        message: `call is ${size} bytes of JSON; the limit is ${MAX_CALL_BYTES} bytes (${MAX_CALL_BYTES / 1024} KB)`,
       },
     };
   }
@@ -102,6 +120,7 @@ function jsonSize(raw: unknown): number | undefined {
 }
 
 function messageIdOf(raw: unknown): string {
-  if (raw && typeof raw === "object" && "messageId" in raw && typeof raw.messageId === "string") return raw.messageId.slice(0, 128);
+  if (raw && typeof raw === "object" && "messageId" in raw && typeof raw.messageId === "string")
+    return raw.messageId.slice(0, MAX_ID_LENGTH);
   return "";
 }

@@ -10,7 +10,6 @@ export {
 } from "./writer.js";
 export { TextFieldId, scanCall } from "./call-scanner.js";
 export type { PayloadCase, ScannedCall } from "./call-scanner.js";
-export { passesQuickly } from "./quick-rules.js";
 export { invalidTextIn } from "./invalid-text.js";
 export type { InvalidText } from "./invalid-text.js";
 export { MAX_MESSAGE_LEVEL } from "./struct-walker.js";

@@ -1,10 +1,9 @@
-import { checkCall, MAX_ID_LENGTH } from "@switchyard/calls";
+import { checkCall, MAX_ID_LENGTH, passesQuickly, ScannedText, type ScannedCallFacts } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { anyCall, callBytes } from "@switchyard/testkit";
 import { scanCall, TextFieldId, type ScannedCall } from "./call-scanner.js";
-import { passesQuickly } from "./quick-rules.js";
 import { MalformedWireError } from "./reader.js";
 
 /** The calls quick rules see: scanned, regular (others are decoded and checked by checkCall alone). */
@@ -39,7 +38,15 @@ const encode = (value: Partial<Call>): Buffer =>
     }).finish(),
   );
 
-describe("quick call rules", () => {
+// The quick rules and their cases live with the schema (@switchyard/calls, quick-rules.test.ts);
+// this holds them, end to end, to what the scan of real bytes finds.
+describe("quick call rules on scanned calls", () => {
+  it("read a scan as the rules number its text fields", () => {
+    expect(TextFieldId).toEqual(ScannedText);
+    const facts: ScannedCallFacts = scanCall(encode({}));
+    expect(facts.textBytes(ScannedText.USER_ID)).toBe(1);
+  });
+
   it("pass only calls checkCall accepts, and every one of them but those with an id over the limit in bytes", () => {
     let passed = 0;
     let refused = 0;

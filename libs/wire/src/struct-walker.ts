@@ -1,3 +1,4 @@
+import { MAX_MESSAGE_LEVEL } from "@switchyard/calls";
 import {
   containerSize,
   INVALID_UTF8,
@@ -17,7 +18,7 @@ import { MalformedWireError, WireType, type WireReader } from "./reader.js";
  * the fast path passes is one that delivery, which decodes a CallBatch whose
  * calls are at level 2 as well, can read.
  */
-export const MAX_MESSAGE_LEVEL = 100;
+export { MAX_MESSAGE_LEVEL };
 
 /** Throws when a message at `level` would be nested deeper than the decoder allows. */
 export function enterMessage(level: number): void {

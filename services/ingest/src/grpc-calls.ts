@@ -1,4 +1,4 @@
-import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, MAX_ID_LENGTH, protoCallToJson } from "@switchyard/calls";
+import { checkCall, MAX_BATCH_BYTES, MAX_CALL_BYTES, MAX_ID_LENGTH, passesQuickly, protoCallToJson } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import { ServiceError } from "@switchyard/platform";
 import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
@@ -6,7 +6,6 @@ import { JsonCall } from "./json-call.js";
 import { scanCall, type ScannedCall } from "@switchyard/wire";
 import { invalidTextIn } from "@switchyard/wire";
 import { PassThroughCall, type AcceptTime } from "@switchyard/wire";
-import { passesQuickly } from "@switchyard/wire";
 import { MalformedWireError } from "@switchyard/wire";
 
 /**
@@ -14,7 +13,7 @@ import { MalformedWireError } from "@switchyard/wire";
  * and then takes one of three routes:
  *
  * - WireCall, the fast path: checked by the shared rules on what the scan
- *   found (wire/quick-rules.ts; the zod schema on a small outline of the call
+ *   found (the quick rules of @switchyard/calls; the zod schema on a small outline of the call
  *   when those cannot tell) and published from the client's own bytes, so the
  *   free-form Structs are never decoded or re-encoded;
  * - JsonCall, the exact path: decoded in full and re-encoded, as every call was
@@ -133,7 +132,10 @@ export function grpcBatchCalls(callBytes: readonly Buffer[]): GrpcCall[] {
   if (bounded <= MAX_BATCH_BYTES) return calls;
   const total = calls.reduce((sum, call) => sum + (call instanceof WireCall ? call.exactJsonSize() : exactSizeOf(call)), 0);
   if (total > MAX_BATCH_BYTES) {
-    throw new ServiceError("INVALID_ARGUMENT", `batch is ${total} bytes of JSON; the limit is ${MAX_BATCH_BYTES} bytes (500 KB): split it`);
+    throw new ServiceError(
+      "INVALID_ARGUMENT",
+      `batch is ${total} bytes of JSON; the limit is ${MAX_BATCH_BYTES} bytes (${MAX_BATCH_BYTES / 1024} KB): split it`,
+    );
   }
   return calls;
 }

@@ -212,7 +212,7 @@ function refuseBody(
   }
   if (reason === "not_utf8") return refuse(deps, response, 400, "invalid_json", "request body is not UTF-8, as JSON text must be");
   const code = endpoint === "batch" ? "batch_too_large" : "call_too_large";
-  const size = endpoint === "batch" ? "500" : "32";
+  const size = limit / 1024;
   const message =
     reason === "too_large"
       ? `request body is over ${limit} bytes (${size} KB)${gzip ? " once decoded" : ""}; split it`

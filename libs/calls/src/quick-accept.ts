@@ -1,0 +1,63 @@
+import { badIntegrationKey, isPlainObject, isValidId, isValidRequired, payloadRuleOf } from "./call-rules.js";
+import { simpleIsoMillis } from "./iso-millis.js";
+import { isFourDigitYearTime } from "./iso-text.js";
+import { hasControlCharacter } from "./text-rules.js";
+
+/**
+ * The call rules (call-schema.ts, call-rules.ts) for the common case of a
+ * call as the client library's caller made it, since the client checks every
+ * call when it is made: true only when the message is certainly valid under
+ * those rules, with nothing for them to change. It is not a second rulebook:
+ * anything it is unsure of returns false and goes through the rules
+ * themselves, which then accept it or say which field and rule it breaks.
+ *
+ * It reads the caller's message as it is, before any copy: `fields` is what
+ * the client turns into the call by adding `type`, a messageId when there is
+ * none, and the ISO text of a Date timestamp. So a Date timestamp passes here
+ * when that text would, and `fields` must be a plain object, whose properties
+ * are the ones the copy would take. quick-accept.test.ts holds it to
+ * "quickAccept(type, x) implies checkCall accepts that copy" for free-form
+ * values without NaN, ±Infinity or lone surrogates: those it does not look
+ * for, as the client's encoder meets every value anyway and refuses them there.
+ */
+export function quickAccept(type: string, fields: Record<string, unknown>): boolean {
+  if (!isPlainObject(fields)) return false;
+  if (!optionalId(fields.messageId) || !optionalId(fields.userId) || !optionalId(fields.anonymousId)) return false;
+  // The messageId goes into NATS and HTTP headers: the rules refuse control characters in it.
+  if (typeof fields.messageId === "string" && hasControlCharacter(fields.messageId)) return false;
+  if (fields.timestamp !== undefined && !usualTimestamp(fields.timestamp)) return false;
+  if (!optionalObject(fields.context)) return false;
+  if (fields.integrations !== undefined && !(isPlainObject(fields.integrations) && badIntegrationKey(fields.integrations) === undefined)) {
+    return false;
+  }
+  const rule = payloadRuleOf(type);
+  if (!rule) return false;
+  // The ids were checked above: one that is set is valid.
+  const identity =
+    rule.identity === "userId" ? fields.userId !== undefined : fields.userId !== undefined || fields.anonymousId !== undefined;
+  if (!identity) return false;
+  if (rule.required !== undefined && !isValidRequired(rule.required.kind, fields[rule.required.field])) return false;
+  for (const text of rule.texts) if (!optionalText(fields[text])) return false;
+  return rule.object === undefined || optionalObject(fields[rule.object]);
+}
+
+function optionalId(value: unknown): boolean {
+  return value === undefined || isValidId(value);
+}
+
+function optionalText(value: unknown): boolean {
+  return value === undefined || typeof value === "string";
+}
+
+function optionalObject(value: unknown): boolean {
+  return value === undefined || isPlainObject(value);
+}
+
+/**
+ * The usual shape of text, "2026-11-21T10:00:00.000Z" or without milliseconds, holding a real date
+ * (other ISO forms go to the rules), or a Date whose ISO text has a four-digit year.
+ */
+function usualTimestamp(value: unknown): boolean {
+  if (typeof value === "string") return !Number.isNaN(simpleIsoMillis(value));
+  return value instanceof Date && isFourDigitYearTime(value.getTime());
+}
