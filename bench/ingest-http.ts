@@ -6,7 +6,8 @@
  * storage), beside two other sides in the same run:
  *  - reference: the least an HTTP ingest must do (bench/lib/http-reference.ts,
  *    its own process like ingest): node:http, JSON.parse of the body, one
- *    JetStream publish of the raw body per request, awaited before the 200.
+ *    JetStream publish of the raw body per request, awaited before the 200
+ *    (run through tsx: its few lines cost the same once loaded as bundled).
  *  - gRPC: ingest's IngestBatch with the same calls, so the HTTP path's CPU
  *    per call can be compared with the binary path's on the same machine
  *    at the same moment.

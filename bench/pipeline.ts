@@ -23,7 +23,8 @@
  *    and other work's) bound it as much, and the sum per call is what to
  *    compare.
  * Every call must arrive: the receiver counts the messageIds it saw; missing
- * ones fail the run, repeats (at-least-once delivery) are reported.
+ * ones fail the run, repeats (at-least-once delivery) seen by the time the
+ * last one arrived are reported.
  *
  * Uses its own nats-server on a free port and temp store, or NATS_URL (in a
  * unique namespace; nats-server CPU is then unknown). Writes
