@@ -61,9 +61,13 @@ import { type BusNames } from "@switchyard/bus";
 import { freePort } from "@switchyard/testkit";
 import {
   machineFacts,
+  microsPer,
   openBenchBus,
+  ownCpuMs,
+  positiveInt,
   processCpuMs,
   processTreeCpuMs,
+  roundedOrNull,
   runBenchmark,
   runLanes,
   writeResults,
@@ -142,12 +146,6 @@ function parseParameters(argv: string[]): Parameters {
   };
 }
 
-function positiveInt(name: string, text: string | undefined): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name}: must be a positive integer, got ${text}`);
-  return value;
-}
-
 // ---------------------------------------------------------------- setup
 
 /** On a shared server, removes everything this run created under its namespace. */
@@ -208,17 +206,6 @@ function combined(a: MeasuredRate, b: MeasuredRate): MeasuredRate {
 /** CPU ms between two readings; undefined when either is missing. */
 function cpuBetween(before: number | undefined, after: number | undefined): number | undefined {
   return before === undefined || after === undefined ? undefined : after - before;
-}
-
-/** CPU ms spent per counted item, in µs. */
-function microsPer(cpuMs: number | undefined, count: number): number | undefined {
-  return cpuMs === undefined ? undefined : (cpuMs * 1000) / count;
-}
-
-/** This process's CPU time so far, in ms. */
-function ownCpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
 }
 
 async function timed(count: number, work: () => Promise<void>): Promise<Rate> {
@@ -374,10 +361,6 @@ async function benchmarkRawReferences(
 
 function rateRecord(rate: Rate): { publishesPerSecond: number; seconds: number } {
   return { publishesPerSecond: Math.round(rate.perSecond), seconds: Number(rate.seconds.toFixed(3)) };
-}
-
-function roundedOrNull(value: number | undefined): number | null {
-  return value === undefined ? null : Number(value.toFixed(2));
 }
 
 function cpuRecord(cpu: { publisher: number | undefined; natsServer: number | undefined }): {

@@ -185,3 +185,44 @@ export async function processTreeCpuMs(pid: number | undefined): Promise<number 
 
 /** USER_HZ: 100 on every Linux this runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
+
+/** This process's CPU time so far (user + system), in ms. */
+export function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+/** CPU ms spent over `count` items, in µs each; undefined when the CPU time could not be read. */
+export function microsPer(cpuMs: number | undefined, count: number): number | undefined {
+  return cpuMs === undefined || count === 0 ? undefined : (cpuMs * 1000) / count;
+}
+
+/** A command-line option that must be a positive integer, with an error naming it. */
+export function positiveInt(name: string, text: string | undefined): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name}: must be a positive integer, got ${text}`);
+  return value;
+}
+
+/** Rounded to two decimals, or null when unknown (for results files). */
+export function roundedOrNull(value: number | undefined): number | null {
+  return value === undefined || Number.isNaN(value) ? null : Number(value.toFixed(2));
+}
+
+/**
+ * Runs task(lane) on `lanes` concurrent lanes until `ms` have passed: each
+ * lane starts its next task as soon as its last one finished, and none starts
+ * after the deadline. Resolves with the tasks completed.
+ */
+export async function runLanesFor(lanes: number, ms: number, task: (lane: number) => Promise<void>): Promise<number> {
+  const end = performance.now() + ms;
+  let completed = 0;
+  const runLane = async (lane: number) => {
+    while (performance.now() < end) {
+      await task(lane);
+      completed++;
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, (_, lane) => runLane(lane)));
+  return completed;
+}

@@ -99,6 +99,16 @@ export class WebhookSinkChild {
     return this.command("latency", { path });
   }
 
+  /** From now on, bodies on `path` have their messageId counted (see idCounts). */
+  countMessageIds(path: string): Promise<unknown> {
+    return this.command("messageIds", { path });
+  }
+
+  /** Requests on `path` with a messageId, distinct messageIds among them, and bodies without one. */
+  async idCounts(path: string): Promise<{ total: number; distinct: number; missing: number }> {
+    return (await this.command("idCounts", { path })) as { total: number; distinct: number; missing: number };
+  }
+
   async stats(): Promise<SinkStats> {
     return (await this.command("stats")) as SinkStats;
   }

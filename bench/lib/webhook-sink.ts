@@ -1,5 +1,5 @@
 /**
- * Webhook receivers for the delivery benchmark, run as their own process
+ * Webhook receivers for the delivery and pipeline benchmarks, run as their own process
  * (`node --import tsx bench/lib/webhook-sink.ts`) so they never share an event
  * loop with the service or the benchmark driver. One node:http server on
  * 127.0.0.1 answers every POST with 200 once its body has arrived, counts
@@ -16,6 +16,11 @@
  *    shared by every response), `reset` resets the connection (TCP RST).
  *  - `latency {path}`: also parse bodies on `path` and keep, per request,
  *    its arrival time minus the body's `timestamp`.
+ *  - `messageIds {path}`: also read each body's top-level messageId on
+ *    `path` (found as text, not parsed: this receiver should cost little)
+ *    and count distinct ones and repeats.
+ *  - `idCounts {path}`: how many requests on `path` carried a messageId,
+ *    how many distinct, and how many bodies had none.
  *  - `stats`: per path, count and first/last arrival.
  *  - `arrivals {paths}`: arrival times on those paths, in arrival order.
  *  - `latencies {path, from, to}`: (timestamp, latency) samples whose body
@@ -64,6 +69,9 @@ type HostileKind = "hang" | "huge" | "reset";
 const hostile = new Map<string, HostileKind>();
 let hugeBody = Buffer.alloc(0);
 const latencyPaths = new Set<string>();
+/** Per path: messageIds seen, and bodies without one. */
+const idPaths = new Map<string, { seen: Set<string>; total: number; missing: number }>();
+const MESSAGE_ID_FIELD = '"messageId":"';
 const timers = new Set<NodeJS.Timeout>();
 const sockets = new Set<Socket>();
 let badBodies = 0;
@@ -100,6 +108,25 @@ function handle(request: IncomingMessage, response: ServerResponse): void {
         record.latencies.push(arrivedAt - timestamp);
       } catch {
         badBodies++;
+      }
+      answer();
+    });
+    return;
+  }
+
+  const ids = idPaths.get(path);
+  if (ids) {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("latin1");
+      // The webhook body writer puts messageId after the payload's fields, so its first occurrence is the call's own.
+      const at = text.indexOf(MESSAGE_ID_FIELD);
+      const end = at < 0 ? -1 : text.indexOf('"', at + MESSAGE_ID_FIELD.length);
+      if (end < 0) ids.missing++;
+      else {
+        ids.total++;
+        ids.seen.add(text.slice(at + MESSAGE_ID_FIELD.length, end));
       }
       answer();
     });
@@ -177,6 +204,13 @@ function run(command: Command): unknown {
     case "latency":
       latencyPaths.add(requirePath(command));
       return null;
+    case "messageIds":
+      idPaths.set(requirePath(command), { seen: new Set(), total: 0, missing: 0 });
+      return null;
+    case "idCounts": {
+      const ids = idPaths.get(requirePath(command));
+      return { total: ids?.total ?? 0, distinct: ids?.seen.size ?? 0, missing: ids?.missing ?? 0 };
+    }
     case "stats":
       return {
         badBodies,
@@ -207,6 +241,7 @@ function run(command: Command): unknown {
     }
     case "reset":
       records.clear();
+      for (const ids of idPaths.values()) Object.assign(ids, { seen: new Set(), total: 0, missing: 0 });
       badBodies = 0;
       return null;
     case "exit":
