@@ -68,8 +68,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { jetstream, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
-import { headers as natsHeaders, type NatsConnection } from "@nats-io/nats-core";
-import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { BUS_MESSAGE_TYPE_NAMES, CALLS_CONSUMER, RETRY_CONSUMER, busMessageHeaders } from "@switchyard/bus";
 import {
   CallBatch,
   IngestBatchRequest,
@@ -403,8 +403,7 @@ async function publishBatches(ctx: Context, { sourceId, batches }: EncodedBatche
   await runLanes(16, batches.length, async (index) => {
     const batch = batches[index]!;
     // Headers per message: publish adds the message id to them.
-    const header = natsHeaders();
-    header.set(BUS_MESSAGE_TYPE_HEADER, "switchyard.v1.CallBatch");
+    const header = busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.callBatch);
     await ctx.js.publish(ctx.names.callsSubject(sourceId), batch.data, { headers: header, msgID: `${sourceId}:${batch.batchId}` });
   });
 }
@@ -437,7 +436,7 @@ function arrivalRate(sorted: number[], from: number, to: number): Rate {
 async function retryCounters(ctx: Context): Promise<{ published: number; deliveries: number }> {
   try {
     const retry = await ctx.jsm.streams.info(ctx.names.retryStream);
-    const consumer = await ctx.jsm.consumers.info(ctx.names.retryStream, "delivery-retry");
+    const consumer = await ctx.jsm.consumers.info(ctx.names.retryStream, RETRY_CONSUMER);
     return { published: retry.state.last_seq, deliveries: consumer.delivered.consumer_seq };
   } catch {
     return { published: 0, deliveries: 0 }; // not created yet: the service makes them on its first start
@@ -446,7 +445,7 @@ async function retryCounters(ctx: Context): Promise<{ published: number; deliver
 
 /** What the bus holds after a run; the retry counters count since `since` (taken before the run). */
 async function busState(ctx: Context, since: { published: number; deliveries: number }) {
-  const consumer = await ctx.jsm.consumers.info(ctx.names.callsStream, "delivery");
+  const consumer = await ctx.jsm.consumers.info(ctx.names.callsStream, CALLS_CONSUMER);
   const retry = await ctx.jsm.streams.info(ctx.names.retryStream);
   const dead = await ctx.jsm.streams.info(ctx.names.deadStream);
   const counters = await retryCounters(ctx);

@@ -15,7 +15,7 @@ import {
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "@switchyard/delivery";
 import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
 import { basicAuthorization } from "@switchyard/workspace";
-import { busNames, type BusNames } from "@switchyard/bus";
+import { busNames, type BusNames, CALLS_CONSUMER } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
 import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 
@@ -83,7 +83,7 @@ export async function startStack(options: { workspace: unknown; deliveryEnv?: Re
     settled: async () => {
       await waitFor("delivery to settle", async () => {
         const stream = await jsm.streams.info(names.callsStream);
-        const consumer = await jsm.consumers.info(names.callsStream, "delivery");
+        const consumer = await jsm.consumers.info(names.callsStream, CALLS_CONSUMER);
         const retry = await jsm.streams.info(names.retryStream);
         return consumer.ack_floor.stream_seq === stream.state.last_seq && consumer.num_ack_pending === 0 && retry.state.messages === 0;
       });

@@ -11,7 +11,7 @@ import { Tally } from "./support/tally.js";
 const FILE = "test/reliability/kill-audience-sync.test.ts";
 const AUDIENCE = "Reliability Members";
 const TRAIT = "reliability_members";
-/** Identify calls per bus batch (CallEmitter's BATCH_SIZE). */
+/** Identify calls per bus batch (PUBLISHED_BATCH_CALLS of BatchPublisher.publishCalls). */
 const EMIT_BATCH = 500;
 
 const userId = (n: number) => `member-${String(n).padStart(7, "0")}`;

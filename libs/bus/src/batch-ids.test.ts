@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { derivedMessageId, resolveBatchId } from "./batch-ids.js";
+import { deterministicId, resolveBatchId } from "./batch-ids.js";
 
 describe("batch ids", () => {
   it("keeps the client's batch id", () => {
@@ -19,12 +19,22 @@ describe("batch ids", () => {
     expect(resolveBatchId(undefined, ["m1", undefined])).not.toBe(resolveBatchId(undefined, ["m1", undefined]));
   });
 
-  it("derives stable, distinct message ids per source, batch and position", () => {
-    const id = derivedMessageId("web", "b-1", 0);
+  it("derives stable, distinct ids per source, batch and position", () => {
+    const id = deterministicId("web", "b-1", "0");
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    expect(derivedMessageId("web", "b-1", 0)).toBe(id);
+    expect(deterministicId("web", "b-1", "0")).toBe(id);
     expect(
-      new Set([id, derivedMessageId("web", "b-1", 1), derivedMessageId("web", "b-2", 0), derivedMessageId("app", "b-1", 0)]).size,
+      new Set([id, deterministicId("web", "b-1", "1"), deterministicId("web", "b-2", "0"), deterministicId("app", "b-1", "0")]).size,
     ).toBe(4);
+  });
+
+  // Ids already stored and delivered (and receivers' de-duplication) depend on these values.
+  it("keeps the ids ingest and audience-sync have always produced", () => {
+    // ingest: a call without a messageId, in a batch with a client batch id (source, batch id, position)
+    expect(deterministicId("web", "b-1", "0")).toBe("e650eb77-93c9-557a-5730-c08ce7a73783");
+    // audience-sync: the trait part of a sync's batch ids, an identify call's messageId, a deletion call's messageId
+    expect(deterministicId("high_value_users")).toBe("542ad278-5534-55bb-3edf-480291eb9276");
+    expect(deterministicId("audience", "crm", "high_value_users", "sync-1", "user-0")).toBe("ca43a887-4a2f-541d-2e04-0011c5001fe9");
+    expect(deterministicId("delete", "crm", "req-1", "user-1")).toBe("cd72091b-9629-5259-dc65-c732af04aace");
   });
 });

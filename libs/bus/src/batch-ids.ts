@@ -20,10 +20,13 @@ export function resolveBatchId(clientBatchId: string | undefined, acceptedClient
 }
 
 /**
- * A messageId for a call that came without one. Derived from the batch id and
- * position, so a re-sent batch gets the same ids as the first attempt.
+ * A UUID-shaped id (version digit 5) derived from its parts, joined by line
+ * breaks and hashed with SHA-256, so the same work always yields the same id:
+ * a messageId ingest gives a call that came without one (source, batch id,
+ * position), or the ids audience-sync gives the calls and batches it emits.
+ * Ids already stored and delivered depend on it: the hashing must not change.
  */
-export function derivedMessageId(sourceId: string, batchId: string, index: number): string {
-  const hex = createHash("sha256").update(`${sourceId}\n${batchId}\n${index}`).digest("hex");
+export function deterministicId(...parts: string[]): string {
+  const hex = createHash("sha256").update(parts.join("\n")).digest("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }

@@ -4,6 +4,7 @@
  * NATS server without meeting. docs/subjects.md documents the scheme.
  */
 export interface BusNames {
+  /** The prefix of every name below (SWITCHYARD_NAMESPACE). */
   readonly namespace: string;
   /** Stream of accepted call batches. */
   readonly callsStream: string;
@@ -13,18 +14,22 @@ export interface BusNames {
   readonly configBucket: string;
   /** Stream of deliveries waiting for a retry (one message per call and destination). */
   readonly retryStream: string;
+  /** Wildcard covering every destination's retry subject. */
   readonly retrySubjects: string;
   /** Stream of dead letters: deliveries that ran out of window or failed permanently. */
   readonly deadStream: string;
+  /** Wildcard covering every destination's dead-letter subject. */
   readonly deadSubjects: string;
   /**
    * Stream of messages delivery could not handle at all (undecodable, or failing every time it
    * was handled), kept as they were, headers included, for inspection and replay.
    */
   readonly poisonStream: string;
+  /** Wildcard covering both poison subjects. */
   readonly poisonSubjects: string;
   /** Stream of failed delivery attempts and dead letters, for operators. */
   readonly deliveryLogStream: string;
+  /** Wildcard covering every destination's delivery-log subject. */
   readonly deliveryLogSubjects: string;
   /** KV bucket of delivery counts per destination. */
   readonly deliveryStatsBucket: string;
@@ -34,13 +39,20 @@ export interface BusNames {
   readonly audienceStateObjects: string;
   /** Subject on which calls of one source are published. */
   callsSubject(sourceId: string): string;
+  /** Subject of one destination's retries. */
   retrySubject(destinationId: string): string;
+  /** Subject of one destination's dead letters. */
   deadSubject(destinationId: string): string;
+  /** Subject of one destination's failed attempts and dead letters, for operators. */
   deliveryLogSubject(destinationId: string): string;
   /** Subject of poison messages taken from one of delivery's streams ("calls" or "retry"). */
   poisonSubject(from: "calls" | "retry"): string;
 }
 
+/**
+ * Every name on the bus for one namespace: streams `<NS>_CALLS`, `<NS>_RETRY`, ...
+ * (upper case), subjects `<ns>.calls.<sourceId>`, ..., buckets `<ns>_config`, ....
+ */
 export function busNames(namespace: string): BusNames {
   const upper = namespace.toUpperCase();
   return {

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { headers } from "@nats-io/nats-core";
 import { describe, expect, it } from "vitest";
 import { headerSafeId } from "./header-safe-id.js";
+import { NATS_MSG_ID_HEADER } from "./headers.js";
 
 describe("headerSafeId", () => {
   it("keeps ids that are visible ASCII, as SDKs make them", () => {
@@ -21,8 +22,8 @@ describe("headerSafeId", () => {
       fc.property(fc.string({ unit: "binary", maxLength: 300 }), (id) => {
         const safe = headerSafeId(id);
         const set = headers();
-        set.set("Nats-Msg-Id", safe);
-        expect(set.get("Nats-Msg-Id")).toBe(safe);
+        set.set(NATS_MSG_ID_HEADER, safe);
+        expect(set.get(NATS_MSG_ID_HEADER)).toBe(safe);
         expect(headerSafeId(id)).toBe(safe);
       }),
     );

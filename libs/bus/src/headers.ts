@@ -1,11 +1,61 @@
-import { CallBatch } from "@switchyard/contracts";
-import { DeadLetter, DeferredCalls, DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
+import { headers, type MsgHdrs } from "@nats-io/nats-core";
+import { CallBatch, DeadLetter, DeferredCalls, DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
+
+/**
+ * JetStream's de-duplication header: a message whose id was stored within the
+ * stream's duplicate window is acknowledged as a duplicate and not stored again.
+ */
+export const NATS_MSG_ID_HEADER = "Nats-Msg-Id";
 
 /**
  * Every message Switchyard puts on NATS carries this header with the fully
  * qualified protobuf type of its payload, so tooling can decode any subject.
  */
 export const BUS_MESSAGE_TYPE_HEADER = "Switchyard-Type";
+
+/** The protobuf types of bus payloads, as `Switchyard-Type` names them. */
+export const BUS_MESSAGE_TYPE_NAMES = {
+  /** A batch of accepted calls, on `<ns>.calls.<sourceId>`. */
+  callBatch: "switchyard.v1.CallBatch",
+  /** One call waiting for a retry, on `<ns>.retry.<destinationId>`. */
+  deliveryTask: "switchyard.v1.DeliveryTask",
+  /** Calls deferred together before their first request, on `<ns>.retry.<destinationId>`. */
+  deferredCalls: "switchyard.v1.DeferredCalls",
+  /** A delivery that ran out of window or failed permanently, on `<ns>.dead.<destinationId>`. */
+  deadLetter: "switchyard.v1.DeadLetter",
+  /** A failed attempt or a dead letter, for operators, on `<ns>.deliverylog.<destinationId>`. */
+  deliveryAttempt: "switchyard.v1.DeliveryAttempt",
+} as const;
+
+/** A `Switchyard-Type` value: the fully qualified protobuf type of a bus payload. */
+export type BusMessageType = (typeof BUS_MESSAGE_TYPE_NAMES)[keyof typeof BUS_MESSAGE_TYPE_NAMES];
+
+/** Protobuf codecs of the bus payloads, by fully qualified type name. */
+export const busMessageTypes = {
+  [BUS_MESSAGE_TYPE_NAMES.callBatch]: CallBatch,
+  [BUS_MESSAGE_TYPE_NAMES.deliveryTask]: DeliveryTask,
+  [BUS_MESSAGE_TYPE_NAMES.deferredCalls]: DeferredCalls,
+  [BUS_MESSAGE_TYPE_NAMES.deadLetter]: DeadLetter,
+  [BUS_MESSAGE_TYPE_NAMES.deliveryAttempt]: DeliveryAttempt,
+} as const satisfies Record<BusMessageType, unknown>;
+
+/** Fresh headers for a bus message of the given type (`Switchyard-Type` set), to add more to. */
+export function busMessageHeaders(type: BusMessageType): MsgHdrs {
+  const result = headers();
+  result.set(BUS_MESSAGE_TYPE_HEADER, type);
+  return result;
+}
+
+/**
+ * Headers of a retry message repeating its schedule, so delivery can park a
+ * task that is not due without decoding it: the destination id, and when the
+ * task may be tried and when its retry window started (Unix milliseconds).
+ */
+export const RETRY_HEADERS = {
+  destination: "Switchyard-Destination",
+  notBefore: "Switchyard-Not-Before",
+  windowStart: "Switchyard-Window-Start",
+} as const;
 
 /**
  * Headers a message moved to the poison stream gets beside its own: why it
@@ -20,14 +70,3 @@ export const POISON_HEADERS = {
   sequence: "Switchyard-Poison-Sequence",
   deliveries: "Switchyard-Poison-Deliveries",
 } as const;
-
-/** Protobuf codecs of the bus payloads, by fully qualified type name. */
-export const busMessageTypes = {
-  "switchyard.v1.CallBatch": CallBatch,
-  "switchyard.v1.DeliveryTask": DeliveryTask,
-  "switchyard.v1.DeferredCalls": DeferredCalls,
-  "switchyard.v1.DeadLetter": DeadLetter,
-  "switchyard.v1.DeliveryAttempt": DeliveryAttempt,
-} as const;
-
-export type BusMessageType = keyof typeof busMessageTypes;

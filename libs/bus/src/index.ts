@@ -1,11 +1,38 @@
+/**
+ * The NATS JetStream bus as every Switchyard service and subscriber sees it.
+ * Each export is documented where it is declared; docs/subjects.md is the
+ * reference for people subscribing their own tooling.
+ */
+
+/** Names of streams, subjects and buckets for a namespace. */
 export { busNames } from "./bus-names.js";
 export type { BusNames } from "./bus-names.js";
-export { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS, busMessageTypes } from "./headers.js";
+/** Header names and payload types of bus messages, and their protobuf codecs. */
+export {
+  BUS_MESSAGE_TYPE_HEADER,
+  BUS_MESSAGE_TYPE_NAMES,
+  NATS_MSG_ID_HEADER,
+  POISON_HEADERS,
+  RETRY_HEADERS,
+  busMessageHeaders,
+  busMessageTypes,
+} from "./headers.js";
 export type { BusMessageType } from "./headers.js";
+/** Ids made safe to carry in a NATS or HTTP header. */
 export { headerSafeId } from "./header-safe-id.js";
-export { CALLS_MAX_MESSAGE_BYTES, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, upsertStream } from "./streams.js";
+/** Stream and consumer definitions: the calls stream and delivery's streams and consumers. */
+export {
+  CALLS_CONSUMER,
+  CALLS_MAX_MESSAGE_BYTES,
+  DEFAULT_CALLS_STREAM_OPTIONS,
+  RETRY_CONSUMER,
+  ensureCallsStream,
+  ensureDeliveryConsumers,
+  ensureDeliveryStreams,
+} from "./streams.js";
 export type { CallsStreamOptions } from "./streams.js";
-export { CALLS_CONSUMER, RETRY_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams } from "./delivery-streams.js";
-export { BatchPublisher } from "./batch-publisher.js";
-export type { EncodedBatch, PublishMetrics } from "./batch-publisher.js";
-export { derivedMessageId, resolveBatchId } from "./batch-ids.js";
+/** The one publisher of call batches, for ingest and audience-sync. */
+export { BatchPublisher, PUBLISHED_BATCH_CALLS } from "./batch-publisher.js";
+export type { BatchPublisherOptions, EncodedBatch, PublishMetrics } from "./batch-publisher.js";
+/** Batch ids and deterministic message ids, behind de-duplication. */
+export { deterministicId, resolveBatchId } from "./batch-ids.js";

@@ -1,7 +1,23 @@
-import { DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerConfig,
+  type JetStreamManager,
+  type StreamConfig,
+} from "@nats-io/jetstream";
 import { nanos } from "@nats-io/nats-core";
 import type { BusNames } from "./bus-names.js";
 
+/*
+ * Every stream and durable consumer Switchyard's services create, with their
+ * settings: the calls stream (every service ensures it), and delivery's own
+ * streams and consumers. docs/subjects.md describes them for subscribers.
+ */
+
+/** Settings of the calls stream, from each service's SWITCHYARD_* environment. */
 export interface CallsStreamOptions {
   /** How long JetStream remembers batch ids to drop re-sent batches. */
   duplicateWindowMs: number;
@@ -10,6 +26,7 @@ export interface CallsStreamOptions {
   replicas: number;
 }
 
+/** The calls stream's settings when the environment sets none (10 min duplicate window, 7 days, one replica). */
 export const DEFAULT_CALLS_STREAM_OPTIONS: CallsStreamOptions = {
   duplicateWindowMs: 10 * 60_000,
   maxAgeMs: 7 * 24 * 3600_000,
@@ -41,9 +58,10 @@ export async function ensureCallsStream(jsm: JetStreamManager, names: BusNames, 
   await upsertStream(jsm, config);
 }
 
-export type StreamSettings = Partial<StreamConfig> & { name: string };
+type StreamSettings = Partial<StreamConfig> & { name: string };
 
-export async function upsertStream(jsm: JetStreamManager, config: StreamSettings): Promise<void> {
+/** Creates a stream, or updates an existing one to `config`; safe when replicas race to create it. */
+async function upsertStream(jsm: JetStreamManager, config: StreamSettings): Promise<void> {
   const name = config.name;
   try {
     await jsm.streams.info(name);
@@ -69,4 +87,81 @@ function isStreamNotFound(error: unknown): boolean {
 
 function isStreamNameInUse(error: unknown): boolean {
   return error instanceof Error && /already in use/i.test(error.message);
+}
+
+/** Durable consumer on the calls stream shared by every delivery replica; no other tool may use it. */
+export const CALLS_CONSUMER = "delivery";
+/** Durable consumer on the retry stream (a work queue, so the only one it may have) shared by every delivery replica. */
+export const RETRY_CONSUMER = "delivery-retry";
+
+/**
+ * Longer than the slowest round of requests (5 URLs × 5 s), and short enough
+ * that a crashed replica's messages come back soon; handlers send heartbeats
+ * (working()) while they run, so long work never times out.
+ */
+const ACK_WAIT_MS = 30_000;
+
+/** The delivery service's own streams: retries (work queue), dead letters, poison messages and the delivery log. */
+export async function ensureDeliveryStreams(
+  jsm: JetStreamManager,
+  names: BusNames,
+  options: { replicas: number; deadLetterMaxAgeMs: number; deliveryLogMaxAgeMs: number },
+): Promise<void> {
+  const common = { storage: StorageType.File, num_replicas: options.replicas, discard: DiscardPolicy.Old };
+  await upsertStream(jsm, {
+    ...common,
+    name: names.retryStream,
+    subjects: [names.retrySubjects],
+    retention: RetentionPolicy.Workqueue,
+    duplicate_window: nanos(2 * 60_000),
+  });
+  await upsertStream(jsm, {
+    ...common,
+    name: names.deadStream,
+    subjects: [names.deadSubjects],
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(options.deadLetterMaxAgeMs),
+    duplicate_window: nanos(2 * 60_000),
+  });
+  await upsertStream(jsm, {
+    ...common,
+    name: names.poisonStream,
+    subjects: [names.poisonSubjects],
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(options.deadLetterMaxAgeMs),
+    duplicate_window: nanos(2 * 60_000),
+  });
+  await upsertStream(jsm, {
+    ...common,
+    name: names.deliveryLogStream,
+    subjects: [names.deliveryLogSubjects],
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(options.deliveryLogMaxAgeMs),
+    max_msgs: 10_000_000,
+  });
+}
+
+/** Durable pull consumers shared by every delivery replica. */
+export async function ensureDeliveryConsumers(jsm: JetStreamManager, names: BusNames): Promise<void> {
+  const common: Partial<ConsumerConfig> = {
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(ACK_WAIT_MS),
+    deliver_policy: DeliverPolicy.All,
+    max_deliver: -1,
+  };
+  await upsertConsumer(jsm, names.callsStream, { ...common, durable_name: CALLS_CONSUMER, max_ack_pending: 1_000 });
+  // No bound: a task waiting for its retry time (nak with delay) counts as pending, and with a bound
+  // of N, N parked tasks would keep every newer task, due or not, from being delivered at all.
+  // Work in flight is bounded by DELIVERY_RETRY_CONCURRENCY instead (ConcurrentConsumer pulls no more).
+  await upsertConsumer(jsm, names.retryStream, { ...common, durable_name: RETRY_CONSUMER, max_ack_pending: -1 });
+}
+
+async function upsertConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }) {
+  try {
+    await jsm.consumers.info(stream, config.durable_name);
+    await jsm.consumers.update(stream, config.durable_name, config);
+  } catch (error) {
+    if (!(error instanceof Error) || !/consumer not found/i.test(error.message)) throw error;
+    await jsm.consumers.add(stream, config);
+  }
 }

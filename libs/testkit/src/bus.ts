@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
+import { BUS_MESSAGE_TYPE_HEADER, NATS_MSG_ID_HEADER } from "@switchyard/bus";
 import { CallBatch } from "@switchyard/contracts";
 import type { BusNames } from "@switchyard/bus";
 
@@ -31,7 +31,7 @@ export async function readCallBatches(nc: NatsConnection, names: BusNames): Prom
     batches.push({
       sequence: message.seq,
       subject: message.subject,
-      msgId: message.headers?.get("Nats-Msg-Id"),
+      msgId: message.headers?.get(NATS_MSG_ID_HEADER),
       type: message.headers?.get(BUS_MESSAGE_TYPE_HEADER),
       batch: CallBatch.decode(message.data),
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { workspaceRecords } from "./apply-file.js";
-import { describeIssues, isWebOrigin, workspaceFileSchema } from "./schema.js";
+import { describeIssues, isWebOrigin, sourceAllowsOrigin, workspaceFileSchema } from "./schema.js";
 
 describe("a source's allowedOrigins in the workspace file", () => {
   it("takes web origins as browsers send them, and nothing else", () => {
@@ -31,5 +31,12 @@ describe("a source's allowedOrigins in the workspace file", () => {
     expect(workspaceRecords(good).get("source.web")).toMatchObject({ id: "web", allowedOrigins: ["https://a.example"] });
     const open = workspaceFileSchema.parse({ sources: [{ id: "web", writeKeys: ["wk_12345678"] }] });
     expect(workspaceRecords(open).get("source.web")).not.toHaveProperty("allowedOrigins");
+  });
+
+  it("allows any origin when unset, and only the listed ones otherwise", () => {
+    expect(sourceAllowsOrigin({}, "https://anyone.example")).toBe(true);
+    expect(sourceAllowsOrigin({ allowedOrigins: ["https://a.example"] }, "https://a.example")).toBe(true);
+    expect(sourceAllowsOrigin({ allowedOrigins: ["https://a.example"] }, "https://b.example")).toBe(false);
+    expect(sourceAllowsOrigin({ allowedOrigins: [] }, "https://a.example")).toBe(false);
   });
 });

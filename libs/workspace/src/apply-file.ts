@@ -6,6 +6,7 @@ import { isMaxPayloadError } from "./bucket.js";
 import { kvKeys } from "./kv-keys.js";
 import { describeIssues, workspaceFileSchema, type SourceRecord, type WorkspaceFile } from "./schema.js";
 
+/** Reads and checks the workspace file; a ConfigError names the file and every field that breaks a rule. */
 export async function readWorkspaceFile(path: string): Promise<WorkspaceFile> {
   let text: string;
   try {

@@ -1,9 +1,21 @@
+/**
+ * The workspace: sources, destinations and the connections between them.
+ * Each export is documented where it is declared; libs/workspace/README.md
+ * says what belongs here.
+ */
+
+/** The workspace file (SWITCHYARD_WORKSPACE_FILE): reading, checking, seeding the bucket. */
 export { applyWorkspaceFile, readWorkspaceFile, workspaceRecords } from "./apply-file.js";
+/** The configuration bucket and its key layout. */
 export { isMaxPayloadError, openConfigBucket } from "./bucket.js";
+/** What every service does at start-up: open the bucket, seed it, follow it live. */
 export { openWorkspace } from "./open.js";
 export { kvKeys, parseKvKey } from "./kv-keys.js";
+/** Write key rotation with a grace period. */
 export { MAX_ROTATION_GRACE_SECONDS, liveRetiringKeys, rotateWriteKey } from "./key-rotation.js";
+/** How reads show credentials in destinations, and how masked values sent back keep the stored ones. */
 export { MASKED_VALUE, holdsMaskedValues, isMaskedValue, keepMaskedValues, maskHeaders, maskUrl, maskValue } from "./masking.js";
+/** The rules of a valid workspace: zod schemas, limits, rule texts. */
 export {
   ID_PATTERN,
   ID_RULE,
@@ -20,6 +32,7 @@ export {
   destinationSchema,
   isSigningSecret,
   isWebOrigin,
+  sourceAllowsOrigin,
   sourceRecordSchema,
   standardWebhooksSchema,
   storedDestinationSchema,
@@ -27,6 +40,9 @@ export {
   workspaceFileSchema,
 } from "./schema.js";
 export type { Connection, Destination, SourceRecord, StandardWebhooksSettings, WebhookSettings, WorkspaceFile } from "./schema.js";
+/** The live, in-memory view every service reads. */
 export { WorkspaceView } from "./view.js";
+/** Write keys: stored and compared only as digests; read from HTTP Basic credentials. */
 export { basicAuthorization, hashWriteKey, writeKeyFromAuthorization, writeKeyHashesEqual } from "./write-keys.js";
+/** switchyard.v1.ConfigService, the configuration API (served by delivery). */
 export { SECRET_PLACEHOLDER, configService } from "./config-api.js";

@@ -8,6 +8,7 @@ export const kvKeys = {
 export type ParsedKey =
   { kind: "source"; id: string } | { kind: "destination"; id: string } | { kind: "connection"; sourceId: string; destinationId: string };
 
+/** What a configuration bucket key names; undefined for a key outside the layout. */
 export function parseKvKey(key: string): ParsedKey | undefined {
   const parts = key.split(".");
   if (parts[0] === "source" && parts.length === 2 && parts[1]) return { kind: "source", id: parts[1] };

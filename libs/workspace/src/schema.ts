@@ -9,6 +9,7 @@ import { decodeQueryValue, isMaskedValue, urlQueryPairs } from "./masking.js";
 
 /** Ids of sources and destinations: they appear in NATS subjects and KV keys. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** The rule ID_PATTERN stands for, as error messages state it. */
 export const ID_RULE = "must be 1-64 letters, digits, '-' or '_'";
 
 const idRule = z.string({ error: "must be a string" }).regex(ID_PATTERN, ID_RULE);
@@ -21,6 +22,7 @@ const writeKeyInFile = z.union([
 
 /** Most entries in a source's allowedOrigins. */
 export const MAX_ALLOWED_ORIGINS = 100;
+/** The rule every entry of allowedOrigins follows, as error messages state it. */
 export const ALLOWED_ORIGIN_RULE =
   'must be a web origin: "http://" or "https://", a host and an optional port, nothing after (e.g. "https://shop.example")';
 
@@ -42,6 +44,11 @@ export function isWebOrigin(value: string): boolean {
 export const allowedOriginsSchema = z
   .array(z.string({ error: "must be a string" }).refine(isWebOrigin, ALLOWED_ORIGIN_RULE), { error: "must be a list of origins" })
   .max(MAX_ALLOWED_ORIGINS, `holds at most ${MAX_ALLOWED_ORIGINS} origins`);
+
+/** Whether a browser page at `origin` (its Origin header) may send with the source's write keys. */
+export function sourceAllowsOrigin(source: { allowedOrigins?: readonly string[] | undefined }, origin: string): boolean {
+  return source.allowedOrigins === undefined || source.allowedOrigins.includes(origin);
+}
 
 export const sourceFileSchema = z.object({
   id: idRule,
@@ -142,6 +149,7 @@ const webhookEntrySchema = z.object({
  * not import: that package is built for receivers and stays independent of the sender.
  */
 export const SIGNING_SECRET_RULE = 'must be "whsec_" followed by the base64 of 24 to 64 bytes';
+/** Whether a value is a signing secret by SIGNING_SECRET_RULE. */
 export function isSigningSecret(value: string): boolean {
   const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value);
   if (!match?.[1] || match[1].length % 4 !== 0) return false;
@@ -165,6 +173,7 @@ export const standardWebhooksSchema = z.object({
     .max(5, "holds at most 5 secrets")
     .optional(),
 });
+/** A destination's Standard Webhooks settings, as checked. */
 export type StandardWebhooksSettings = z.output<typeof standardWebhooksSchema>;
 
 type WebhookEntrySchema = typeof storedWebhookEntrySchema | typeof webhookEntrySchema;
@@ -191,6 +200,7 @@ function webhookSettingsSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry)
     });
 }
 
+/** A destination's webhook settings as PutDestination and the workspace file give them (1 to 5 URLs, secrets). */
 export const webhookSettingsSchema = webhookSettingsSchemaOf(webhookEntrySchema);
 
 function destinationSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry) {
@@ -244,11 +254,13 @@ function urlProblems(text: string): string[] {
   return problems;
 }
 
+/** A connection: the source whose calls a destination receives. */
 export const connectionSchema = z.object({
   sourceId: idRule,
   destinationId: idRule,
 });
 
+/** The workspace file (SWITCHYARD_WORKSPACE_FILE): sources, destinations and connections, each connection naming ones in the file. */
 export const workspaceFileSchema = z
   .object({
     sources: z.array(sourceFileSchema).default([]),
@@ -274,9 +286,13 @@ export const workspaceFileSchema = z
     });
   });
 
+/** A workspace file, as checked. */
 export type WorkspaceFile = z.output<typeof workspaceFileSchema>;
+/** A destination, as checked. */
 export type Destination = z.output<typeof destinationSchema>;
+/** A destination's webhook settings, as checked. */
 export type WebhookSettings = z.output<typeof webhookSettingsSchema>;
+/** A connection, as checked. */
 export type Connection = z.output<typeof connectionSchema>;
 
 const keyHash = z.string().regex(/^sha256:[0-9a-f]{64}$/);
@@ -295,6 +311,7 @@ export const sourceRecordSchema = z.object({
   /** See allowedOriginsSchema; absent: any origin. */
   allowedOrigins: z.array(z.string()).optional(),
 });
+/** A source as stored and as services see it. */
 export type SourceRecord = z.output<typeof sourceRecordSchema>;
 
 /** Renders zod issues as "path: rule" lines, the form every config error takes. */

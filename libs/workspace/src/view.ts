@@ -53,10 +53,12 @@ export class WorkspaceView {
     return [...this.sources.keys()];
   }
 
+  /** A source by id, or undefined. */
   source(id: string): SourceRecord | undefined {
     return this.sources.get(id);
   }
 
+  /** A destination by id, or undefined. */
   destination(id: string): Destination | undefined {
     return this.destinations.get(id);
   }
@@ -72,6 +74,12 @@ export class WorkspaceView {
     return result;
   }
 
+  /** The destinations a source's calls are delivered to: connected, enabled, of type webhooks. */
+  webhookDestinationsOf(sourceId: string): Destination[] {
+    return this.destinationsOf(sourceId).filter((destination) => destination.enabled && destination.type === "webhooks");
+  }
+
+  /** Stops following the bucket. */
   close(): void {
     this.stopWatch?.();
   }

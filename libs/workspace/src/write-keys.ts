@@ -5,6 +5,7 @@ export function hashWriteKey(writeKey: string): string {
   return `sha256:${createHash("sha256").update(writeKey, "utf8").digest("hex")}`;
 }
 
+/** Compares two write-key digests in constant time. */
 export function writeKeyHashesEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
@@ -25,6 +26,7 @@ export function writeKeyFromAuthorization(header: string | undefined): string | 
   return user.length > 0 ? user : undefined;
 }
 
+/** The Authorization value carrying a write key (HTTP Basic, key as user name, empty password). */
 export function basicAuthorization(writeKey: string): string {
   return `Basic ${Buffer.from(`${writeKey}:`).toString("base64")}`;
 }

@@ -101,6 +101,7 @@ describe("workspace configuration in JetStream KV", () => {
     expect(view.sourceForWriteKey("wk_nobody_000000")).toBeUndefined();
     expect(view.destinationsOf("web").map((d) => d.id)).toEqual(["hook"]);
     expect(view.destinationsOf("app")).toEqual([]);
+    expect(view.webhookDestinationsOf("web").map((d) => d.id)).toEqual(["hook"]);
   });
 
   it("opens on an empty bucket", async () => {
@@ -119,6 +120,9 @@ describe("workspace configuration in JetStream KV", () => {
     const disabled = { ...file().destinations[0], enabled: false };
     await kv.put(kvKeys.destination("hook"), JSON.stringify(disabled));
     await waitFor("the disabled destination", () => view.destination("hook")?.enabled === false);
+    // Still connected, but no longer delivered to.
+    expect(view.destinationsOf("web").map((d) => d.id)).toEqual(["hook"]);
+    expect(view.webhookDestinationsOf("web")).toEqual([]);
 
     await kv.delete(kvKeys.source("app"));
     await waitFor("the deleted source", () => view.sourceForWriteKey("wk_app_0123456789") === undefined);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Call, DeletionServiceServer } from "@switchyard/contracts";
 import { requireAdmin, ServiceError, unaryHandler, type Logger } from "@switchyard/platform";
 import { type WorkspaceView } from "@switchyard/workspace";
-import { deterministicId, type CallEmitter } from "./call-emitter.js";
+import { deterministicId, type BatchPublisher } from "@switchyard/bus";
 import type { AudienceMetrics } from "./metrics.js";
 
 /**
@@ -13,7 +13,7 @@ import type { AudienceMetrics } from "./metrics.js";
 export function deletionApi(deps: {
   adminToken: string | undefined;
   workspace: WorkspaceView;
-  emitter: CallEmitter;
+  emitter: BatchPublisher;
   metrics: AudienceMetrics;
   logger: Logger;
 }): DeletionServiceServer {
@@ -31,8 +31,7 @@ export function deletionApi(deps: {
       const notified: string[] = [];
       const now = new Date();
       for (const sourceId of new Set(sourceIds)) {
-        const hasWebhooks = deps.workspace.destinationsOf(sourceId).some((d) => d.enabled && d.type === "webhooks");
-        if (!hasWebhooks) continue;
+        if (deps.workspace.webhookDestinationsOf(sourceId).length === 0) continue;
         const call: Call = {
           messageId: deterministicId("delete", sourceId, requestId, request.userId),
           userId: request.userId,
@@ -43,7 +42,7 @@ export function deletionApi(deps: {
           integrations: undefined,
           payload: { $case: "delete", value: {} },
         };
-        await deps.emitter.emit(sourceId, `delete:${deterministicId(requestId, request.userId)}`, [call]);
+        await deps.emitter.publishCalls(sourceId, `delete:${deterministicId(requestId, request.userId)}`, [call]);
         deps.metrics.emitted("deletion", 1);
         notified.push(sourceId);
       }

@@ -2,7 +2,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm, setSha256Backend } from "@nats-io/obj";
 import { DeletionServiceService } from "@switchyard/contracts";
-import { busNames, ensureCallsStream } from "@switchyard/bus";
+import { BatchPublisher, busNames, ensureCallsStream } from "@switchyard/bus";
 import {
   connectBus,
   kvStream,
@@ -15,7 +15,6 @@ import {
 } from "@switchyard/platform";
 import { openWorkspace } from "@switchyard/workspace";
 import { audienceApi } from "./audience-api.js";
-import { CallEmitter } from "./call-emitter.js";
 import type { AudienceSyncConfig } from "./config.js";
 import { CommittedStateCache } from "./committed-state-cache.js";
 import { deletionApi } from "./deletion-api.js";
@@ -60,7 +59,7 @@ async function startWithOps(config: AudienceSyncConfig, logger: Logger, ops: Ops
   setSha256Backend("native");
   const objects = await new Objm(js).create(names.audienceStateObjects, { replicas });
 
-  const emitter = new CallEmitter(js, names);
+  const emitter = new BatchPublisher({ bus, js, names });
   const store = new StateStore(metaKv, objects, new CommittedStateCache(config.AUDIENCE_STATE_CACHE_MB * 1024 * 1024));
   const metrics = new AudienceMetrics(ops.registry);
   const engine = new SyncEngine({ workspace, store, emitter, metrics, logger });

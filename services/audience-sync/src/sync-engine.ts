@@ -1,8 +1,7 @@
 import type { Call } from "@switchyard/contracts";
-import { headerSafeId } from "@switchyard/bus";
+import { deterministicId, headerSafeId, type BatchPublisher } from "@switchyard/bus";
 import { ServiceError, type Logger } from "@switchyard/platform";
 import { type WorkspaceView } from "@switchyard/workspace";
-import { deterministicId, type CallEmitter } from "./call-emitter.js";
 import type { AudienceMetrics } from "./metrics.js";
 import { snakeCase } from "./snake-case.js";
 import { applyIncrement, diffStates, type Change } from "./state-diff.js";
@@ -39,7 +38,13 @@ const ABSENT_VALUE: Record<SyncKind, string> = { audience: "false", trait: "null
  */
 export class SyncEngine {
   constructor(
-    private readonly deps: { workspace: WorkspaceView; store: StateStore; emitter: CallEmitter; metrics: AudienceMetrics; logger: Logger },
+    private readonly deps: {
+      workspace: WorkspaceView;
+      store: StateStore;
+      emitter: BatchPublisher;
+      metrics: AudienceMetrics;
+      logger: Logger;
+    },
   ) {}
 
   /** Checks what a sync names before any of its data is read. Returns the trait key. */
@@ -104,7 +109,7 @@ export class SyncEngine {
       const now = new Date();
       const calls = mapIterable(changes, (change) => this.identifyCall(target, trait, change, now));
       // The sync id is the caller's free text; it becomes part of a Nats-Msg-Id header.
-      emitted = await emitter.emit(sourceId, `${kind}:${deterministicId(trait)}:${headerSafeId(syncId)}`, calls);
+      emitted = await emitter.publishCalls(sourceId, `${kind}:${deterministicId(trait)}:${headerSafeId(syncId)}`, calls);
       this.deps.metrics.emitted(kind, emitted);
     } catch (error) {
       await staged.then(

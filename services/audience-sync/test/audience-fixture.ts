@@ -15,7 +15,7 @@ import {
 } from "@switchyard/contracts";
 import { startDelivery, loadDeliveryConfig, type DeliveryHandle } from "@switchyard/delivery";
 import { applyWorkspaceFile, openConfigBucket, workspaceFileSchema } from "@switchyard/workspace";
-import { busNames, type BusNames } from "@switchyard/bus";
+import { busNames, type BusNames, CALLS_CONSUMER } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
 import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 import { loadAudienceSyncConfig, startAudienceSync, type AudienceSyncHandle } from "../src/index.js";
@@ -104,7 +104,7 @@ export async function startAudienceFixture(workspace: unknown): Promise<Audience
       await waitFor(
         "delivery to handle every call",
         async () => {
-          const consumer = await jsm.consumers.info(names.callsStream, "delivery");
+          const consumer = await jsm.consumers.info(names.callsStream, CALLS_CONSUMER);
           return consumer.num_pending === 0 && consumer.num_ack_pending === 0;
         },
         { timeoutMs: 30_000 },

@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
-import { headers, type NatsConnection } from "@nats-io/nats-core";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
+import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders } from "@switchyard/bus";
 import { CallBatch } from "@switchyard/contracts";
 import { busNames, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, type BusNames } from "@switchyard/bus";
 import { freePort, LOOPBACK_CIDRS, NatsServer, ServiceProcess, uniqueNamespace, waitFor, WebhookReceiver } from "@switchyard/testkit";
@@ -78,8 +78,7 @@ async function publishCalls(names: BusNames): Promise<string[]> {
   for (let b = 0; b < BATCHES; b++) {
     const calls = Array.from({ length: CALLS_PER_BATCH }, (_, i) => busCall(`m-${b}-${i}`, trackPayload(`Event ${i}`)));
     messageIds.push(...calls.map((call) => call.messageId));
-    const header = headers();
-    header.set(BUS_MESSAGE_TYPE_HEADER, "switchyard.v1.CallBatch");
+    const header = busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.callBatch);
     const batch: CallBatch = { batchId: `crash-${b}`, sourceId: "web", receivedAt: new Date(), calls };
     await js.publish(names.callsSubject("web"), CallBatch.encode(batch).finish(), { headers: header, msgID: `web:${batch.batchId}` });
   }

@@ -3,7 +3,7 @@ import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jets
 import type { KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
+import { BUS_MESSAGE_TYPE_NAMES, CALLS_CONSUMER, busMessageHeaders } from "@switchyard/bus";
 import {
   CallBatch,
   configApi,
@@ -22,7 +22,6 @@ import { applyWorkspaceFile, kvKeys, openConfigBucket, workspaceFileSchema, type
 import { busNames, ensureCallsStream, type BusNames } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
 import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor, type NatsServerOptions } from "@switchyard/testkit";
-import { headers } from "@nats-io/nats-core";
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "../src/index.js";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -91,8 +90,7 @@ export async function startDeliveryFixture(options: {
     delivery,
     admin,
     publishCalls: async (sourceId, calls) => {
-      const header = headers();
-      header.set(BUS_MESSAGE_TYPE_HEADER, "switchyard.v1.CallBatch");
+      const header = busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.callBatch);
       const batch: CallBatch = { batchId: `test-${++batchCounter}`, sourceId, receivedAt: new Date(), calls };
       await js.publish(names.callsSubject(sourceId), CallBatch.encode(batch).finish(), {
         headers: header,
@@ -105,7 +103,7 @@ export async function startDeliveryFixture(options: {
     },
     settled: async () => {
       await waitFor("deliveries to settle", async () => {
-        const calls = await jsm.consumers.info(names.callsStream, "delivery");
+        const calls = await jsm.consumers.info(names.callsStream, CALLS_CONSUMER);
         const retry = await jsm.streams.info(names.retryStream);
         return calls.num_pending === 0 && calls.num_ack_pending === 0 && retry.state.messages === 0;
       });

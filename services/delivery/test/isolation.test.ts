@@ -1,5 +1,5 @@
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
-import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
+import { BUS_MESSAGE_TYPE_HEADER, BUS_MESSAGE_TYPE_NAMES } from "@switchyard/bus";
 import { DeferredCalls } from "@switchyard/contracts";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -110,7 +110,7 @@ async function retryStreamContents(jsm: JetStreamManager, stream: string): Promi
     const stored = await jsm.streams.getMessage(stream, { seq }).catch(() => undefined);
     if (!stored) continue;
     messages++;
-    const deferred = stored.header.get(BUS_MESSAGE_TYPE_HEADER) === "switchyard.v1.DeferredCalls";
+    const deferred = stored.header.get(BUS_MESSAGE_TYPE_HEADER) === BUS_MESSAGE_TYPE_NAMES.deferredCalls;
     calls += deferred ? DeferredCalls.decode(stored.data).calls.length : 1;
   }
   return { messages, calls };

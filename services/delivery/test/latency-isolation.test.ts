@@ -1,6 +1,7 @@
 import { WebhookReceiver, waitFor, type ResponsePlan } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { CALLS_CONSUMER } from "@switchyard/bus";
 
 /** Two batch slots: both would be taken by the first two batches if a batch kept its slot until answered. */
 const BATCH_CONCURRENCY = 2;
@@ -79,7 +80,7 @@ describe("latency isolation: batches waiting only on hostile destinations", () =
     // The huge answers count as delivered (the body is cut at the limit), so every call got its request.
     await waitFor("every call at the huge-answering receiver", () => huge!.requests.length >= messageIds.length, { timeoutMs: 30_000 });
     // Nothing is acked before it is delivered or on the retry stream: the held batches are not acked yet.
-    const calls = await f.js.consumers.get(f.names.callsStream, "delivery");
+    const calls = await f.js.consumers.get(f.names.callsStream, CALLS_CONSUMER);
     expect((await calls.info()).num_ack_pending).toBeGreaterThan(0);
 
     // 2. The receivers recover: every call reaches each of them (at least once), and the calls stream is all acked.

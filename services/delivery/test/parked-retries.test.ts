@@ -2,6 +2,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { RETRY_CONSUMER } from "@switchyard/bus";
 
 /**
  * Calls sent to the half-failing destination; every other one is parked for an hour. With the
@@ -59,7 +60,7 @@ describe("parked retries", () => {
     await waitFor(
       `${PARKED} tasks parked`,
       async () => {
-        const consumer = await jsm.consumers.info(f.names.retryStream, "delivery-retry");
+        const consumer = await jsm.consumers.info(f.names.retryStream, RETRY_CONSUMER);
         return halfFailing.handled === CALLS && consumer.num_pending === 0 && consumer.num_ack_pending >= PARKED;
       },
       { timeoutMs: 120_000 },
@@ -67,7 +68,7 @@ describe("parked retries", () => {
 
     await f.publishCalls("web", [busCall("fresh", trackPayload())]);
     await waitFor("the fresh call's retry to be delivered", () => recovering.requests.length === 2, { timeoutMs: 30_000 });
-    const consumer = await jsm.consumers.info(f.names.retryStream, "delivery-retry");
+    const consumer = await jsm.consumers.info(f.names.retryStream, RETRY_CONSUMER);
     // Delivered while every parked task still waits: none of them came due.
     expect(consumer.num_ack_pending).toBeGreaterThanOrEqual(PARKED);
     expect(recovering.requests.map((request) => request.json.messageId)).toEqual(["fresh", "fresh"]);

@@ -1,6 +1,5 @@
-import { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS } from "@switchyard/bus";
+import { BUS_MESSAGE_TYPE_HEADER, BUS_MESSAGE_TYPE_NAMES, POISON_HEADERS, busMessageHeaders } from "@switchyard/bus";
 import { CallBatch } from "@switchyard/contracts";
-import { headers } from "@nats-io/nats-core";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { headerSafeId } from "@switchyard/bus";
 import { MetricsSnapshot, WebhookReceiver, waitFor } from "@switchyard/testkit";
@@ -99,8 +98,7 @@ describe("messages delivery cannot handle", () => {
   it("moves an undecodable calls message to the poison stream, intact, and goes on delivering", async () => {
     const { ok, f } = await deliveringToOneReceiver();
     const garbage = Buffer.from([0x22, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]);
-    const typed = headers();
-    typed.set(BUS_MESSAGE_TYPE_HEADER, "switchyard.v1.CallBatch");
+    const typed = busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.callBatch);
     await f.js.publish(f.names.callsSubject("web"), garbage, { headers: typed, msgID: "web:garbage" });
     await f.publishCalls("web", [busCall("after-garbage", trackPayload())]);
 
@@ -116,7 +114,7 @@ describe("messages delivery cannot handle", () => {
     expect(stored.header.get(POISON_HEADERS.reason)).toBe("undecodable");
     expect(stored.header.get(POISON_HEADERS.stream)).toBe(f.names.callsStream);
     expect(stored.header.get(POISON_HEADERS.subject)).toBe(f.names.callsSubject("web"));
-    expect(stored.header.get(BUS_MESSAGE_TYPE_HEADER)).toBe("switchyard.v1.CallBatch");
+    expect(stored.header.get(BUS_MESSAGE_TYPE_HEADER)).toBe(BUS_MESSAGE_TYPE_NAMES.callBatch);
     expect(stored.header.get(POISON_HEADERS.error)).not.toBe("");
     await f.settled();
     const metrics = await MetricsSnapshot.scrape(`http://127.0.0.1:${f.delivery.opsPort}/metrics`);
@@ -131,8 +129,7 @@ describe("messages delivery cannot handle", () => {
       receivedAt: new Date(),
       calls: [busCall("no-type", undefined), busCall("fine", trackPayload())],
     };
-    const typed = headers();
-    typed.set(BUS_MESSAGE_TYPE_HEADER, "switchyard.v1.CallBatch");
+    const typed = busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.callBatch);
     await f.js.publish(f.names.callsSubject("web"), CallBatch.encode(batch).finish(), { headers: typed, msgID: "web:typeless" });
 
     const dead = await waitFor("the typeless call's dead letter", async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Rejection } from "@switchyard/calls";
 import type { Logger } from "@switchyard/platform";
 import type { SourceRecord } from "@switchyard/workspace";
-import { derivedMessageId, resolveBatchId } from "@switchyard/bus";
+import { deterministicId, resolveBatchId } from "@switchyard/bus";
 import type { IncomingCall } from "./incoming-call.js";
 import type { IngestMetrics, Transport } from "./metrics.js";
 import type { BatchPublisher } from "@switchyard/bus";
@@ -65,7 +65,9 @@ export class CallAcceptor {
         rejections.push(check.rejection);
         return;
       }
-      const messageId = check.messageId ?? (clientBatchId ? derivedMessageId(request.source.id, clientBatchId, index) : randomUUID());
+      // Derived from the client's batch id and position, a re-sent batch's calls get the same ids as the first attempt's.
+      const messageId =
+        check.messageId ?? (clientBatchId ? deterministicId(request.source.id, clientBatchId, String(index)) : randomUUID());
       messageIds.push(messageId);
       acceptedClientMessageIds.push(call.clientMessageId);
       accepted.push(call.encode(messageId, acceptTime));

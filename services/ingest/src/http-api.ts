@@ -3,7 +3,7 @@ import { createServer as createHttpsServer } from "node:https";
 import { CALL_TYPES } from "@switchyard/contracts";
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES, type Rejection } from "@switchyard/calls";
 import { isServiceError, type Logger, type ServerTls } from "@switchyard/platform";
-import { isWebOrigin, type SourceRecord, type WorkspaceView } from "@switchyard/workspace";
+import { isWebOrigin, sourceAllowsOrigin, type SourceRecord, type WorkspaceView } from "@switchyard/workspace";
 import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
 import { authenticate, authenticateHttp } from "./authenticate.js";
 import { tooManyCalls } from "./batch-limits.js";
@@ -277,7 +277,7 @@ function answerPreflight(request: IncomingMessage, response: ServerResponse, met
 /** Why a browser request from `origin` is refused for `source`; undefined when it may send. */
 function originRefusal(source: SourceRecord, origin: string | undefined): string | undefined {
   // No Origin: not a cross-origin browser request (server and mobile SDKs send none).
-  if (origin === undefined || source.allowedOrigins === undefined || source.allowedOrigins.includes(origin)) return undefined;
+  if (origin === undefined || sourceAllowsOrigin(source, origin)) return undefined;
   const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin;
   return `Origin ${JSON.stringify(shown)} is not in this source's allowedOrigins`;
 }

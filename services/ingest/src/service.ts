@@ -1,7 +1,7 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { busNames, ensureCallsStream } from "@switchyard/bus";
+import { BatchPublisher, busNames, ensureCallsStream } from "@switchyard/bus";
 import { connectBus, kvStream, loadServerTls, startGrpcServer, withOpsServer, type Logger, type OpsServer } from "@switchyard/platform";
 import { openWorkspace } from "@switchyard/workspace";
 import { CallAcceptor } from "./acceptor.js";
@@ -10,7 +10,6 @@ import { ingestServiceDefinition } from "./grpc-definition.js";
 import { ingestGrpcService } from "./grpc-service.js";
 import { createHttpApi } from "./http-api.js";
 import { IngestMetrics } from "./metrics.js";
-import { BatchPublisher } from "@switchyard/bus";
 import { IngestRateLimiter } from "./rate-limit.js";
 
 export interface IngestHandle {
@@ -53,7 +52,7 @@ async function startWithOps(
     logger,
   });
 
-  const publisher = new BatchPublisher(bus, js, names, config.INGEST_PUBLISH_TIMEOUT_MS, metrics);
+  const publisher = new BatchPublisher({ bus, js, names, timeoutMs: config.INGEST_PUBLISH_TIMEOUT_MS, metrics });
   const rateLimit = rateLimitOf(config);
   const acceptor = new CallAcceptor(publisher, metrics, logger, rateLimit ? new IngestRateLimiter(rateLimit) : undefined);
   const grpc = await startGrpcServer({

@@ -6,7 +6,7 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CallAcceptor } from "../src/acceptor.js";
-import { derivedMessageId } from "@switchyard/bus";
+import { deterministicId } from "@switchyard/bus";
 import { IngestMetrics } from "../src/metrics.js";
 import { grpcBatchCalls, WireCall } from "../src/grpc-calls.js";
 import type { BatchPublisher, EncodedBatch } from "@switchyard/bus";
@@ -106,7 +106,7 @@ function slowPath(bytes: Buffer[], receivedAt: Date): Outcome {
     if (hasTextNotUtf8(bytes[index]!)) return notUtf8At.push(index);
     const check = checkCall(json, index, sizes[index]);
     if (!check.ok) return rejections.push(check.rejection);
-    const messageId = check.call.messageId ?? derivedMessageId(SOURCE.id, BATCH_ID, index);
+    const messageId = check.call.messageId ?? deterministicId(SOURCE.id, BATCH_ID, String(index));
     messageIds.push(messageId);
     // Through the wire and back, as delivery reads it.
     calls.push(Call.decode(Call.encode(validCallToProto(check.call, { messageId, receivedAt })).finish()));

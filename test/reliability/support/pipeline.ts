@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { busNames, type BusNames } from "@switchyard/bus";
+import { busNames, type BusNames, CALLS_CONSUMER } from "@switchyard/bus";
 import { freePort, LOOPBACK_CIDRS, ServiceProcess, uniqueNamespace, waitFor } from "@switchyard/testkit";
 
 export type ServiceName = "ingest" | "delivery" | "audience-sync";
@@ -142,7 +142,7 @@ export class Pipeline {
   /** True once delivery has handled every stored batch and no retry is waiting. */
   async settled(): Promise<boolean> {
     const stream = await this.jsm.streams.info(this.names.callsStream);
-    const consumer = await this.jsm.consumers.info(this.names.callsStream, "delivery");
+    const consumer = await this.jsm.consumers.info(this.names.callsStream, CALLS_CONSUMER);
     const retry = await this.jsm.streams.info(this.names.retryStream);
     return consumer.ack_floor.stream_seq === stream.state.last_seq && consumer.num_ack_pending === 0 && retry.state.messages === 0;
   }

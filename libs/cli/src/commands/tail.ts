@@ -1,6 +1,15 @@
 import type { Msg } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import { BUS_MESSAGE_TYPE_HEADER, POISON_HEADERS, busMessageTypes, type BusMessageType } from "@switchyard/bus";
+import {
+  BUS_MESSAGE_TYPE_HEADER,
+  BUS_MESSAGE_TYPE_NAMES,
+  NATS_MSG_ID_HEADER,
+  POISON_HEADERS,
+  busMessageTypes,
+  busNames,
+  type BusMessageType,
+  type BusNames,
+} from "@switchyard/bus";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, integerOption, parseCommandArgs, printJsonLine } from "../args.js";
 import { CliError } from "../cli-error.js";
 
@@ -24,8 +33,14 @@ Examples:
   npx switchyard tail 'switchyard.calls.web-backend' --count 1
   npx switchyard tail deliverylog | jq 'select(.payload.outcome == "permanent")'`;
 
-/** Shorthand names of the namespace's subject families. */
-const FAMILIES = new Set(["calls", "retry", "dead", "poison", "deliverylog"]);
+/** Shorthand names of the namespace's subject families, and the wildcard each stands for. */
+const FAMILIES: Record<string, (names: BusNames) => string> = {
+  calls: (names) => names.callsSubjects,
+  retry: (names) => names.retrySubjects,
+  dead: (names) => names.deadSubjects,
+  poison: (names) => names.poisonSubjects,
+  deliverylog: (names) => names.deliveryLogSubjects,
+};
 
 export async function tail(argv: string[]): Promise<void> {
   const args = parseCommandArgs("tail", argv, { ...CONNECTION_OPTIONS, calls: { type: "boolean" }, count: { type: "string" } });
@@ -78,7 +93,8 @@ const DRAIN_DEADLINE_MS = 2_000;
 
 function expandSubject(subject: string, namespace: string): string {
   if (subject === "all") return `${namespace}.>`;
-  return FAMILIES.has(subject) ? `${namespace}.${subject}.>` : subject;
+  const family = Object.hasOwn(FAMILIES, subject) ? FAMILIES[subject] : undefined;
+  return family ? family(busNames(namespace)) : subject;
 }
 
 /** The JSON line(s) for one message, with where a poison message came from and why. */
@@ -97,7 +113,7 @@ function describe(message: Msg, perCall: boolean): unknown[] {
 /** The JSON line(s) for one message's payload; undecodable payloads are shown as base64. */
 function describePayload(message: Msg, perCall: boolean): unknown[] {
   const type = message.headers?.get(BUS_MESSAGE_TYPE_HEADER) ?? "";
-  const msgId = message.headers?.get("Nats-Msg-Id") || undefined;
+  const msgId = message.headers?.get(NATS_MSG_ID_HEADER) || undefined;
   const codec = type in busMessageTypes ? busMessageTypes[type as BusMessageType] : undefined;
   if (!codec) {
     return [
@@ -110,8 +126,8 @@ function describePayload(message: Msg, perCall: boolean): unknown[] {
   } catch (error) {
     return [{ subject: message.subject, type, error: `undecodable: ${error instanceof Error ? error.message : String(error)}` }];
   }
-  if (perCall && type === "switchyard.v1.CallBatch") {
-    const batch = busMessageTypes["switchyard.v1.CallBatch"].toJSON(decoded as never) as {
+  if (perCall && type === BUS_MESSAGE_TYPE_NAMES.callBatch) {
+    const batch = busMessageTypes[BUS_MESSAGE_TYPE_NAMES.callBatch].toJSON(decoded as never) as {
       sourceId?: string;
       batchId?: string;
       calls?: unknown[];

@@ -1,8 +1,7 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { DeliveryAttempt } from "@switchyard/contracts";
-import type { BusNames } from "@switchyard/bus";
+import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusNames } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
-import { typeHeaders } from "../pipeline/bus-codec.js";
 import { readStream } from "../pipeline/stream-reader.js";
 
 /** Most entries one listing reads from the log stream. */
@@ -22,7 +21,7 @@ export class DeliveryLog {
   async record(entry: DeliveryAttempt): Promise<void> {
     try {
       await this.js.publish(this.names.deliveryLogSubject(entry.destinationId), DeliveryAttempt.encode(entry).finish(), {
-        headers: typeHeaders("switchyard.v1.DeliveryAttempt"),
+        headers: busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.deliveryAttempt),
       });
     } catch (error) {
       // The log is for people; a lost entry must not stop a delivery. The pino line keeps the facts.

@@ -155,9 +155,7 @@ export class FirstAttempts {
    * `waiting` gets, per destination, the calls still waiting for a slot.
    */
   private async deliverBatch(batch: OutgoingBatch, origin: string, waiting: WaitingCalls[]): Promise<void> {
-    const destinations = this.deps.workspace
-      .destinationsOf(batch.sourceId)
-      .filter((destination) => destination.enabled && destination.type === "webhooks");
+    const destinations = this.deps.workspace.webhookDestinationsOf(batch.sourceId);
     if (destinations.length === 0) return;
     const calls = batch.calls.filter((call) => webhooksEnabled(call.integrations));
     if (calls.length === 0) return;

@@ -1,7 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { DeadLetter } from "@switchyard/contracts";
-import { headerSafeId, type BusNames } from "@switchyard/bus";
-import { typeHeaders } from "../pipeline/bus-codec.js";
+import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, headerSafeId, type BusNames } from "@switchyard/bus";
 import { readStream } from "../pipeline/stream-reader.js";
 
 export interface DeadLetterEntry {
@@ -22,7 +21,7 @@ export class DeadLetters {
     const windowStart = task?.windowStart?.getTime() ?? 0;
     await this.js.publish(this.names.deadSubject(task?.destinationId ?? "unknown"), DeadLetter.encode(deadLetter).finish(), {
       msgID: `${headerSafeId(task?.call?.messageId ?? "")}:${task?.destinationId ?? ""}:dead:${windowStart}`,
-      headers: typeHeaders("switchyard.v1.DeadLetter"),
+      headers: busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.deadLetter),
     });
   }
 

@@ -1,6 +1,6 @@
 import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
 import { headers as natsHeaders } from "@nats-io/nats-core";
-import { POISON_HEADERS } from "@switchyard/bus";
+import { NATS_MSG_ID_HEADER, POISON_HEADERS } from "@switchyard/bus";
 import type { BusNames } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
 
@@ -30,7 +30,7 @@ export class PoisonMessages {
     const headers = natsHeaders();
     for (const [key, values] of message.headers ?? []) {
       // Nats-Msg-Id names the original; the poison copy gets its own below.
-      if (key.toLowerCase() !== "nats-msg-id") for (const value of values) headers.append(key, value);
+      if (key.toLowerCase() !== NATS_MSG_ID_HEADER.toLowerCase()) for (const value of values) headers.append(key, value);
     }
     const errorText = (error instanceof Error ? error.message : String(error)).replace(/[\r\n]+/g, " ").slice(0, MAX_ERROR_CHARS);
     headers.set(POISON_HEADERS.reason, reason);

@@ -1,23 +1,25 @@
 import type { MsgHdrs } from "@nats-io/nats-core";
 import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
-import { BUS_MESSAGE_TYPE_HEADER, type BusMessageType } from "@switchyard/bus";
+import {
+  BUS_MESSAGE_TYPE_HEADER,
+  BUS_MESSAGE_TYPE_NAMES,
+  RETRY_HEADERS,
+  busMessageHeaders,
+  headerSafeId,
+  type BusMessageType,
+  type BusNames,
+} from "@switchyard/bus";
 import { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
-import { headerSafeId, type BusNames } from "@switchyard/bus";
-import { typeHeaders } from "../pipeline/bus-codec.js";
 
-/**
- * A task's schedule, repeated in headers of its retry message (milliseconds
- * since the epoch), so a task that is not due, or whose destination is
- * failing, can be parked again without decoding the calls it carries: parked
- * tasks come back many times, and decoding a call's free-form objects each
- * time cost more CPU than anything else the retry path did.
+/*
+ * A task's schedule is repeated in headers of its retry message (RETRY_HEADERS),
+ * so a task that is not due, or whose destination is failing, can be parked
+ * again without decoding the calls it carries: parked tasks come back many
+ * times, and decoding a call's free-form objects each time cost more CPU than
+ * anything else the retry path did.
  */
-const DESTINATION_HEADER = "Switchyard-Destination";
-const NOT_BEFORE_HEADER = "Switchyard-Not-Before";
-const WINDOW_START_HEADER = "Switchyard-Window-Start";
-
-const TASK_TYPE = "switchyard.v1.DeliveryTask" satisfies BusMessageType;
-const DEFERRED_TYPE = "switchyard.v1.DeferredCalls" satisfies BusMessageType;
+const TASK_TYPE = BUS_MESSAGE_TYPE_NAMES.deliveryTask;
+const DEFERRED_TYPE = BUS_MESSAGE_TYPE_NAMES.deferredCalls;
 
 /** When a task may be tried and where its retry window starts (undefined: now). */
 export interface TaskTiming {
@@ -71,22 +73,22 @@ function timingHeaders(
   type: BusMessageType,
   work: { destinationId: string; notBefore?: Date | undefined; windowStart?: Date | undefined },
 ): MsgHdrs {
-  const headers = typeHeaders(type);
-  headers.set(DESTINATION_HEADER, work.destinationId);
-  if (work.notBefore) headers.set(NOT_BEFORE_HEADER, String(work.notBefore.getTime()));
-  if (work.windowStart) headers.set(WINDOW_START_HEADER, String(work.windowStart.getTime()));
+  const headers = busMessageHeaders(type);
+  headers.set(RETRY_HEADERS.destination, work.destinationId);
+  if (work.notBefore) headers.set(RETRY_HEADERS.notBefore, String(work.notBefore.getTime()));
+  if (work.windowStart) headers.set(RETRY_HEADERS.windowStart, String(work.windowStart.getTime()));
   return headers;
 }
 
 /** The timing from a retry message's headers; undefined when it has none (published by an older version). */
 export function timingFromHeaders(message: JsMsg): TaskTiming | undefined {
   const headers = message.headers;
-  const destinationId = headers?.get(DESTINATION_HEADER);
+  const destinationId = headers?.get(RETRY_HEADERS.destination);
   if (!headers || !destinationId) return undefined;
   return {
     destinationId,
-    notBeforeMs: millisHeader(headers.get(NOT_BEFORE_HEADER)),
-    windowStartMs: millisHeader(headers.get(WINDOW_START_HEADER)),
+    notBeforeMs: millisHeader(headers.get(RETRY_HEADERS.notBefore)),
+    windowStartMs: millisHeader(headers.get(RETRY_HEADERS.windowStart)),
   };
 }
 
