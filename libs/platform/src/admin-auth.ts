@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
-import { ServiceError } from "./errors.js";
 
 /**
  * Why an admin gRPC call is refused (the UNAUTHENTICATED message), or
@@ -16,12 +15,6 @@ export function adminAuthFailure(adminToken: string | undefined, metadata: Metad
   if (!match?.[1]) return 'missing admin token: send "authorization: Bearer <token>"';
   if (!timingSafeEqual(digest(match[1]), digest(adminToken))) return "wrong admin token";
   return undefined;
-}
-
-/** adminAuthFailure as a thrown UNAUTHENTICATED ServiceError, for code outside a gRPC server's registrations. */
-export function requireAdmin(adminToken: string | undefined, metadata: Metadata): void {
-  const failure = adminAuthFailure(adminToken, metadata);
-  if (failure !== undefined) throw new ServiceError("UNAUTHENTICATED", failure);
 }
 
 function digest(value: string): Buffer {

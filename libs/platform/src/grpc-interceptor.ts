@@ -24,7 +24,9 @@ export interface InterceptedService {
   metrics: boolean;
 }
 
+/** Counter of finished gRPC calls, labelled service, method and code (the status name). */
 export const GRPC_HANDLED_METRIC = `${METRIC_PREFIX}grpc_server_handled_total`;
+/** Histogram of the time from a gRPC call's arrival to its status, labelled service and method. */
 export const GRPC_HANDLING_SECONDS_METRIC = `${METRIC_PREFIX}grpc_server_handling_seconds`;
 
 /**

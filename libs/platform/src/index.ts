@@ -16,7 +16,7 @@ export { REDACTED_PATHS, createLogger } from "./logger.js";
 export type { Logger, LoggerOptions } from "./logger.js";
 export { connectBus } from "./nats-connection.js";
 export type { BusConnection, ConnectOptions } from "./nats-connection.js";
-export { adminAuthFailure, requireAdmin } from "./admin-auth.js";
+export { adminAuthFailure } from "./admin-auth.js";
 export { runService } from "./run-service.js";
 export { loadServerTls } from "./server-tls.js";
 export type { ServerTls, TlsEnv } from "./server-tls.js";

@@ -47,7 +47,9 @@ export interface RuntimeParts {
 }
 
 /** What a service adds to the runtime: its gRPC services, what readiness needs, and how to stop its own parts. */
-export interface ServiceParts<Own = undefined> {
+export type ServiceParts<Own = undefined> = ServicePartsBase & (undefined extends Own ? { own?: Own } : { own: Own });
+
+interface ServicePartsBase {
   grpc: GrpcServiceRegistration[];
   /** Streams and consumers readiness requires besides the calls stream and the configuration bucket. */
   readiness?: { streams?: string[]; consumers?: [stream: string, consumer: string][] };
@@ -57,8 +59,6 @@ export interface ServiceParts<Own = undefined> {
   stopAccepting?: () => Promise<void>;
   /** Runs once no call comes in any more: finish the work in flight and close the service's own resources. */
   finish?: () => Promise<void>;
-  /** Anything the service's handle needs from its parts (ingest's HTTP port). */
-  own?: Own;
 }
 
 export interface ServiceRuntimeOptions<Own> {
@@ -77,7 +77,8 @@ export interface ServiceRuntime<Own = undefined> {
   readonly grpcPort: number;
   /** /healthz, /readyz, /metrics. */
   readonly opsPort: number;
-  readonly own: Own | undefined;
+  /** What `start` returned as `own`: anything the service's handle needs from its parts (ingest's HTTP port). */
+  readonly own: Own;
   /**
    * Stops in order: readiness reports unready; the gRPC server (with its grace
    * period) and the service's other doors close; the service finishes its work
@@ -153,7 +154,7 @@ function runtimeHandle<Own>(
   return {
     grpcPort: grpc.port,
     opsPort: ops.port,
-    own: parts.own,
+    own: parts.own as Own,
     stop: async () => {
       ops.readiness.shutdown();
       await Promise.all([grpc.shutdown(graceMs), parts.stopAccepting?.()]);

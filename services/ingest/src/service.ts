@@ -68,7 +68,7 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
   });
   return {
     grpcPort: runtime.grpcPort,
-    httpPort: runtime.own?.httpPort ?? 0,
+    httpPort: runtime.own.httpPort,
     opsPort: runtime.opsPort,
     stop: () => runtime.stop(),
   };
