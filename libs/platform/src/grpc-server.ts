@@ -5,7 +5,10 @@ import {
   ServerCredentials,
   Metadata,
   status as GrpcStatus,
+  type handleClientStreamingCall,
+  type handleUnaryCall,
   type sendUnaryData,
+  type ServerReadableStream,
   type ServerUnaryCall,
   type ServiceDefinition,
   type UntypedServiceImplementation,
@@ -17,13 +20,61 @@ import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { isServiceError } from "./errors.js";
 import { widenFlowControlWindows } from "./grpc-flow-control.js";
+import { callInterceptor } from "./grpc-interceptor.js";
+import type { Registry } from "./ops/metrics.js";
 import type { ServerTls } from "./server-tls.js";
+
+/**
+ * A unary method as a service writes it: the request and the call's metadata
+ * in, the response out. A thrown error becomes the call's status (toGrpcError).
+ */
+export type UnaryMethod<Request, Response> = (request: Request, metadata: Metadata) => Promise<Response>;
+
+/** A client-streaming method as a service writes it: reads the call's messages, resolves the one response or throws. */
+export type ClientStreamingMethod<Request, Response> = (call: ServerReadableStream<Request, Response>) => Promise<Response>;
+
+/**
+ * A generated grpc-js server interface (e.g. ConfigServiceServer) with each
+ * method as a plain async function: unary ones as UnaryMethod, client-streaming
+ * ones as ClientStreamingMethod; other streaming methods stay grpc-js handlers.
+ */
+export type AsyncService<Service> = {
+  [Method in keyof Service as string extends Method ? never : Method]: Service[Method] extends handleUnaryCall<
+    infer Request,
+    infer Response
+  >
+    ? UnaryMethod<Request, Response>
+    : Service[Method] extends handleClientStreamingCall<infer Request, infer Response>
+      ? ClientStreamingMethod<Request, Response>
+      : Service[Method];
+};
+
+/**
+ * How a service's calls are authenticated:
+ * - "admin": `authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>` is checked once
+ *   for every method before its handler runs (UNAUTHENTICATED otherwise);
+ * - "handler": the handlers authenticate callers themselves (ingest's write keys).
+ */
+export type GrpcAuth = "admin" | "handler";
 
 export interface GrpcServiceRegistration {
   /** Fully qualified service name, as health checks and reflection name it. */
   name: string;
   definition: ServiceDefinition;
-  implementation: UntypedServiceImplementation;
+  /**
+   * The methods by name, as in `definition`: unary and client-streaming ones as
+   * plain async functions (AsyncService), any other as a grpc-js handler.
+   */
+  implementation: object;
+  auth: GrpcAuth;
+  /**
+   * Count and time this service's calls (switchyard_grpc_server_handled_total and
+   * _handling_seconds). Default true; false for a service that records its own
+   * and whose hot path should carry nothing more (IngestService).
+   */
+  metrics?: boolean;
+  /** Turns a service's own domain errors into ServiceErrors before toGrpcError maps them; others pass unchanged. */
+  mapError?: (error: unknown) => unknown;
 }
 
 export interface GrpcServerHandle {
@@ -40,7 +91,10 @@ const MAX_RECEIVE_BYTES = 4 * 1024 * 1024;
 
 /**
  * Starts a gRPC server with the given services plus grpc.health.v1 and server
- * reflection (so grpcurl works without .proto files).
+ * reflection (so grpcurl works without .proto files). What every call needs is
+ * done here, once: admin authentication (registrations with `auth: "admin"`),
+ * mapping thrown errors to statuses, refusing undecodable requests, and the
+ * per-method metrics on `registry`.
  */
 export async function startGrpcServer(options: {
   host: string;
@@ -49,12 +103,30 @@ export async function startGrpcServer(options: {
   logger: Logger;
   /** Serve over TLS (with client certificates when it has a client CA); plaintext without. */
   tls?: ServerTls | undefined;
+  /** The token `auth: "admin"` services require; unset, they refuse every call. */
+  adminToken?: string | undefined;
+  /** Where the gRPC server metrics go (the ops server's registry); unset: none are recorded. */
+  registry?: Registry | undefined;
 }): Promise<GrpcServerHandle> {
+  const interceptor = callInterceptor({
+    services: options.services.map((s) => ({
+      name: s.name,
+      definition: s.definition,
+      admin: s.auth === "admin",
+      metrics: s.metrics !== false,
+    })),
+    adminToken: options.adminToken,
+    registry: options.registry,
+  });
   // channelz bookkeeping costs CPU on every call and nothing here reads it.
-  const server = new Server({ "grpc.max_receive_message_length": MAX_RECEIVE_BYTES, "grpc.enable_channelz": 0 });
+  const server = new Server({
+    "grpc.max_receive_message_length": MAX_RECEIVE_BYTES,
+    "grpc.enable_channelz": 0,
+    ...(interceptor ? { interceptors: [interceptor] } : {}),
+  });
   for (const service of options.services) {
-    const guarded = refuseMalformedRequests(service.definition, service.implementation);
-    server.addService(guarded.definition, guarded.implementation);
+    const adapted = adaptService(service, options.logger);
+    server.addService(adapted.definition, adapted.implementation);
   }
 
   const health = new HealthImplementation({ "": "SERVING", ...Object.fromEntries(options.services.map((s) => [s.name, "SERVING"])) });
@@ -127,22 +199,42 @@ class MalformedRequest {
 }
 
 /**
+ * The service as grpc-js takes it: each async method adapted to its callback,
+ * with thrown errors mapped to statuses here and nowhere else.
+ *
  * grpc-js answers INTERNAL when a request deserializer throws, which tells a
  * client that sent garbage that the server is at fault. For unary methods the
  * deserializer's failure is turned into INVALID_ARGUMENT naming the method
  * instead. (Streaming methods decode their own messages.)
  */
-function refuseMalformedRequests(
-  definition: ServiceDefinition,
-  implementation: UntypedServiceImplementation,
+function adaptService(
+  service: GrpcServiceRegistration,
+  logger: Logger,
 ): { definition: ServiceDefinition; implementation: UntypedServiceImplementation } {
-  const guardedDefinition: Record<string, ServiceDefinition[string]> = { ...definition };
-  const guardedImplementation: UntypedServiceImplementation = { ...implementation };
-  for (const [name, method] of Object.entries(definition)) {
-    const handler = implementation[name];
-    if (method.requestStream || method.responseStream || typeof handler !== "function") continue;
+  const methods = service.implementation as Record<string, unknown>;
+  const mapError = service.mapError;
+  const statusOf = mapError ? (error: unknown) => toGrpcError(mapError(error), logger) : (error: unknown) => toGrpcError(error, logger);
+  const definition: Record<string, ServiceDefinition[string]> = { ...service.definition };
+  const implementation: UntypedServiceImplementation = {};
+  for (const [name, method] of Object.entries(service.definition)) {
+    const handler = methods[name];
+    if (typeof handler !== "function") continue;
+    if (method.requestStream && !method.responseStream) {
+      const clientStreaming = handler as ClientStreamingMethod<unknown, unknown>;
+      implementation[name] = (call: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+        clientStreaming(call).then(
+          (response) => callback(null, response),
+          (error: unknown) => callback(statusOf(error)),
+        );
+      };
+      continue;
+    }
+    if (method.requestStream || method.responseStream) {
+      implementation[name] = handler as UntypedServiceImplementation[string];
+      continue;
+    }
     const deserialize = method.requestDeserialize;
-    guardedDefinition[name] = {
+    definition[name] = {
       ...method,
       requestDeserialize: (bytes: Buffer) => {
         try {
@@ -152,8 +244,8 @@ function refuseMalformedRequests(
         }
       },
     };
-    const unary = handler as (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => void;
-    guardedImplementation[name] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+    const unary = handler as UnaryMethod<unknown, unknown>;
+    implementation[name] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       if (call.request instanceof MalformedRequest) {
         callback({
           code: GrpcStatus.INVALID_ARGUMENT,
@@ -161,10 +253,13 @@ function refuseMalformedRequests(
         });
         return;
       }
-      unary(call, callback);
+      unary(call.request, call.metadata).then(
+        (response) => callback(null, response),
+        (error: unknown) => callback(statusOf(error)),
+      );
     };
   }
-  return { definition: guardedDefinition, implementation: guardedImplementation };
+  return { definition, implementation };
 }
 
 /**
@@ -209,7 +304,12 @@ export function splitFileDescriptorSet(set: Uint8Array): Buffer[] {
   return files;
 }
 
-/** The gRPC status and safe message for an error thrown by a handler, with `retry-after` (seconds) when it has one. */
+/**
+ * The gRPC status and safe message for an error thrown by a handler, with
+ * `retry-after` (seconds) when it has one: a ServiceError keeps its code and
+ * message; anything else (a ConfigError, a zod error, a bug) is logged and
+ * answered INTERNAL "internal error", since its message may not be safe to show.
+ */
 export function toGrpcError(error: unknown, logger: Logger): { code: GrpcStatus; details: string; metadata?: Metadata } {
   if (isServiceError(error)) {
     const retryAfter = error.retryAfterSeconds;
@@ -220,17 +320,4 @@ export function toGrpcError(error: unknown, logger: Logger): { code: GrpcStatus;
   }
   logger.error({ err: error }, "unexpected error in a gRPC handler");
   return { code: GrpcStatus.INTERNAL, details: "internal error" };
-}
-
-/** Adapts an async handler to grpc-js, mapping thrown errors to gRPC statuses. */
-export function unaryHandler<Request, Response>(
-  logger: Logger,
-  handler: (request: Request, metadata: Metadata) => Promise<Response>,
-): (call: ServerUnaryCall<Request, Response>, callback: sendUnaryData<Response>) => void {
-  return (call, callback) => {
-    handler(call.request, call.metadata).then(
-      (response) => callback(null, response),
-      (error: unknown) => callback(toGrpcError(error, logger)),
-    );
-  };
 }

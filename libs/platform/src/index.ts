@@ -2,13 +2,21 @@ export { commonEnvSchema, logLevelVar, namespaceVar, parseEnv, portVar, positive
 export type { CommonEnv } from "./env-config.js";
 export { ConfigError, ErrorCodes, ServiceError, isConfigError, isServiceError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
-export { startGrpcServer, toGrpcError, unaryHandler } from "./grpc-server.js";
-export type { GrpcServerHandle, GrpcServiceRegistration } from "./grpc-server.js";
+export { startGrpcServer, toGrpcError } from "./grpc-server.js";
+export type {
+  AsyncService,
+  ClientStreamingMethod,
+  GrpcAuth,
+  GrpcServerHandle,
+  GrpcServiceRegistration,
+  UnaryMethod,
+} from "./grpc-server.js";
+export { GRPC_HANDLED_METRIC, GRPC_HANDLING_SECONDS_METRIC } from "./grpc-interceptor.js";
 export { REDACTED_PATHS, createLogger } from "./logger.js";
 export type { Logger, LoggerOptions } from "./logger.js";
 export { connectBus } from "./nats-connection.js";
 export type { BusConnection, ConnectOptions } from "./nats-connection.js";
-export { requireAdmin } from "./admin-auth.js";
+export { adminAuthFailure } from "./admin-auth.js";
 export { runService } from "./run-service.js";
 export { loadServerTls } from "./server-tls.js";
 export type { ServerTls, TlsEnv } from "./server-tls.js";

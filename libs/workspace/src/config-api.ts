@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import type { configApi } from "@switchyard/contracts";
-import { isConfigError, requireAdmin, ServiceError, unaryHandler, type Logger } from "@switchyard/platform";
+import { isConfigError, ServiceError, type AsyncService, type Logger } from "@switchyard/platform";
 import type { z } from "zod";
 import { applyWorkspaceFile } from "./apply-file.js";
 import { isMaxPayloadError } from "./bucket.js";
@@ -37,15 +37,11 @@ const MAX_LISTED_ISSUES = 10;
  * workspace KV bucket. Every write is validated with the same zod schemas as
  * the workspace file; a refused write names the field and stores nothing.
  * Reads go to KV, so a client reads its own writes at once; services pick
- * changes up through their live WorkspaceView.
+ * changes up through their live WorkspaceView. Serve it with `auth: "admin"`:
+ * the server checks the admin token before any method runs.
  */
-export function configService(deps: { adminToken: string | undefined; kv: KV; logger: Logger }): configApi.ConfigServiceServer {
+export function configService(deps: { kv: KV; logger: Logger }): AsyncService<configApi.ConfigServiceServer> {
   const { kv, logger } = deps;
-  const handler = <Request, Response>(fn: (request: Request) => Promise<Response>) =>
-    unaryHandler<Request, Response>(logger, async (request, metadata) => {
-      requireAdmin(deps.adminToken, metadata);
-      return fn(request);
-    });
 
   const readJson = async <T>(key: string, schema: z.ZodType<T>): Promise<T | undefined> => {
     const entry = await kv.get(key);
@@ -64,7 +60,7 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
   };
 
   return {
-    createSource: handler(async (request: configApi.CreateSourceRequest) => {
+    createSource: async (request: configApi.CreateSourceRequest) => {
       const id = validId("id", request.id);
       const writeKey = newWriteKey();
       const record: SourceRecord = { id, ...(request.name ? { name: request.name } : {}), writeKeyHashes: [hashWriteKey(writeKey)] };
@@ -75,26 +71,26 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       }
       logger.info({ sourceId: id }, "source created");
       return { source: sourceMessage(record), writeKey };
-    }),
+    },
 
-    getSource: handler(async (request: configApi.GetSourceRequest) => {
+    getSource: async (request: configApi.GetSourceRequest) => {
       const record = await readJson(kvKeys.source(validId("id", request.id)), sourceRecordSchema);
       if (!record) throw new ServiceError("NOT_FOUND", `id: no source "${request.id}"`);
       return { source: sourceMessage(record) };
-    }),
+    },
 
-    listSources: handler(async () => ({ sources: (await readAll("source", sourceRecordSchema)).map(sourceMessage) })),
+    listSources: async () => ({ sources: (await readAll("source", sourceRecordSchema)).map(sourceMessage) }),
 
-    deleteSource: handler(async (request: configApi.DeleteSourceRequest) => {
+    deleteSource: async (request: configApi.DeleteSourceRequest) => {
       const id = validId("id", request.id);
       if (!(await readJson(kvKeys.source(id), sourceRecordSchema))) throw new ServiceError("NOT_FOUND", `id: no source "${id}"`);
       await deleteConnections((key) => key.startsWith(`connection.${id}.`));
       await kv.delete(kvKeys.source(id));
       logger.info({ sourceId: id }, "source deleted");
       return {};
-    }),
+    },
 
-    rotateWriteKey: handler(async (request: configApi.RotateWriteKeyRequest) => {
+    rotateWriteKey: async (request: configApi.RotateWriteKeyRequest) => {
       const id = validId("source_id", request.sourceId);
       if (request.graceSeconds > MAX_ROTATION_GRACE_SECONDS)
         throw new ServiceError("INVALID_ARGUMENT", `grace_seconds: must be 0 to ${MAX_ROTATION_GRACE_SECONDS} (30 days)`);
@@ -124,9 +120,9 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       }
       logger.info({ sourceId: id, graceSeconds: request.graceSeconds }, "write key rotated");
       return { source: sourceMessage(rotated, nowMs), writeKey, previousKeysExpireAt: new Date(nowMs + graceMs) };
-    }),
+    },
 
-    setAllowedOrigins: handler(async (request: configApi.SetAllowedOriginsRequest) => {
+    setAllowedOrigins: async (request: configApi.SetAllowedOriginsRequest) => {
       const id = validId("source_id", request.sourceId);
       let origins: string[] | undefined;
       if (request.allowedOrigins) {
@@ -146,9 +142,9 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       }
       logger.info({ sourceId: id, allowedOrigins: origins ?? "any" }, "source allowed origins set");
       return { source: sourceMessage(updated) };
-    }),
+    },
 
-    putDestination: handler(async (request: configApi.PutDestinationRequest) => {
+    putDestination: async (request: configApi.PutDestinationRequest) => {
       const input = request.destination;
       if (!input) throw new ServiceError("INVALID_ARGUMENT", "destination: is required");
       // Placeholders keep stored secrets; the stored record is read only when one is used.
@@ -179,19 +175,19 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       await putRecord(kv, kvKeys.destination(parsed.data.id), JSON.stringify(parsed.data), "destination");
       logger.info({ destinationId: parsed.data.id, enabled: parsed.data.enabled }, "destination stored");
       return { destination: destinationMessage(parsed.data) };
-    }),
+    },
 
-    getDestination: handler(async (request: configApi.GetDestinationRequest) => {
+    getDestination: async (request: configApi.GetDestinationRequest) => {
       const record = await readJson(kvKeys.destination(validId("id", request.id)), storedDestinationSchema);
       if (!record) throw new ServiceError("NOT_FOUND", `id: no destination "${request.id}"`);
       return { destination: destinationMessage(record) };
+    },
+
+    listDestinations: async () => ({
+      destinations: (await readAll("destination", storedDestinationSchema)).map(destinationMessage),
     }),
 
-    listDestinations: handler(async () => ({
-      destinations: (await readAll("destination", storedDestinationSchema)).map(destinationMessage),
-    })),
-
-    deleteDestination: handler(async (request: configApi.DeleteDestinationRequest) => {
+    deleteDestination: async (request: configApi.DeleteDestinationRequest) => {
       const id = validId("id", request.id);
       if (!(await readJson(kvKeys.destination(id), storedDestinationSchema)))
         throw new ServiceError("NOT_FOUND", `id: no destination "${id}"`);
@@ -199,9 +195,9 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       await kv.delete(kvKeys.destination(id));
       logger.info({ destinationId: id }, "destination deleted");
       return {};
-    }),
+    },
 
-    connect: handler(async (request: configApi.ConnectRequest) => {
+    connect: async (request: configApi.ConnectRequest) => {
       const connection = connectionSchema.parse({
         sourceId: validId("source_id", request.sourceId),
         destinationId: validId("destination_id", request.destinationId),
@@ -212,19 +208,19 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
         throw new ServiceError("NOT_FOUND", `destination_id: no destination "${connection.destinationId}"`);
       await kv.put(kvKeys.connection(connection.sourceId, connection.destinationId), JSON.stringify(connection));
       return { connection };
-    }),
+    },
 
-    disconnect: handler(async (request: configApi.DisconnectRequest) => {
+    disconnect: async (request: configApi.DisconnectRequest) => {
       await kv.delete(kvKeys.connection(validId("source_id", request.sourceId), validId("destination_id", request.destinationId)));
       return {};
-    }),
+    },
 
-    listConnections: handler(async (request: configApi.ListConnectionsRequest) => {
+    listConnections: async (request: configApi.ListConnectionsRequest) => {
       const connections = await readAll("connection", connectionSchema);
       return { connections: request.sourceId ? connections.filter((c) => c.sourceId === request.sourceId) : connections };
-    }),
+    },
 
-    rotateSigningSecret: handler(async (request: configApi.RotateSigningSecretRequest) => {
+    rotateSigningSecret: async (request: configApi.RotateSigningSecretRequest) => {
       const id = validId("destination_id", request.destinationId);
       if (request.graceSeconds > MAX_GRACE_SECONDS)
         throw new ServiceError("INVALID_ARGUMENT", `grace_seconds: must be 0 to ${MAX_GRACE_SECONDS} (30 days)`);
@@ -254,9 +250,9 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       }
       logger.info({ destinationId: id, graceSeconds: request.graceSeconds }, "signing secret rotated");
       return { destination: destinationMessage(rotated), signingSecret: newSecret, previousSecretsExpireAt: previousExpireAt };
-    }),
+    },
 
-    applyWorkspace: handler(async (request: configApi.ApplyWorkspaceRequest) => {
+    applyWorkspace: async (request: configApi.ApplyWorkspaceRequest) => {
       let json: unknown;
       try {
         json = JSON.parse(request.workspaceJson);
@@ -271,7 +267,7 @@ export function configService(deps: { adminToken: string | undefined; kv: KV; lo
       });
       logger.info({ written: applied.written.length, unchanged: applied.unchanged.length }, "workspace applied");
       return applied;
-    }),
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import type { handleClientStreamingCall, Metadata, sendUnaryData, ServerReadableStream, UntypedServiceImplementation } from "@grpc/grpc-js";
+import type { ServerReadableStream } from "@grpc/grpc-js";
 import type {
   AudienceServiceServer,
   SyncAudienceSnapshotResponse,
@@ -6,7 +6,7 @@ import type {
   SyncTraitSnapshotRequest,
   TraitValue,
 } from "@switchyard/contracts";
-import { requireAdmin, ServiceError, toGrpcError, unaryHandler, type Logger } from "@switchyard/platform";
+import { ServiceError, type AsyncService, type ClientStreamingMethod } from "@switchyard/platform";
 import type { SyncEngine, SyncSummary, SyncTarget } from "./sync-engine.js";
 import { chunkUserId, type AudienceSnapshotChunk } from "./snapshot-chunk.js";
 import { DuplicateUserError, SnapshotCollector } from "./trait-state.js";
@@ -15,31 +15,27 @@ import type { LoadedState, SyncKind } from "./state-store.js";
 const MAX_USER_ID_LENGTH = 256;
 
 /** AudienceService as served: SyncAudienceSnapshot messages come decoded by decodeAudienceSnapshotChunk. */
-export type AudienceServiceImplementation = UntypedServiceImplementation &
-  Pick<AudienceServiceServer, "syncAudienceIncrement" | "syncTraitSnapshot" | "syncTraitIncrement"> & {
-    syncAudienceSnapshot: handleClientStreamingCall<AudienceSnapshotChunk, SyncAudienceSnapshotResponse>;
-  };
+export type AudienceServiceImplementation = AsyncService<
+  Pick<AudienceServiceServer, "syncAudienceIncrement" | "syncTraitSnapshot" | "syncTraitIncrement">
+> & {
+  syncAudienceSnapshot: ClientStreamingMethod<AudienceSnapshotChunk, SyncAudienceSnapshotResponse>;
+};
 
 /**
  * switchyard.v1.AudienceService: audience and computed-trait syncs, as
- * snapshots (streamed) or increments. Serve it with audienceServiceDefinition.
+ * snapshots (streamed) or increments. Serve it with audienceServiceDefinition,
+ * `auth: "admin"` (the server checks the admin token) and `mapError: audienceErrors`.
  */
-export function audienceApi(deps: { adminToken: string | undefined; engine: SyncEngine; logger: Logger }): AudienceServiceImplementation {
-  const { engine, logger } = deps;
+export function audienceApi(deps: { engine: SyncEngine }): AudienceServiceImplementation {
+  const { engine } = deps;
 
   const snapshot =
     <Request extends { header: SyncHeader | undefined }>(kind: SyncKind, add: (collector: SnapshotCollector, request: Request) => void) =>
-    (call: ServerReadableStream<Request, { summary: SyncSummary }>, callback: sendUnaryData<{ summary: SyncSummary }>) => {
-      readSnapshot(call, deps.adminToken, kind, engine, add)
-        .then((snapshot) => {
-          // A cut-off stream is dropped whole; answering still ends the call on our side.
-          if (!snapshot) throw new ServiceError("CANCELLED", "the snapshot stream ended early; nothing was applied");
-          return engine.apply(snapshot.target, { mode: "snapshot", collector: snapshot.collector }, snapshot.prefetched);
-        })
-        .then(
-          (summary) => callback(null, { summary }),
-          (error: unknown) => callback(toGrpcError(asServiceError(error), logger)),
-        );
+    async (call: ServerReadableStream<Request, { summary: SyncSummary }>): Promise<{ summary: SyncSummary }> => {
+      const snapshot = await readSnapshot(call, kind, engine, add);
+      // A cut-off stream is dropped whole; answering still ends the call on our side.
+      if (!snapshot) throw new ServiceError("CANCELLED", "the snapshot stream ended early; nothing was applied");
+      return { summary: await engine.apply(snapshot.target, { mode: "snapshot", collector: snapshot.collector }, snapshot.prefetched) };
     };
 
   return {
@@ -57,23 +53,23 @@ export function audienceApi(deps: { adminToken: string | undefined; engine: Sync
       request.values.forEach((value, i) => collector.add(checkUserId(value.userId, `values[${i}].user_id`), valueJson(value)));
     }),
 
-    syncAudienceIncrement: unaryHandler(logger, async (request, metadata) => {
-      const target = targetOf("audience", request.header, metadata, deps.adminToken);
+    syncAudienceIncrement: async (request) => {
+      const target = targetOf("audience", request.header);
       engine.checkTarget(target);
       const set = new SnapshotCollector("true");
       request.addedUserIds.forEach((userId, i) => set.add(checkUserId(userId, `added_user_ids[${i}]`)));
       const removed = removedSet(request.removedUserIds, new Set(request.addedUserIds));
-      return { summary: await engine.apply(target, { mode: "increment", set, removed }).catch(rethrow) };
-    }),
+      return { summary: await engine.apply(target, { mode: "increment", set, removed }) };
+    },
 
-    syncTraitIncrement: unaryHandler(logger, async (request, metadata) => {
-      const target = targetOf("trait", request.header, metadata, deps.adminToken);
+    syncTraitIncrement: async (request) => {
+      const target = targetOf("trait", request.header);
       engine.checkTarget(target);
       const set = new SnapshotCollector();
       request.setValues.forEach((value, i) => set.add(checkUserId(value.userId, `set_values[${i}].user_id`), valueJson(value)));
       const removed = removedSet(request.removedUserIds, new Set(request.setValues.map((v) => v.userId)));
-      return { summary: await engine.apply(target, { mode: "increment", set, removed }).catch(rethrow) };
-    }),
+      return { summary: await engine.apply(target, { mode: "increment", set, removed }) };
+    },
   };
 }
 
@@ -84,7 +80,6 @@ export function audienceApi(deps: { adminToken: string | undefined; engine: Sync
  */
 function readSnapshot<Request extends { header: SyncHeader | undefined }>(
   call: ServerReadableStream<Request, unknown>,
-  adminToken: string | undefined,
   syncKind: SyncKind,
   engine: SyncEngine,
   add: (collector: SnapshotCollector, request: Request) => void,
@@ -105,7 +100,7 @@ function readSnapshot<Request extends { header: SyncHeader | undefined }>(
       if (failed) return;
       try {
         if (!started) {
-          const target = targetOf(syncKind, request.header, call.metadata, adminToken);
+          const target = targetOf(syncKind, request.header);
           engine.checkTarget(target);
           started = { target, prefetched: engine.prefetch(target) };
           expected = request.header?.expectedCount ?? 0;
@@ -138,8 +133,7 @@ function readSnapshot<Request extends { header: SyncHeader | undefined }>(
   });
 }
 
-function targetOf(syncKind: SyncKind, header: SyncHeader | undefined, metadata: Metadata, adminToken: string | undefined): SyncTarget {
-  requireAdmin(adminToken, metadata);
+function targetOf(syncKind: SyncKind, header: SyncHeader | undefined): SyncTarget {
   if (!header) throw new ServiceError("INVALID_ARGUMENT", "header: is required");
   return { kind: syncKind, sourceId: header.sourceId, name: header.name, syncId: header.syncId };
 }
@@ -165,13 +159,9 @@ function removedSet(removed: string[], set: ReadonlySet<string>): Set<string> {
   return result;
 }
 
-/** Domain errors of the state code become clear gRPC errors. */
-function asServiceError(error: unknown): unknown {
+/** Domain errors of the state code become clear gRPC errors (the registration's mapError). */
+export function audienceErrors(error: unknown): unknown {
   if (error instanceof DuplicateUserError) return new ServiceError("INVALID_ARGUMENT", `user_ids: ${error.message}; nothing was applied`);
   if (error instanceof RangeError) return new ServiceError("INVALID_ARGUMENT", error.message);
   return error;
-}
-
-function rethrow(error: unknown): never {
-  throw asServiceError(error);
 }

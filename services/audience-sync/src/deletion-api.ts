@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Call, DeletionServiceServer } from "@switchyard/contracts";
-import { requireAdmin, ServiceError, unaryHandler, type Logger } from "@switchyard/platform";
+import { ServiceError, type AsyncService, type Logger } from "@switchyard/platform";
 import { type WorkspaceView } from "@switchyard/workspace";
 import { deterministicId, type BatchPublisher } from "@switchyard/bus";
 import type { AudienceMetrics } from "./metrics.js";
@@ -9,17 +9,16 @@ import type { AudienceMetrics } from "./metrics.js";
  * switchyard.v1.DeletionService: a deletion request for a user becomes one
  * `delete` call per affected source that has an enabled webhook destination,
  * published on the calls stream and so delivered and retried like any call.
+ * Serve it with `auth: "admin"`: the server checks the admin token.
  */
 export function deletionApi(deps: {
-  adminToken: string | undefined;
   workspace: WorkspaceView;
   emitter: BatchPublisher;
   metrics: AudienceMetrics;
   logger: Logger;
-}): DeletionServiceServer {
+}): AsyncService<DeletionServiceServer> {
   return {
-    requestDeletion: unaryHandler(deps.logger, async (request, metadata) => {
-      requireAdmin(deps.adminToken, metadata);
+    requestDeletion: async (request) => {
       if (request.userId === "") throw new ServiceError("INVALID_ARGUMENT", "user_id: is required");
       if (request.requestId.length > 128) throw new ServiceError("INVALID_ARGUMENT", "request_id: must be at most 128 characters");
       const requestId = request.requestId || randomUUID();
@@ -48,6 +47,6 @@ export function deletionApi(deps: {
       }
       deps.logger.info({ requestId, notified }, "deletion request forwarded");
       return { requestId, notifiedSourceIds: notified };
-    }),
+    },
   };
 }

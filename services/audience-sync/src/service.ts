@@ -1,20 +1,10 @@
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm, setSha256Backend } from "@nats-io/obj";
 import { DeletionServiceService } from "@switchyard/contracts";
-import { BatchPublisher, busNames, ensureCallsStream } from "@switchyard/bus";
-import {
-  connectBus,
-  kvStream,
-  loadServerTls,
-  objectStoreStream,
-  startGrpcServer,
-  withOpsServer,
-  type Logger,
-  type OpsServer,
-} from "@switchyard/platform";
-import { openWorkspace } from "@switchyard/workspace";
-import { audienceApi } from "./audience-api.js";
+import { BatchPublisher } from "@switchyard/bus";
+import { kvStream, objectStoreStream, type Logger } from "@switchyard/platform";
+import { startServiceRuntime, type RuntimeParts, type ServiceParts } from "@switchyard/runtime";
+import { audienceApi, audienceErrors } from "./audience-api.js";
 import type { AudienceSyncConfig } from "./config.js";
 import { CommittedStateCache } from "./committed-state-cache.js";
 import { deletionApi } from "./deletion-api.js";
@@ -31,28 +21,23 @@ export interface AudienceSyncHandle {
   stop(): Promise<void>;
 }
 
-export function startAudienceSync(config: AudienceSyncConfig, logger: Logger): Promise<AudienceSyncHandle> {
-  return withOpsServer({ host: config.HOST, port: config.AUDIENCE_OPS_PORT, logger }, (ops) => startWithOps(config, logger, ops));
+export async function startAudienceSync(config: AudienceSyncConfig, logger: Logger): Promise<AudienceSyncHandle> {
+  const runtime = await startServiceRuntime({
+    name: "audience-sync",
+    config,
+    logger,
+    ports: { grpc: config.AUDIENCE_GRPC_PORT, ops: config.AUDIENCE_OPS_PORT },
+    start: (parts) => audienceParts(config, logger, parts),
+  });
+  return { grpcPort: runtime.grpcPort, opsPort: runtime.opsPort, stop: () => runtime.stop() };
 }
 
-async function startWithOps(config: AudienceSyncConfig, logger: Logger, ops: OpsServer): Promise<AudienceSyncHandle> {
-  const names = busNames(config.SWITCHYARD_NAMESPACE);
+async function audienceParts(
+  config: AudienceSyncConfig,
+  logger: Logger,
+  { ops, bus, js, names, workspace }: RuntimeParts,
+): Promise<ServiceParts> {
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
-  const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-audience-sync", logger });
-  const jsm = await jetstreamManager(bus.nc);
-  const js = jetstream(bus.nc);
-  await ensureCallsStream(jsm, names, {
-    duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
-    maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
-    replicas,
-  });
-  const { workspace } = await openWorkspace({
-    js,
-    names,
-    replicas: replicas,
-    workspaceFile: config.SWITCHYARD_WORKSPACE_FILE,
-    logger,
-  });
   const metaKv = await new Kvm(js).create(names.audienceStateBucket, { history: 1, replicas });
   // The object store digests every state object it writes and reads; node:crypto
   // does so many times faster than the default pure-JS SHA-256.
@@ -63,47 +48,23 @@ async function startWithOps(config: AudienceSyncConfig, logger: Logger, ops: Ops
   const store = new StateStore(metaKv, objects, new CommittedStateCache(config.AUDIENCE_STATE_CACHE_MB * 1024 * 1024));
   const metrics = new AudienceMetrics(ops.registry);
   const engine = new SyncEngine({ workspace, store, emitter, metrics, logger });
-  const adminToken = config.SWITCHYARD_ADMIN_TOKEN;
-  const grpc = await startGrpcServer({
-    host: config.HOST,
-    port: config.AUDIENCE_GRPC_PORT,
-    logger,
-    tls: await loadServerTls(config),
-    services: [
+  return {
+    grpc: [
       {
         name: "switchyard.v1.AudienceService",
         definition: audienceServiceDefinition,
-        implementation: audienceApi({ adminToken, engine, logger }),
+        implementation: audienceApi({ engine }),
+        auth: "admin",
+        mapError: audienceErrors,
       },
       {
         name: "switchyard.v1.DeletionService",
         definition: DeletionServiceService,
-        implementation: deletionApi({ adminToken, workspace, emitter, metrics, logger }),
+        implementation: deletionApi({ workspace, emitter, metrics, logger }),
+        auth: "admin",
       },
     ],
-  });
-  ops.readiness.onChange((ready) => grpc.setServing(ready));
-  await ops.readiness.watch({
-    bus,
-    streams: [
-      names.callsStream,
-      kvStream(names.configBucket),
-      kvStream(names.audienceStateBucket),
-      objectStoreStream(names.audienceStateObjects),
-    ],
-  });
-  logger.info({ grpcPort: grpc.port, opsPort: ops.port, namespace: names.namespace }, "audience-sync ready");
-
-  return {
-    grpcPort: grpc.port,
-    opsPort: ops.port,
-    stop: async () => {
-      ops.readiness.shutdown();
-      await grpc.shutdown(config.SHUTDOWN_GRACE_MS);
-      await store.settled();
-      workspace.close();
-      await bus.drain();
-      await ops.stop();
-    },
+    readiness: { streams: [kvStream(names.audienceStateBucket), objectStoreStream(names.audienceStateObjects)] },
+    finish: () => store.settled(),
   };
 }

@@ -1,10 +1,8 @@
 import { readFile } from "node:fs/promises";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { DeliveryServiceService, configApi } from "@switchyard/contracts";
-import { busNames, ensureCallsStream } from "@switchyard/bus";
-import { connectBus, kvStream, loadServerTls, startGrpcServer, withOpsServer, type Logger, type OpsServer } from "@switchyard/platform";
-import { openWorkspace } from "@switchyard/workspace";
+import { kvStream, type Logger } from "@switchyard/platform";
+import { startServiceRuntime, type RuntimeParts, type ServiceParts } from "@switchyard/runtime";
 import { ConcurrentConsumer } from "./pipeline/concurrent-consumer.js";
 import { configService } from "@switchyard/workspace";
 import type { DeliveryConfig } from "./config.js";
@@ -38,35 +36,31 @@ export interface DeliveryHandle {
 }
 
 /** Starts the delivery service: streams and consumers, the two delivery loops, and its gRPC APIs. */
-export function startDelivery(config: DeliveryConfig, logger: Logger): Promise<DeliveryHandle> {
-  return withOpsServer({ host: config.HOST, port: config.DELIVERY_OPS_PORT, logger }, (ops) => startWithOps(config, logger, ops));
+export async function startDelivery(config: DeliveryConfig, logger: Logger): Promise<DeliveryHandle> {
+  const runtime = await startServiceRuntime({
+    name: "delivery",
+    config,
+    logger,
+    ports: { grpc: config.DELIVERY_GRPC_PORT, ops: config.DELIVERY_OPS_PORT },
+    ensureStreams: async (jsm, names) => {
+      await ensureDeliveryStreams(jsm, names, {
+        replicas: config.SWITCHYARD_STREAM_REPLICAS,
+        deadLetterMaxAgeMs: config.DELIVERY_DEAD_LETTER_MAX_AGE_MS,
+        deliveryLogMaxAgeMs: config.DELIVERY_LOG_MAX_AGE_MS,
+      });
+      await ensureDeliveryConsumers(jsm, names);
+    },
+    start: (parts) => deliveryParts(config, logger, parts),
+  });
+  return { grpcPort: runtime.grpcPort, opsPort: runtime.opsPort, stop: () => runtime.stop() };
 }
 
-async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServer): Promise<DeliveryHandle> {
-  const names = busNames(config.SWITCHYARD_NAMESPACE);
-  const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-delivery", logger });
-  const jsm = await jetstreamManager(bus.nc);
-  const js = jetstream(bus.nc);
+async function deliveryParts(
+  config: DeliveryConfig,
+  logger: Logger,
+  { ops, bus, js, jsm, names, configKv, workspace }: RuntimeParts,
+): Promise<ServiceParts> {
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
-  await ensureCallsStream(jsm, names, {
-    duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
-    maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
-    replicas,
-  });
-  await ensureDeliveryStreams(jsm, names, {
-    replicas,
-    deadLetterMaxAgeMs: config.DELIVERY_DEAD_LETTER_MAX_AGE_MS,
-    deliveryLogMaxAgeMs: config.DELIVERY_LOG_MAX_AGE_MS,
-  });
-  await ensureDeliveryConsumers(jsm, names);
-
-  const { kv: configKv, workspace } = await openWorkspace({
-    js,
-    names,
-    replicas: replicas,
-    workspaceFile: config.SWITCHYARD_WORKSPACE_FILE,
-    logger,
-  });
   const statsKv = await new Kvm(js).create(names.deliveryStatsBucket, { history: 1, replicas });
 
   const sender = new WebhookSender({
@@ -152,59 +146,34 @@ async function startWithOps(config: DeliveryConfig, logger: Logger, ops: OpsServ
     logger,
   );
 
-  const grpc = await startGrpcServer({
-    host: config.HOST,
-    port: config.DELIVERY_GRPC_PORT,
-    logger,
-    tls: await loadServerTls(config),
-    services: [
+  return {
+    grpc: [
       {
         name: "switchyard.v1.DeliveryService",
         definition: DeliveryServiceService,
-        implementation: deliveryApi({ adminToken: config.SWITCHYARD_ADMIN_TOKEN, workspace, deadLetters, retryQueue, log, stats, logger }),
+        implementation: deliveryApi({ workspace, deadLetters, retryQueue, log, stats, logger }),
+        auth: "admin",
       },
       {
         name: "switchyard.v1.ConfigService",
         definition: configApi.ConfigServiceService,
-        implementation: configService({ adminToken: config.SWITCHYARD_ADMIN_TOKEN, kv: configKv, logger }),
+        implementation: configService({ kv: configKv, logger }),
+        auth: "admin",
       },
     ],
-  });
-  ops.readiness.onChange((ready) => grpc.setServing(ready));
-  await ops.readiness.watch({
-    bus,
-    streams: [
-      names.callsStream,
-      names.retryStream,
-      names.deadStream,
-      names.poisonStream,
-      names.deliveryLogStream,
-      kvStream(names.configBucket),
-      kvStream(names.deliveryStatsBucket),
-    ],
-    consumers: [
-      [names.callsStream, CALLS_CONSUMER],
-      [names.retryStream, RETRY_CONSUMER],
-    ],
-  });
-  logger.info(
-    { grpcPort: grpc.port, opsPort: ops.port, namespace: names.namespace, allowedCidrs: config.DELIVERY_ALLOWED_CIDRS.allowlist },
-    "delivery ready",
-  );
-
-  return {
-    grpcPort: grpc.port,
-    opsPort: ops.port,
-    stop: async () => {
-      ops.readiness.shutdown();
-      await grpc.shutdown(config.SHUTDOWN_GRACE_MS);
+    readiness: {
+      streams: [names.retryStream, names.deadStream, names.poisonStream, names.deliveryLogStream, kvStream(names.deliveryStatsBucket)],
+      consumers: [
+        [names.callsStream, CALLS_CONSUMER],
+        [names.retryStream, RETRY_CONSUMER],
+      ],
+    },
+    readyLog: { allowedCidrs: config.DELIVERY_ALLOWED_CIDRS.allowlist },
+    finish: async () => {
       // Batches waiting outside a slot (see FirstAttempts) finish once their consumer has stopped handing out more.
       await Promise.all([callsConsumer.stop().then(() => firstAttempts.drain()), retryConsumer.stop()]);
       await stats.close();
-      workspace.close();
       await sender.close();
-      await bus.drain();
-      await ops.stop();
     },
   };
 }

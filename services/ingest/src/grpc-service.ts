@@ -1,7 +1,7 @@
 import type { Metadata } from "@grpc/grpc-js";
 import { CONTROL_CHARACTERS_RULE_MESSAGE, hasControlCharacter, MAX_ID_LENGTH } from "@switchyard/calls";
 import type { IngestBatchResponse, IngestCallResponse } from "@switchyard/contracts";
-import { isServiceError, ServiceError, unaryHandler, type Logger } from "@switchyard/platform";
+import { isServiceError, ServiceError, type AsyncService, type UnaryMethod } from "@switchyard/platform";
 import { type WorkspaceView } from "@switchyard/workspace";
 import type { CallAcceptor } from "./acceptor.js";
 import { authenticate } from "./authenticate.js";
@@ -19,23 +19,28 @@ import type { WireBatchRequest, WireCallRequest } from "@switchyard/wire";
  */
 const EDGE_WHITE_SPACE = /^\s|\s$/;
 
+/**
+ * switchyard.v1.IngestService. Serve it with `auth: "handler"` (callers
+ * authenticate with write keys, checked here) and `metrics: false`: its own
+ * metrics count refused requests, and the hot path carries nothing more.
+ */
 export function ingestGrpcService(deps: {
   workspace: WorkspaceView;
   acceptor: CallAcceptor;
   metrics: IngestMetrics;
-  logger: Logger;
-}): IngestServiceWireServer {
-  const { workspace, acceptor, metrics, logger } = deps;
+}): AsyncService<IngestServiceWireServer> {
+  const { workspace, acceptor, metrics } = deps;
   // Every refused request is counted by its status, whatever refused it.
-  const unary = <Request, Response>(handler: (request: Request, metadata: Metadata) => Promise<Response>) =>
-    unaryHandler(logger, async (request: Request, metadata: Metadata) => {
+  const unary =
+    <Request, Response>(handler: UnaryMethod<Request, Response>): UnaryMethod<Request, Response> =>
+    async (request, metadata) => {
       try {
         return await handler(request, metadata);
       } catch (error) {
         metrics.requestRejected("grpc", isServiceError(error) ? error.code.toLowerCase() : "internal");
         throw error;
       }
-    });
+    };
 
   return {
     ingestBatch: unary(async (request: WireBatchRequest, metadata): Promise<IngestBatchResponse> => {

@@ -1,9 +1,8 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { BatchPublisher, busNames, ensureCallsStream } from "@switchyard/bus";
-import { connectBus, kvStream, loadServerTls, startGrpcServer, withOpsServer, type Logger, type OpsServer } from "@switchyard/platform";
-import { openWorkspace } from "@switchyard/workspace";
+import { BatchPublisher } from "@switchyard/bus";
+import type { Logger } from "@switchyard/platform";
+import { startServiceRuntime } from "@switchyard/runtime";
 import { CallAcceptor } from "./acceptor.js";
 import { httpLimitsOf, rateLimitOf, type IngestConfig } from "./config.js";
 import { ingestServiceDefinition } from "./grpc-definition.js";
@@ -23,75 +22,55 @@ export interface IngestHandle {
 
 /** Starts the ingest service: connects to NATS, prepares stream and config, opens both front doors. */
 export async function startIngest(config: IngestConfig, logger: Logger): Promise<IngestHandle> {
-  // Read first: a bad certificate setting stops start-up before anything else happens.
-  const tls = await loadServerTls(config);
-  return withOpsServer({ host: config.HOST, port: config.INGEST_OPS_PORT, logger }, (ops) => startWithOps(config, logger, ops, tls));
-}
-
-async function startWithOps(
-  config: IngestConfig,
-  logger: Logger,
-  ops: OpsServer,
-  tls: Awaited<ReturnType<typeof loadServerTls>>,
-): Promise<IngestHandle> {
-  const names = busNames(config.SWITCHYARD_NAMESPACE);
-  const metrics = new IngestMetrics(ops.registry);
-  const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-ingest", logger });
-  const jsm = await jetstreamManager(bus.nc);
-  await ensureCallsStream(jsm, names, {
-    duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
-    maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
-    replicas: config.SWITCHYARD_STREAM_REPLICAS,
-  });
-  const js = jetstream(bus.nc);
-  const { workspace } = await openWorkspace({
-    js,
-    names,
-    replicas: config.SWITCHYARD_STREAM_REPLICAS,
-    workspaceFile: config.SWITCHYARD_WORKSPACE_FILE,
+  const runtime = await startServiceRuntime({
+    name: "ingest",
+    config,
     logger,
-  });
-
-  const publisher = new BatchPublisher({ bus, js, names, timeoutMs: config.INGEST_PUBLISH_TIMEOUT_MS, metrics });
-  const rateLimit = rateLimitOf(config);
-  const acceptor = new CallAcceptor(publisher, metrics, logger, rateLimit ? new IngestRateLimiter(rateLimit) : undefined);
-  const grpc = await startGrpcServer({
-    host: config.HOST,
-    port: config.INGEST_GRPC_PORT,
-    logger,
-    tls,
-    services: [
-      {
-        name: "switchyard.v1.IngestService",
-        definition: ingestServiceDefinition,
-        implementation: ingestGrpcService({ workspace, acceptor, metrics, logger }),
-      },
-    ],
-  });
-  const http = createHttpApi(
-    { workspace, acceptor, metrics, logger, ...(config.INGEST_PUBLIC_URL === undefined ? {} : { publicUrl: config.INGEST_PUBLIC_URL }) },
-    httpLimitsOf(config),
-    tls,
-  );
-  const httpPort = await listen(http, config.HOST, config.INGEST_HTTP_PORT);
-  ops.readiness.onChange((ready) => grpc.setServing(ready));
-  await ops.readiness.watch({ bus, streams: [names.callsStream, kvStream(names.configBucket)] });
-  logger.info({ grpcPort: grpc.port, httpPort, opsPort: ops.port, namespace: names.namespace, tls: tls !== undefined }, "ingest ready");
-
-  return {
-    grpcPort: grpc.port,
-    httpPort,
-    opsPort: ops.port,
-    stop: async () => {
-      ops.readiness.shutdown();
-      const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
-      http.closeIdleConnections();
-      await Promise.all([grpc.shutdown(config.SHUTDOWN_GRACE_MS), httpClosed]);
-      await publisher.idle();
-      workspace.close();
-      await bus.drain();
-      await ops.stop();
+    ports: { grpc: config.INGEST_GRPC_PORT, ops: config.INGEST_OPS_PORT },
+    start: async ({ ops, bus, js, names, workspace, tls }) => {
+      const metrics = new IngestMetrics(ops.registry);
+      const publisher = new BatchPublisher({ bus, js, names, timeoutMs: config.INGEST_PUBLISH_TIMEOUT_MS, metrics });
+      const rateLimit = rateLimitOf(config);
+      const acceptor = new CallAcceptor(publisher, metrics, logger, rateLimit ? new IngestRateLimiter(rateLimit) : undefined);
+      const http = createHttpApi(
+        {
+          workspace,
+          acceptor,
+          metrics,
+          logger,
+          ...(config.INGEST_PUBLIC_URL === undefined ? {} : { publicUrl: config.INGEST_PUBLIC_URL }),
+        },
+        httpLimitsOf(config),
+        tls,
+      );
+      const httpPort = await listen(http, config.HOST, config.INGEST_HTTP_PORT);
+      return {
+        grpc: [
+          {
+            name: "switchyard.v1.IngestService",
+            definition: ingestServiceDefinition,
+            implementation: ingestGrpcService({ workspace, acceptor, metrics }),
+            // Write keys are checked by the handlers; the service counts its own refusals, and its hot path carries nothing more.
+            auth: "handler",
+            metrics: false,
+          },
+        ],
+        readyLog: { httpPort, tls: tls !== undefined },
+        stopAccepting: () => {
+          const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+          http.closeIdleConnections();
+          return closed;
+        },
+        finish: () => publisher.idle(),
+        own: { httpPort },
+      };
     },
+  });
+  return {
+    grpcPort: runtime.grpcPort,
+    httpPort: runtime.own.httpPort,
+    opsPort: runtime.opsPort,
+    stop: () => runtime.stop(),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { DeliveryServiceServer } from "@switchyard/contracts";
-import { requireAdmin, ServiceError, unaryHandler, type Logger } from "@switchyard/platform";
+import { ServiceError, type AsyncService, type Logger } from "@switchyard/platform";
 import { type Destination, type WorkspaceView } from "@switchyard/workspace";
 
 import type { DeadLetters } from "../retries/dead-letters.js";
@@ -12,7 +12,6 @@ const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1_000;
 
 export interface DeliveryApiDeps {
-  adminToken: string | undefined;
   workspace: WorkspaceView;
   deadLetters: DeadLetters;
   retryQueue: RetryQueue;
@@ -21,14 +20,16 @@ export interface DeliveryApiDeps {
   logger: Logger;
 }
 
-/** switchyard.v1.DeliveryService: dead letters (list, replay), the delivery log and counts. */
-export function deliveryApi(deps: DeliveryApiDeps): DeliveryServiceServer {
+/**
+ * switchyard.v1.DeliveryService: dead letters (list, replay), the delivery log
+ * and counts. Serve it with `auth: "admin"`: the server checks the admin token.
+ */
+export function deliveryApi(deps: DeliveryApiDeps): AsyncService<DeliveryServiceServer> {
   const { logger } = deps;
   const limitOf = (limit: number) => Math.min(limit || DEFAULT_LIMIT, MAX_LIMIT);
 
   return {
-    listDeadLetters: unaryHandler(logger, async (request, metadata) => {
-      requireAdmin(deps.adminToken, metadata);
+    listDeadLetters: async (request) => {
       const limit = limitOf(request.limit);
       const entries = await deps.deadLetters.list({
         ...(request.destinationId ? { destinationId: request.destinationId } : {}),
@@ -37,10 +38,9 @@ export function deliveryApi(deps: DeliveryApiDeps): DeliveryServiceServer {
       });
       const last = entries.at(-1);
       return { entries, nextAfterSequence: entries.length === limit && last ? last.sequence : 0 };
-    }),
+    },
 
-    replayDeadLetters: unaryHandler(logger, async (request, metadata) => {
-      requireAdmin(deps.adminToken, metadata);
+    replayDeadLetters: async (request) => {
       if (request.sequences.length === 0 && !request.destinationId)
         throw new ServiceError("INVALID_ARGUMENT", "sequences or destination_id: name what to replay");
       const sequences =
@@ -65,20 +65,18 @@ export function deliveryApi(deps: DeliveryApiDeps): DeliveryServiceServer {
       }
       logger.info({ replayed }, "replayed dead letters");
       return { replayed };
-    }),
+    },
 
-    listDeliveryAttempts: unaryHandler(logger, async (request, metadata) => {
-      requireAdmin(deps.adminToken, metadata);
+    listDeliveryAttempts: async (request) => {
       const attempts = await deps.log.list({
         ...(request.destinationId ? { destinationId: request.destinationId } : {}),
         ...(request.messageId ? { messageId: request.messageId } : {}),
         limit: limitOf(request.limit),
       });
       return { attempts };
-    }),
+    },
 
-    getDeliveryStats: unaryHandler(logger, async (request, metadata) => {
-      requireAdmin(deps.adminToken, metadata);
+    getDeliveryStats: async (request) => {
       const counts = await deps.stats.read(request.destinationId || undefined);
       return {
         destinations: [...counts].map(([destinationId, c]) => ({
@@ -88,6 +86,6 @@ export function deliveryApi(deps: DeliveryApiDeps): DeliveryServiceServer {
           deadLettered: c.deadLettered,
         })),
       };
-    }),
+    },
   };
 }
