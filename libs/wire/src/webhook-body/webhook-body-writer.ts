@@ -1,7 +1,8 @@
 import { isoTextOfTime } from "@switchyard/calls";
+import { AliasField, CallField, GroupField, IdentifyField, PageField, ScreenField, TrackField } from "@switchyard/contracts";
+import { UNUSUAL, type WireReader } from "../reader.js";
 import type { JsonBytes } from "./json-bytes.js";
 import { writeStruct } from "./struct-json.js";
-import { UNUSUAL, type WireReader } from "./call-reader.js";
 
 /** What the caller needs of a call besides its body. */
 export interface WrittenCall {
@@ -15,25 +16,17 @@ export interface WrittenCall {
   hasIntegrations: boolean;
 }
 
-// switchyard.v1.Call's field numbers (proto/switchyard/v1/calls.proto).
-const MESSAGE_ID = 1;
-const USER_ID = 2;
-const ANONYMOUS_ID = 3;
-const TIMESTAMP = 4;
-const CONTEXT = 5;
-const INTEGRATIONS = 6;
-const RECEIVED_AT = 7;
-const IDENTIFY = 10;
-const TRACK = 11;
-const PAGE = 12;
-const SCREEN = 13;
-const GROUP = 14;
-const ALIAS = 15;
-const DELETE = 16;
+const { MESSAGE_ID, USER_ID, ANONYMOUS_ID, TIMESTAMP, CONTEXT, INTEGRATIONS, RECEIVED_AT } = CallField;
+const { IDENTIFY, TRACK, PAGE, SCREEN, GROUP, ALIAS, DELETE } = CallField;
+/** The payload oneof's fields, in number order. */
+const PAYLOADS = [IDENTIFY, TRACK, PAGE, SCREEN, GROUP, ALIAS, DELETE];
 
-/** Where each field of the call (1–16) and of its payload message (1–3) lies; see WireReader.fieldRanges. */
-const callFields = new Int32Array(2 * (DELETE + 1));
-const payloadFields = new Int32Array(2 * 4);
+const highestField = (fields: Record<string, number>) => Math.max(0, ...Object.values(fields));
+/** Where each field of the call and of its payload message lies; see WireReader.fieldRanges. */
+const callFields = new Int32Array(2 * (highestField(CallField) + 1));
+const payloadFields = new Int32Array(
+  2 * (Math.max(...[AliasField, GroupField, IdentifyField, PageField, ScreenField, TrackField].map(highestField)) + 1),
+);
 
 const fragment = (text: string) => Buffer.from(text, "utf8");
 /** Each body's start, by payload field: docs/contract.md §6.3 puts version and type first (delete has no version). */
@@ -85,7 +78,8 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
   reader.fieldRanges(end, callFields);
   // The payload oneof: a call with two payloads is left to the decoder, which reads both.
   let payload = 0;
-  for (let field = IDENTIFY; field <= DELETE; field++) {
+  for (let index = 0; index < PAYLOADS.length; index++) {
+    const field = PAYLOADS[index]!;
     if (!has(callFields, field)) continue;
     if (payload !== 0) throw UNUSUAL;
     payload = field;
@@ -117,33 +111,33 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
     case PAGE:
       userId(reader, out);
       // Only when set: an empty name or category is left out.
-      if (isSet(payloadFields, 1)) text(reader, payloadFields, 1, KEYS.name, out);
-      if (isSet(payloadFields, 2)) text(reader, payloadFields, 2, KEYS.category, out);
-      object(reader, payloadFields, 3, KEYS.properties, out);
+      if (isSet(payloadFields, PageField.NAME)) text(reader, payloadFields, PageField.NAME, KEYS.name, out);
+      if (isSet(payloadFields, PageField.CATEGORY)) text(reader, payloadFields, PageField.CATEGORY, KEYS.category, out);
+      object(reader, payloadFields, PageField.PROPERTIES, KEYS.properties, out);
       break;
     case SCREEN:
       userId(reader, out);
-      text(reader, payloadFields, 1, KEYS.name, out);
+      text(reader, payloadFields, ScreenField.NAME, KEYS.name, out);
       // Table 2.3 shows no properties for a screen, but the decoder reads them: they must decode.
-      if (has(payloadFields, 3)) checkStruct(reader, payloadFields, 3, out, STRUCT_DEPTH + 1);
+      if (has(payloadFields, ScreenField.PROPERTIES)) checkStruct(reader, payloadFields, ScreenField.PROPERTIES, out, STRUCT_DEPTH + 1);
       break;
     case IDENTIFY:
       userId(reader, out);
-      object(reader, payloadFields, 1, KEYS.traits, out);
+      object(reader, payloadFields, IdentifyField.TRAITS, KEYS.traits, out);
       break;
     case TRACK:
       userId(reader, out);
-      text(reader, payloadFields, 1, KEYS.event, out);
-      object(reader, payloadFields, 2, KEYS.properties, out);
+      text(reader, payloadFields, TrackField.EVENT, KEYS.event, out);
+      object(reader, payloadFields, TrackField.PROPERTIES, KEYS.properties, out);
       break;
     case ALIAS:
-      text(reader, payloadFields, 1, KEYS.previousId, out);
+      text(reader, payloadFields, AliasField.PREVIOUS_ID, KEYS.previousId, out);
       text(reader, callFields, USER_ID, KEYS.aliasUserId, out);
       break;
     case GROUP:
-      text(reader, payloadFields, 1, KEYS.groupId, out);
+      text(reader, payloadFields, GroupField.GROUP_ID, KEYS.groupId, out);
       userId(reader, out);
-      object(reader, payloadFields, 2, KEYS.traits, out);
+      object(reader, payloadFields, GroupField.TRAITS, KEYS.traits, out);
       break;
     case DELETE:
       userId(reader, out);
@@ -183,7 +177,7 @@ function isSet(fields: Int32Array, field: number): boolean {
 /** `key` and a string field's JSON ("" when absent). */
 function text(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes): void {
   out.raw(key);
-  if (has(fields, field)) out.utf8String(reader.bytes, startOf(fields, field), endOf(fields, field));
+  if (has(fields, field)) out.utf8String(reader.buf, startOf(fields, field), endOf(fields, field));
   else out.plainString("");
 }
 

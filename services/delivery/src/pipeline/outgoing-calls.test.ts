@@ -1,13 +1,9 @@
 import { Call, CallBatch } from "@switchyard/contracts";
-import { readCallBatch } from "@switchyard/wire";
+import { JsonBytes, readCallBatch, webhookBody, WireReader, writeWebhookBody } from "@switchyard/wire";
 import { callArbitrary, callBatchArbitrary, canonical, damagedBatchBytes } from "@switchyard/testkit";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { outgoingCall, readOutgoingBatch, type OutgoingBatch } from "./outgoing-calls.js";
-import { webhookBody } from "@switchyard/wire";
-import { JsonBytes } from "@switchyard/wire";
-import { writeWebhookBody } from "@switchyard/wire";
-import { BodyCallReader as WireReader } from "@switchyard/wire";
 
 /** Everything a reader of the batch could get wrong, as text: Dates by time, bodies as their bytes, objects with key order. */
 function describeBatch(batch: OutgoingBatch): string {
