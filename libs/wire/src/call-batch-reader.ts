@@ -90,6 +90,14 @@ for (const shape of PAYLOADS) {
 }
 
 /**
+ * A google.protobuf.Struct's bytes as the plain object the generated code
+ * makes of them (see readStruct); for the body writer's exact mode.
+ */
+export function readStructBytes(bytes: Uint8Array): Record<string, unknown> {
+  return readStruct(new CallBatchReader(bytes), bytes.length, 0);
+}
+
+/**
  * A BinaryReader whose `text()` reads a string field the way `string()` does,
  * but decoded by Buffer straight from the batch's bytes: `string()` builds an
  * array of char codes (or a view) per string, and a batch has thousands of

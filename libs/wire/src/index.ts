@@ -30,7 +30,7 @@ export { encodeCall, messageIdOf, NestedTooDeeply } from "./client-call-encoder.
 export type { CallFields, ClientCallType } from "./client-call-encoder.js";
 export { parseIngestBatchRequest, parseIngestCallRequest } from "./ingest-requests.js";
 export type { WireBatchRequest, WireCallRequest } from "./ingest-requests.js";
-export { webhookBody } from "./webhook-body/webhook-body.js";
+export { webhookBody, webhookBodyBytes } from "./webhook-body/webhook-body.js";
 export type { WebhookBody } from "./webhook-body/webhook-body.js";
 export { JsonBytes } from "./webhook-body/json-bytes.js";
 export { writeWebhookBody } from "./webhook-body/webhook-body-writer.js";

@@ -4,7 +4,7 @@ import {
   lengthTag,
   readCallBatch,
   UNUSUAL,
-  webhookBody,
+  webhookBodyBytes,
   WireReader,
   WireType,
   writeWebhookBody,
@@ -77,7 +77,7 @@ class DecodedCall implements OutgoingCall {
 
   get body(): Buffer | undefined {
     if (!this.decoded.payload) return undefined;
-    return (this.serialised ??= Buffer.from(JSON.stringify(webhookBody(this.decoded)), "utf8"));
+    return (this.serialised ??= webhookBodyBytes(this.decoded));
   }
 
   call(): Call {
