@@ -5,7 +5,7 @@ import type { JsonBytes } from "./json-bytes.js";
 /*
  * google.protobuf.Struct, Value and ListValue, written as JSON straight from
  * their bytes: the same text as JSON.stringify of what the decoder makes of
- * them (libs/contracts readCallBatch), without making it.
+ * them (readCallBatch, call-batch-reader.ts), without making it.
  *
  * Where a decoded object's JSON depends on JavaScript's property rules, the
  * bytes are left to the decoder (UNUSUAL): keys that start with a digit
