@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import type { ClientUnaryCall, ServiceError } from "@grpc/grpc-js";
 import type { IngestBatchResponse } from "@switchyard/contracts";
-import { messageIdOf } from "./call-encoder.js";
+import { messageIdOf } from "@switchyard/wire";
 import { ClosedError, QueueFullError } from "./errors.js";
 import { unregisterBeforeExit, registerBeforeExit } from "./exit-hook.js";
 import type { AliasMessage, CallType, GroupMessage, IdentifyMessage, PageMessage, ScreenMessage, TrackMessage } from "./messages.js";

@@ -9,11 +9,10 @@ import {
   unfaithfulValue,
   type ValidCall,
 } from "@switchyard/calls";
-import { encodeCall, NestedTooDeeply, type CallFields } from "./call-encoder.js";
+import { encodeCall, NestedTooDeeply, ProtoWriter, Unrepresentable, type CallFields } from "@switchyard/wire";
 import { ValidationError } from "./errors.js";
 import { newMessageId } from "./message-id.js";
 import type { CallType } from "./messages.js";
-import { ProtoWriter, Unrepresentable } from "./proto-writer.js";
 import { LIBRARY } from "./version.js";
 
 /** A call that passed the rules, encoded and ready to queue. */
@@ -85,6 +84,9 @@ function encoded(type: CallType, messageId: string, call: CallFields, timestampM
     throwIfNestedTooDeeply(call);
     // Nested too deeply only in what a toJSON() returned, which the rule does not see.
     if (error instanceof NestedTooDeeply) throw maxDepthError(error.field);
+    if (error instanceof Unrepresentable && error.rule === "bigint") {
+      throw new ValidationError("", "type", "call: cannot be written as JSON: BigInt values are not JSON (rule: type)");
+    }
     if (error instanceof Unrepresentable) throw unrepresentableError(call, error);
     throw error;
   }

@@ -1,6 +1,7 @@
 import { MAX_BATCH_BYTES } from "@switchyard/calls";
 import type { OutcomeCallback } from "./outcomes.js";
-import { ProtoWriter } from "./proto-writer.js";
+import { IngestBatchRequestField } from "@switchyard/contracts";
+import { ProtoWriter } from "@switchyard/wire";
 
 /**
  * One queued call: where its encoded bytes lie and little else, so a queued
@@ -83,7 +84,7 @@ const requestWriter = new ProtoWriter(64 * 1024);
 /** The bytes of a switchyard.v1.IngestBatchRequest: batch_id (1), then each call (2). Built once, re-sent as is. */
 export function encodeBatchRequest(batchId: string, calls: readonly QueuedCall[]): Buffer {
   requestWriter.reset();
-  requestWriter.string(1, batchId);
-  for (const call of calls) requestWriter.bytes(2, call.chunk, call.offset, call.length);
+  requestWriter.string(IngestBatchRequestField.BATCH_ID, batchId);
+  for (const call of calls) requestWriter.bytes(IngestBatchRequestField.CALLS, call.chunk, call.offset, call.length);
   return requestWriter.copy();
 }

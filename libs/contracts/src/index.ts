@@ -14,6 +14,8 @@ export {
 } from "./gen/switchyard/v1/ingest.js";
 export type { IngestServiceServer } from "./gen/switchyard/v1/ingest.js";
 export { descriptorSetBase64, healthDescriptorSetBase64 } from "./gen/descriptor-set.js";
+// Field numbers (CallField.MESSAGE_ID, ValueField.STRING_VALUE, ...), for the hand-written wire code.
+export * from "./gen/field-numbers.js";
 export type { CallType } from "./call-type.js";
 export { CALL_TYPES, callTypeOf } from "./call-type.js";
 export {

@@ -1,5 +1,6 @@
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { Struct, Struct_FieldsEntry } from "./gen/google/protobuf/struct.js";
+import { StructField } from "./gen/field-numbers.js";
 
 /*
  * The generated google.protobuf.Struct code copies members with plain
@@ -36,6 +37,9 @@ Struct.fromPartial = (object): Struct => {
   return struct;
 };
 
+/** The tag of Struct.fields (length-delimited map entries). */
+const STRUCT_FIELDS_TAG = (StructField.FIELDS << 3) | 2;
+
 /** The generated Struct.decode (same recursion limit, skipping and end-group rules), keeping every key. */
 Struct.decode = (input: BinaryReader | Uint8Array, length?: number): Struct => {
   const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
@@ -48,7 +52,7 @@ Struct.decode = (input: BinaryReader | Uint8Array, length?: number): Struct => {
     const message: Struct = { fields: {} };
     while (reader.pos < end) {
       const tag = reader.uint32();
-      if (tag === 10) {
+      if (tag === STRUCT_FIELDS_TAG) {
         const entry = Struct_FieldsEntry.decode(reader, reader.uint32());
         if (entry.value !== undefined) setMember(message.fields, entry.key, entry.value);
         continue;

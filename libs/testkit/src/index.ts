@@ -4,6 +4,7 @@ export { callArbitrary, callBatchArbitrary, damagedBatchBytes } from "./call-arb
 export { anyCall, anyStruct, anyText, callBytes, callNearSize, deeplyNestedCall, lengthDelimited, varint } from "./wire-arbitraries.js";
 export { signedUpCall } from "./calls.js";
 export { canonical } from "./canonical.js";
+export { referenceWebhookBody } from "./reference-webhook-body.js";
 export { makeSelfSignedCertificate } from "./certificates.js";
 export type { SelfSignedCertificate } from "./certificates.js";
 export { freePort } from "./free-port.js";

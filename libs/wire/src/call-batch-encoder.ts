@@ -1,4 +1,5 @@
-import { lengthDelimitedSize, textFieldSize, TimestampField, writeLengthDelimitedHeader, writeTextField } from "./writer.js";
+import { CallBatchField } from "@switchyard/contracts";
+import { EncodedTimestamp, lengthDelimitedSize, textFieldSize, writeLengthDelimitedHeader, writeTextField } from "./writer.js";
 
 /**
  * Writes the switchyard.v1.CallBatch that ingest publishes, from calls that
@@ -27,21 +28,18 @@ export class EncodedCallBytes implements EncodedCall {
   }
 }
 
+/** The CallBatch's own fields. */
 export interface CallBatchHeader {
   batchId: string;
   sourceId: string;
   receivedAt: Date;
 }
 
-// Field numbers of CallBatch.
-const BATCH_ID = 1;
-const SOURCE_ID = 2;
-const RECEIVED_AT = 3;
-const CALLS = 4;
+const { BATCH_ID, SOURCE_ID, RECEIVED_AT, CALLS } = CallBatchField;
 
 /** The CallBatch's bytes, fields in number order like the generated encoder writes them. */
 export function encodeCallBatch(header: CallBatchHeader, calls: readonly EncodedCall[]): Buffer {
-  const receivedAt = new TimestampField(RECEIVED_AT, header.receivedAt);
+  const receivedAt = new EncodedTimestamp(RECEIVED_AT, header.receivedAt);
   let size = headerSize(header, receivedAt);
   for (const call of calls) size += lengthDelimitedSize(CALLS, call.byteLength);
 
@@ -60,7 +58,7 @@ export function encodeCallBatch(header: CallBatchHeader, calls: readonly Encoded
   return target;
 }
 
-function headerSize(header: CallBatchHeader, receivedAt: TimestampField): number {
+function headerSize(header: CallBatchHeader, receivedAt: EncodedTimestamp): number {
   let size = receivedAt.byteLength;
   if (header.batchId !== "") size += textFieldSize(BATCH_ID, header.batchId);
   if (header.sourceId !== "") size += textFieldSize(SOURCE_ID, header.sourceId);
@@ -84,7 +82,7 @@ export interface CallBatchPart {
  * (at most 32 KB of JSON).
  */
 export function encodeCallBatchParts(header: CallBatchHeader, calls: readonly EncodedCall[], maxBytes: number): CallBatchPart[] {
-  const base = headerSize(header, new TimestampField(RECEIVED_AT, header.receivedAt));
+  const base = headerSize(header, new EncodedTimestamp(RECEIVED_AT, header.receivedAt));
   const parts: CallBatchPart[] = [];
   let first = 0;
   let size = base;

@@ -1,16 +1,18 @@
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import {
+  CallBatchField,
+  CallField,
+  ListValueField,
   setMember,
+  StructField,
+  StructFieldsEntryField,
   Timestamp,
-  type Alias,
+  ValueField,
   type Call,
   type CallBatch,
-  type Group,
-  type Identify,
-  type Page,
-  type Screen,
-  type Track,
 } from "@switchyard/contracts";
+import { PAYLOADS, type PayloadCase } from "./call-shape.js";
+import { fieldTag, lengthTag, WireType } from "./reader.js";
 // The generated decoder this one matches is the one with every Struct key kept (see struct-keys.ts).
 
 /**
@@ -35,14 +37,64 @@ export function readCallBatch(bytes: Uint8Array): CallBatch {
   const batch: CallBatch = { batchId: "", sourceId: "", receivedAt: undefined, calls: [] };
   while (reader.pos < reader.len) {
     const tag = reader.uint32();
-    if (tag === 10) batch.batchId = reader.text();
-    else if (tag === 18) batch.sourceId = reader.text();
-    else if (tag === 26) batch.receivedAt = readTimestamp(reader, 1);
-    else if (tag === 34) batch.calls.push(readCall(reader, reader.uint32(), 1));
+    if (tag === BATCH_ID) batch.batchId = reader.text();
+    else if (tag === SOURCE_ID) batch.sourceId = reader.text();
+    else if (tag === BATCH_RECEIVED_AT) batch.receivedAt = readTimestamp(reader, 1);
+    else if (tag === CALLS) batch.calls.push(readCall(reader, reader.uint32(), 1));
     else if (endsMessage(tag)) break;
     else reader.skip(tag & 7);
   }
   return batch;
+}
+
+// Tags of the fields read, from the generated field numbers.
+const BATCH_ID = lengthTag(CallBatchField.BATCH_ID);
+const SOURCE_ID = lengthTag(CallBatchField.SOURCE_ID);
+const BATCH_RECEIVED_AT = lengthTag(CallBatchField.RECEIVED_AT);
+const CALLS = lengthTag(CallBatchField.CALLS);
+const MESSAGE_ID = lengthTag(CallField.MESSAGE_ID);
+const USER_ID = lengthTag(CallField.USER_ID);
+const ANONYMOUS_ID = lengthTag(CallField.ANONYMOUS_ID);
+const TIMESTAMP = lengthTag(CallField.TIMESTAMP);
+const CONTEXT = lengthTag(CallField.CONTEXT);
+const INTEGRATIONS = lengthTag(CallField.INTEGRATIONS);
+const RECEIVED_AT = lengthTag(CallField.RECEIVED_AT);
+const STRUCT_FIELDS = lengthTag(StructField.FIELDS);
+const ENTRY_KEY = lengthTag(StructFieldsEntryField.KEY);
+const ENTRY_VALUE = lengthTag(StructFieldsEntryField.VALUE);
+const VALUE_NULL = fieldTag(ValueField.NULL_VALUE, WireType.VARINT);
+const VALUE_NUMBER = fieldTag(ValueField.NUMBER_VALUE, WireType.I64);
+const VALUE_STRING = lengthTag(ValueField.STRING_VALUE);
+const VALUE_BOOL = fieldTag(ValueField.BOOL_VALUE, WireType.VARINT);
+const VALUE_STRUCT = lengthTag(ValueField.STRUCT_VALUE);
+const VALUE_LIST = lengthTag(ValueField.LIST_VALUE);
+const LIST_VALUES = lengthTag(ListValueField.VALUES);
+
+/** A payload message as this decoder reads it: its text fields, then its Struct, by tag and property name. */
+interface PayloadReadShape {
+  readonly type: PayloadCase;
+  readonly texts: readonly { readonly tag: number; readonly key: string }[];
+  readonly structTag: number;
+  readonly structKey: string;
+}
+
+/** The payloads by their tag in Call (tags are small: a sparse array is the quickest lookup). */
+const PAYLOAD_BY_TAG: (PayloadReadShape | undefined)[] = [];
+for (const shape of PAYLOADS) {
+  PAYLOAD_BY_TAG[lengthTag(shape.field)] = {
+    type: shape.type,
+    texts: shape.texts.map(({ field, key }) => ({ tag: lengthTag(field), key })),
+    structTag: shape.struct ? lengthTag(shape.struct.field) : -1,
+    structKey: shape.struct?.key ?? "",
+  };
+}
+
+/**
+ * A google.protobuf.Struct's bytes as the plain object the generated code
+ * makes of them (see readStruct); for the body writer's exact mode.
+ */
+export function readStructBytes(bytes: Uint8Array): Record<string, unknown> {
+  return readStruct(new CallBatchReader(bytes), bytes.length, 0);
 }
 
 /**
@@ -78,7 +130,7 @@ function enter(depth: number): void {
 }
 
 function endsMessage(tag: number): boolean {
-  return (tag & 7) === 4 || tag === 0;
+  return (tag & 7) === WireType.END_GROUP || tag === 0;
 }
 
 function readCall(reader: CallBatchReader, length: number, depth: number): Call {
@@ -98,48 +150,33 @@ function readCall(reader: CallBatchReader, length: number, depth: number): Call 
   while (reader.pos < end) {
     const tag = reader.uint32();
     switch (tag) {
-      case 10:
+      case MESSAGE_ID:
         call.messageId = reader.text();
         continue;
-      case 18:
+      case USER_ID:
         call.userId = reader.text();
         continue;
-      case 26:
+      case ANONYMOUS_ID:
         call.anonymousId = reader.text();
         continue;
-      case 34:
+      case TIMESTAMP:
         call.timestamp = readTimestamp(reader, inner);
         continue;
-      case 42:
+      case CONTEXT:
         call.context = readStruct(reader, reader.uint32(), inner);
         continue;
-      case 50:
+      case INTEGRATIONS:
         call.integrations = readStruct(reader, reader.uint32(), inner);
         continue;
-      case 58:
+      case RECEIVED_AT:
         call.receivedAt = readTimestamp(reader, inner);
         continue;
-      case 82:
-        call.payload = { $case: "identify", value: readIdentify(reader, reader.uint32(), inner) };
-        continue;
-      case 90:
-        call.payload = { $case: "track", value: readTrack(reader, reader.uint32(), inner) };
-        continue;
-      case 98:
-        call.payload = { $case: "page", value: readPageOrScreen(reader, reader.uint32(), inner) };
-        continue;
-      case 106:
-        call.payload = { $case: "screen", value: readPageOrScreen(reader, reader.uint32(), inner) };
-        continue;
-      case 114:
-        call.payload = { $case: "group", value: readGroup(reader, reader.uint32(), inner) };
-        continue;
-      case 122:
-        call.payload = { $case: "alias", value: readAlias(reader, reader.uint32(), inner) };
-        continue;
-      case 130:
-        call.payload = { $case: "delete", value: readDelete(reader, reader.uint32(), inner) };
-        continue;
+    }
+    const payload = tag < PAYLOAD_BY_TAG.length ? PAYLOAD_BY_TAG[tag] : undefined;
+    if (payload) {
+      const value = readPayload(reader, reader.uint32(), inner, payload);
+      call.payload = { $case: payload.type, value } as Call["payload"];
+      continue;
     }
     if (endsMessage(tag)) break;
     reader.skip(tag & 7);
@@ -157,85 +194,27 @@ function readTimestamp(reader: CallBatchReader, depth: number): Date {
   return new Date(millis);
 }
 
-function readIdentify(reader: CallBatchReader, length: number, depth: number): Identify {
+/**
+ * A payload message, as the generated decoder makes it: every field present
+ * (texts "", the Struct undefined) in field order, then the values read.
+ */
+function readPayload(reader: CallBatchReader, length: number, depth: number, shape: PayloadReadShape): Record<string, unknown> {
   enter(depth);
   const end = reader.pos + length;
-  const identify: Identify = { traits: undefined };
+  const texts = shape.texts;
+  const payload: Record<string, unknown> = {};
+  for (let index = 0; index < texts.length; index++) payload[texts[index]!.key] = "";
+  if (shape.structTag >= 0) payload[shape.structKey] = undefined;
   while (reader.pos < end) {
     const tag = reader.uint32();
-    if (tag === 10) identify.traits = readStruct(reader, reader.uint32(), depth + 1);
+    let text = 0;
+    while (text < texts.length && texts[text]!.tag !== tag) text++;
+    if (text < texts.length) payload[texts[text]!.key] = reader.text();
+    else if (tag === shape.structTag) payload[shape.structKey] = readStruct(reader, reader.uint32(), depth + 1);
     else if (endsMessage(tag)) break;
     else reader.skip(tag & 7);
   }
-  return identify;
-}
-
-function readTrack(reader: CallBatchReader, length: number, depth: number): Track {
-  enter(depth);
-  const end = reader.pos + length;
-  const track: Track = { event: "", properties: undefined };
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    if (tag === 10) track.event = reader.text();
-    else if (tag === 18) track.properties = readStruct(reader, reader.uint32(), depth + 1);
-    else if (endsMessage(tag)) break;
-    else reader.skip(tag & 7);
-  }
-  return track;
-}
-
-/** Page and Screen have the same fields. */
-function readPageOrScreen(reader: CallBatchReader, length: number, depth: number): Page & Screen {
-  enter(depth);
-  const end = reader.pos + length;
-  const page: Page = { name: "", category: "", properties: undefined };
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    if (tag === 10) page.name = reader.text();
-    else if (tag === 18) page.category = reader.text();
-    else if (tag === 26) page.properties = readStruct(reader, reader.uint32(), depth + 1);
-    else if (endsMessage(tag)) break;
-    else reader.skip(tag & 7);
-  }
-  return page;
-}
-
-function readGroup(reader: CallBatchReader, length: number, depth: number): Group {
-  enter(depth);
-  const end = reader.pos + length;
-  const group: Group = { groupId: "", traits: undefined };
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    if (tag === 10) group.groupId = reader.text();
-    else if (tag === 18) group.traits = readStruct(reader, reader.uint32(), depth + 1);
-    else if (endsMessage(tag)) break;
-    else reader.skip(tag & 7);
-  }
-  return group;
-}
-
-function readAlias(reader: CallBatchReader, length: number, depth: number): Alias {
-  enter(depth);
-  const end = reader.pos + length;
-  const alias: Alias = { previousId: "" };
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    if (tag === 10) alias.previousId = reader.text();
-    else if (endsMessage(tag)) break;
-    else reader.skip(tag & 7);
-  }
-  return alias;
-}
-
-function readDelete(reader: CallBatchReader, length: number, depth: number): Record<string, never> {
-  enter(depth);
-  const end = reader.pos + length;
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    if (endsMessage(tag)) break;
-    reader.skip(tag & 7);
-  }
-  return {};
+  return payload;
 }
 
 /**
@@ -250,15 +229,15 @@ function readStruct(reader: CallBatchReader, length: number, depth: number): Rec
   const object: Record<string, unknown> = {};
   while (reader.pos < end) {
     const tag = reader.uint32();
-    if (tag === 10) {
-      // A map entry (Struct.FieldsEntry): key = 1, value = 2.
+    if (tag === STRUCT_FIELDS) {
+      // A map entry (Struct.FieldsEntry): a key and a value.
       const entryEnd = readEntryStart(reader, depth + 1);
       let key = "";
       let value: unknown;
       while (reader.pos < entryEnd) {
         const entryTag = reader.uint32();
-        if (entryTag === 10) key = reader.text();
-        else if (entryTag === 18) value = readValue(reader, reader.uint32(), depth + 2);
+        if (entryTag === ENTRY_KEY) key = reader.text();
+        else if (entryTag === ENTRY_VALUE) value = readValue(reader, reader.uint32(), depth + 2);
         else if (endsMessage(entryTag)) break;
         else reader.skip(entryTag & 7);
       }
@@ -283,23 +262,23 @@ function readValue(reader: CallBatchReader, length: number, depth: number): unkn
   while (reader.pos < end) {
     const tag = reader.uint32();
     switch (tag) {
-      case 8:
+      case VALUE_NULL:
         reader.int32();
         value = null;
         continue;
-      case 17:
+      case VALUE_NUMBER:
         value = reader.double();
         continue;
-      case 26:
+      case VALUE_STRING:
         value = reader.text();
         continue;
-      case 32:
+      case VALUE_BOOL:
         value = reader.bool();
         continue;
-      case 42:
+      case VALUE_STRUCT:
         value = readStruct(reader, reader.uint32(), depth + 1);
         continue;
-      case 50:
+      case VALUE_LIST:
         value = readList(reader, reader.uint32(), depth + 1);
         continue;
     }
@@ -316,7 +295,7 @@ function readList(reader: CallBatchReader, length: number, depth: number): unkno
   const values: unknown[] = [];
   while (reader.pos < end) {
     const tag = reader.uint32();
-    if (tag === 10) values.push(readValue(reader, reader.uint32(), depth + 1));
+    if (tag === LIST_VALUES) values.push(readValue(reader, reader.uint32(), depth + 1));
     else if (endsMessage(tag)) break;
     else reader.skip(tag & 7);
   }

@@ -1,8 +1,9 @@
 import { isoTextLength, protoCallToJson } from "@switchyard/calls";
-import { Call } from "@switchyard/contracts";
+import { Call, CallField, TimestampField } from "@switchyard/contracts";
+import { CALL_TEXTS, MAX_PAYLOAD_TEXTS, PAYLOADS, type PayloadCase } from "./call-shape.js";
 import { INVALID_UTF8, JsonObjectSize, jsonStringSize } from "./json-size.js";
 import { enterMessage, walkStruct, type WalkNotes } from "./struct-walker.js";
-import { decodeText, WireReader, WireType } from "./reader.js";
+import { decodeText, fieldTag, lengthTag, WireReader, WireType } from "./reader.js";
 
 /**
  * Reads a switchyard.v1.Call from its protobuf bytes in one pass, for the gRPC
@@ -53,65 +54,56 @@ export interface ScannedCall {
   readonly invalidText: boolean;
 }
 
-export type PayloadCase = NonNullable<Call["payload"]>["$case"];
+export type { PayloadCase } from "./call-shape.js";
 
-/** The text fields of a Call: its own three, then the payload's (at most two) by position. */
+/** The text fields of a Call: its own three, then the payload's by position (PAYLOAD_TEXT_0 + index). */
 export const TextFieldId = { MESSAGE_ID: 0, USER_ID: 1, ANONYMOUS_ID: 2, PAYLOAD_TEXT_0: 3, PAYLOAD_TEXT_1: 4 } as const;
 export type TextFieldId = (typeof TextFieldId)[keyof typeof TextFieldId];
-const TEXT_FIELDS = 5;
+const TEXT_FIELDS = TextFieldId.PAYLOAD_TEXT_0 + MAX_PAYLOAD_TEXTS;
+/** What each scan's text ranges start as: all absent. Built by push and copied with slice(), so it stays a packed array. */
+const NO_TEXT_RANGES: number[] = [];
+for (let slot = 0; slot < 2 * TEXT_FIELDS; slot++) NO_TEXT_RANGES.push(-1);
 
 /**
- * The fields of one payload message: its text fields and its Struct, each by
- * tag and by property name in the generated type (which is also its JSON key).
+ * The fields of one payload message, as the scan compares them: its text
+ * fields and its Struct, each by tag and by property name in the generated
+ * type (which is also its JSON key).
  */
-interface PayloadShape {
+interface PayloadScanShape {
   readonly type: PayloadCase;
   readonly texts: readonly { readonly tag: number; readonly key: string }[];
   readonly structTag: number;
   readonly structKey: string;
 }
 
-function lengthTag(fieldNumber: number): number {
-  return (fieldNumber << 3) | WireType.LEN;
-}
+/** The payload oneof of Call, by tag. */
+const PAYLOAD_TAGS = new Map<number, PayloadScanShape>(
+  PAYLOADS.map((shape) => [
+    lengthTag(shape.field),
+    {
+      type: shape.type,
+      texts: shape.texts.map(({ field, key }) => ({ tag: lengthTag(field), key })),
+      structTag: shape.struct ? lengthTag(shape.struct.field) : -1,
+      structKey: shape.struct?.key ?? "",
+    },
+  ]),
+);
 
-/** `texts` and `struct` map field numbers to property names. */
-function payloadShape(type: PayloadCase, texts: Record<number, string>, struct?: Record<number, string>): PayloadShape {
-  const [structField, structKey] = Object.entries(struct ?? {})[0] ?? ["-1", ""];
-  return {
-    type,
-    texts: Object.entries(texts).map(([field, key]) => ({ tag: lengthTag(Number(field)), key })),
-    structTag: structKey ? lengthTag(Number(structField)) : -1,
-    structKey,
-  };
-}
-
-/** The payload oneof of Call (fields 10-16), by tag. */
-const PAYLOADS = new Map<number, PayloadShape>([
-  [lengthTag(10), payloadShape("identify", {}, { 1: "traits" })],
-  [lengthTag(11), payloadShape("track", { 1: "event" }, { 2: "properties" })],
-  [lengthTag(12), payloadShape("page", { 1: "name", 2: "category" }, { 3: "properties" })],
-  [lengthTag(13), payloadShape("screen", { 1: "name", 2: "category" }, { 3: "properties" })],
-  [lengthTag(14), payloadShape("group", { 1: "groupId" }, { 2: "traits" })],
-  [lengthTag(15), payloadShape("alias", { 1: "previousId" })],
-  [lengthTag(16), payloadShape("delete", {})],
-]);
-
-const MESSAGE_ID = lengthTag(1);
-const USER_ID = lengthTag(2);
-const ANONYMOUS_ID = lengthTag(3);
-const TIMESTAMP = lengthTag(4);
-const CONTEXT = lengthTag(5);
-const INTEGRATIONS = lengthTag(6);
-const RECEIVED_AT = lengthTag(7);
-const TIMESTAMP_SECONDS = (1 << 3) | WireType.VARINT;
-const TIMESTAMP_NANOS = (2 << 3) | WireType.VARINT;
+const MESSAGE_ID = lengthTag(CallField.MESSAGE_ID);
+const USER_ID = lengthTag(CallField.USER_ID);
+const ANONYMOUS_ID = lengthTag(CallField.ANONYMOUS_ID);
+const TIMESTAMP = lengthTag(CallField.TIMESTAMP);
+const CONTEXT = lengthTag(CallField.CONTEXT);
+const INTEGRATIONS = lengthTag(CallField.INTEGRATIONS);
+const RECEIVED_AT = lengthTag(CallField.RECEIVED_AT);
+const TIMESTAMP_SECONDS = fieldTag(TimestampField.SECONDS, WireType.VARINT);
+const TIMESTAMP_NANOS = fieldTag(TimestampField.NANOS, WireType.VARINT);
 
 /** The Call's level, counted like the decoder counts it: inside IngestBatchRequest, IngestCallRequest or CallBatch. */
 const CALL_LEVEL = 2;
 
 /** The JSON keys of a Call's own text fields, by TextFieldId. */
-const CALL_TEXT_KEYS = ["messageId", "userId", "anonymousId"] as const;
+const CALL_TEXT_KEYS = CALL_TEXTS.map((text) => text.key);
 
 /**
  * What one scan found. Plain numeric fields rather than an object per text
@@ -121,7 +113,7 @@ const CALL_TEXT_KEYS = ["messageId", "userId", "anonymousId"] as const;
 class CallScan implements ScannedCall, WalkNotes {
   irregular = false;
   invalidText = false;
-  payload: PayloadShape | undefined = undefined;
+  payload: PayloadScanShape | undefined = undefined;
   messageId = "";
   timestamp: Date | undefined = undefined;
   integrations: Call["integrations"] = undefined;
@@ -132,7 +124,7 @@ class CallScan implements ScannedCall, WalkNotes {
   integrationsSize = -1;
   readonly keptRanges: number[] = [];
   /** [start, end) of each text field's last occurrence, by TextFieldId; -1 when absent. */
-  readonly textRanges: number[] = [-1, -1, -1, -1, -1, -1, -1, -1, -1, -1];
+  readonly textRanges: number[] = NO_TEXT_RANGES.slice();
 
   constructor(readonly bytes: Buffer) {}
 
@@ -218,7 +210,7 @@ export function scanCall(bytes: Buffer): ScannedCall {
       readTimestamp(reader, end, CALL_LEVEL + 1);
       kept = false;
     } else {
-      const shape = PAYLOADS.get(tag);
+      const shape = PAYLOAD_TAGS.get(tag);
       if (shape) {
         if (scan.payload) scan.irregular = true;
         scanPayload(reader, end, shape, CALL_LEVEL + 1, scan);
@@ -265,7 +257,7 @@ function jsonSizeOf(scan: CallScan): number {
 }
 
 /** A payload message: its text fields' ranges and its Struct, checked and measured. The last payload wins, as in the decoder. */
-function scanPayload(reader: WireReader, callEnd: number, shape: PayloadShape, level: number, scan: CallScan): void {
+function scanPayload(reader: WireReader, callEnd: number, shape: PayloadScanShape, level: number, scan: CallScan): void {
   const end = reader.delimitedEnd(callEnd);
   enterMessage(level);
   // An earlier payload's texts are dropped, but the decoder reads them too: they must be UTF-8 as well.
@@ -274,12 +266,13 @@ function scanPayload(reader: WireReader, callEnd: number, shape: PayloadShape, l
   scan.payloadStructSize = -1;
   const ranges = scan.textRanges;
   for (let slot = 2 * TextFieldId.PAYLOAD_TEXT_0; slot < 2 * TEXT_FIELDS; slot++) ranges[slot] = -1;
-  // At most two text fields a payload: a lookup by position is all it needs.
+  // At most a few text fields a payload: a lookup by position is all it needs.
   const texts = shape.texts;
   while (reader.pos < end) {
     const tag = reader.tag(end);
-    if (texts.length > 0 && texts[0]!.tag === tag) readTextRange(reader, end, scan, TextFieldId.PAYLOAD_TEXT_0);
-    else if (texts.length > 1 && texts[1]!.tag === tag) readTextRange(reader, end, scan, TextFieldId.PAYLOAD_TEXT_1);
+    let text = 0;
+    while (text < texts.length && texts[text]!.tag !== tag) text++;
+    if (text < texts.length) readTextRange(reader, end, scan, (TextFieldId.PAYLOAD_TEXT_0 + text) as TextFieldId);
     else if (tag === shape.structTag) {
       if (scan.payloadStructSize >= 0) scan.irregular = true;
       scan.payloadStructSize = readStruct(reader, end, level + 1, scan);

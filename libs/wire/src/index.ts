@@ -1,27 +1,45 @@
-export { MalformedWireError, WireReader, WireType, decodeText } from "./reader.js";
-export {
-  TimestampField,
-  lengthDelimitedSize,
-  textFieldSize,
-  varintSize,
-  writeLengthDelimitedHeader,
-  writeTextField,
-  writeVarint,
-} from "./writer.js";
+/**
+ * @switchyard/wire: the hand-written protobuf code of switchyard.v1 calls, each module held equal
+ * to the generated (ts-proto) code by property tests. README.md lists the modules.
+ */
+
+/** The one cursor over wire data: checked reads (MalformedWireError) and plain reads (UNUSUAL); tags from field numbers. */
+export { lengthTag, MalformedWireError, UNUSUAL, WireReader, WireType } from "./reader.js";
+/** The one writer: ProtoWriter writes whole messages into a growing buffer; Unrepresentable is a value it cannot carry. */
+export { ProtoWriter, Unrepresentable } from "./writer.js";
+/** A payload's case name, as the generated Call's oneof spells it. */
+export type { PayloadCase } from "./call-shape.js";
+/** Reads a Call from its bytes in one pass (the gRPC fast path): kind, text ranges, times, sizes. */
 export { TextFieldId, scanCall } from "./call-scanner.js";
-export type { PayloadCase, ScannedCall } from "./call-scanner.js";
+/** What scanCall found. */
+export type { ScannedCall } from "./call-scanner.js";
+/** The first text in a Call's bytes that is not valid UTF-8, named by field. */
 export { invalidTextIn } from "./invalid-text.js";
+/** Where invalidTextIn found invalid text. */
 export type { InvalidText } from "./invalid-text.js";
-export { MAX_MESSAGE_LEVEL } from "./struct-walker.js";
+/** An accepted call from the client's own bytes, with the fields ingest sets; the accept time encoded once per batch. */
 export { AcceptTime, PassThroughCall } from "./pass-through-call.js";
-export { EncodedCallBytes, encodeCallBatch, encodeCallBatchParts } from "./call-batch-encoder.js";
+/** Encodes CallBatch messages from calls already encoded, in parts that fit the bus. */
+export { EncodedCallBytes, encodeCallBatchParts } from "./call-batch-encoder.js";
+/** The CallBatch's own fields, one part of a batch, and a call already encoded. */
 export type { CallBatchHeader, CallBatchPart, EncodedCall } from "./call-batch-encoder.js";
+/** Decodes a CallBatch to exactly what the generated decoder returns, faster. */
 export { readCallBatch } from "./call-batch-reader.js";
+/** The client library's call encoder: a valid call straight to Call bytes, measuring its JSON size. */
+export { encodeCall, messageIdOf, NestedTooDeeply } from "./client-call-encoder.js";
+/** What encodeCall reads of a call, and the call types a client sends. */
+export type { CallFields, ClientCallType } from "./client-call-encoder.js";
+/** gRPC request deserializers for IngestService: the calls stay bytes. */
 export { parseIngestBatchRequest, parseIngestCallRequest } from "./ingest-requests.js";
+/** What the ingest request readers return. */
 export type { WireBatchRequest, WireCallRequest } from "./ingest-requests.js";
-export { webhookBody } from "./webhook-body/webhook-body.js";
+/** The webhook body of a decoded call, as bytes or as an object (written by the one body writer). */
+export { webhookBody, webhookBodyBytes } from "./webhook-body/webhook-body.js";
+/** A webhook body as an object. */
 export type { WebhookBody } from "./webhook-body/webhook-body.js";
+/** Where webhook bodies are written, back to back in slabs. */
 export { JsonBytes } from "./webhook-body/json-bytes.js";
+/** The one webhook body writer, straight from a call's bytes. */
 export { writeWebhookBody } from "./webhook-body/webhook-body-writer.js";
+/** What the body writer tells of a call besides its body. */
 export type { WrittenCall } from "./webhook-body/webhook-body-writer.js";
-export { UNUSUAL, WireReader as BodyCallReader } from "./webhook-body/call-reader.js";

@@ -1,5 +1,6 @@
 import { isUtf8Bytes } from "@switchyard/calls";
-import { decodeText, MalformedWireError, WireReader, WireType } from "./reader.js";
+import { IngestBatchRequestField, IngestCallRequestField } from "@switchyard/contracts";
+import { decodeText, lengthTag, MalformedWireError, WireReader } from "./reader.js";
 
 /**
  * Light readers of the IngestService requests, used as gRPC request
@@ -17,10 +18,11 @@ export type WireBatchRequest = { ok: true; batchId: string; batchIdIsUtf8: boole
 
 export type WireCallRequest = { ok: true; call: Buffer | undefined } | { ok: false; problem: string };
 
-const FIELD_1 = (1 << 3) | WireType.LEN;
-const FIELD_2 = (2 << 3) | WireType.LEN;
+const BATCH_ID = lengthTag(IngestBatchRequestField.BATCH_ID);
+const CALLS = lengthTag(IngestBatchRequestField.CALLS);
+const CALL = lengthTag(IngestCallRequestField.CALL);
 
-/** IngestBatchRequest: batch_id = 1, repeated Call calls = 2. */
+/** IngestBatchRequest: a batch_id and repeated calls. */
 export function parseIngestBatchRequest(request: Buffer): WireBatchRequest {
   const reader = new WireReader(request);
   const end = request.length;
@@ -30,13 +32,13 @@ export function parseIngestBatchRequest(request: Buffer): WireBatchRequest {
   try {
     while (reader.pos < end) {
       const tag = reader.tag(end);
-      if (tag === FIELD_1) {
+      if (tag === BATCH_ID) {
         const length = reader.length(end);
         batchId = decodeText(request, reader.pos, reader.pos + length);
         // Once a request, on at most a few hundred bytes: the native check is cheap enough.
         if (!isUtf8Bytes(request.subarray(reader.pos, reader.pos + length))) batchIdIsUtf8 = false;
         reader.pos += length;
-      } else if (tag === FIELD_2) {
+      } else if (tag === CALLS) {
         const length = reader.length(end);
         calls.push(request.subarray(reader.pos, reader.pos + length));
         reader.pos += length;
@@ -48,7 +50,7 @@ export function parseIngestBatchRequest(request: Buffer): WireBatchRequest {
   return { ok: true, batchId, batchIdIsUtf8, calls };
 }
 
-/** IngestCallRequest: Call call = 1. */
+/** IngestCallRequest: one call. */
 export function parseIngestCallRequest(request: Buffer): WireCallRequest {
   const reader = new WireReader(request);
   const end = request.length;
@@ -56,7 +58,7 @@ export function parseIngestCallRequest(request: Buffer): WireCallRequest {
   try {
     while (reader.pos < end) {
       const tag = reader.tag(end);
-      if (tag === FIELD_1) {
+      if (tag === CALL) {
         const length = reader.length(end);
         call = request.subarray(reader.pos, reader.pos + length);
         reader.pos += length;

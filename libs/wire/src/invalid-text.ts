@@ -1,5 +1,7 @@
 import { isUtf8 } from "node:buffer";
-import { decodeText, WireReader, WireType } from "./reader.js";
+import { ListValueField, StructField, StructFieldsEntryField, ValueField } from "@switchyard/contracts";
+import { CALL_STRUCTS, CALL_TEXTS, PAYLOADS, type PayloadShape } from "./call-shape.js";
+import { decodeText, lengthTag, WireReader } from "./reader.js";
 
 /**
  * Where a Call's text is not valid UTF-8. Protobuf `string` fields must be
@@ -15,41 +17,26 @@ export interface InvalidText {
   message: string;
 }
 
-const lengthTag = (fieldNumber: number) => (fieldNumber << 3) | WireType.LEN;
-
 /** The Call's own text fields and Structs, by tag. */
-const CALL_TEXTS = new Map([
-  [lengthTag(1), "messageId"],
-  [lengthTag(2), "userId"],
-  [lengthTag(3), "anonymousId"],
-]);
-const CALL_STRUCTS = new Map([
-  [lengthTag(5), "context"],
-  [lengthTag(6), "integrations"],
-]);
-/** Each payload's text fields and Struct, by tag inside the payload message; the payloads are fields 10-16 of Call. */
-const PAYLOAD_FIELDS = new Map<number, Map<number, { key: string; struct: boolean }>>([
-  [lengthTag(10), fields({ 1: ["traits", true] })],
-  [lengthTag(11), fields({ 1: ["event", false], 2: ["properties", true] })],
-  [lengthTag(12), fields({ 1: ["name", false], 2: ["category", false], 3: ["properties", true] })],
-  [lengthTag(13), fields({ 1: ["name", false], 2: ["category", false], 3: ["properties", true] })],
-  [lengthTag(14), fields({ 1: ["groupId", false], 2: ["traits", true] })],
-  [lengthTag(15), fields({ 1: ["previousId", false] })],
-  [lengthTag(16), fields({})],
-]);
+const CALL_TEXT_TAGS = new Map(CALL_TEXTS.map(({ field, key }) => [lengthTag(field), key]));
+const CALL_STRUCT_TAGS = new Map(CALL_STRUCTS.map(({ field, key }) => [lengthTag(field), key]));
+/** Each payload's text fields and Struct, by tag inside the payload message; the payloads by their tag in Call. */
+const PAYLOAD_FIELDS = new Map(PAYLOADS.map((shape) => [lengthTag(shape.field), payloadFields(shape)]));
 
-function fields(byNumber: Record<number, [string, boolean]>): Map<number, { key: string; struct: boolean }> {
-  return new Map(Object.entries(byNumber).map(([number, [key, struct]]) => [lengthTag(Number(number)), { key, struct }]));
+function payloadFields(shape: PayloadShape): Map<number, { key: string; struct: boolean }> {
+  const fields = new Map(shape.texts.map(({ field, key }) => [lengthTag(field), { key, struct: false }]));
+  if (shape.struct) fields.set(lengthTag(shape.struct.field), { key: shape.struct.key, struct: true });
+  return fields;
 }
 
 // google.protobuf.Struct, its map entry, Value and ListValue.
-const STRUCT_FIELDS = lengthTag(1);
-const ENTRY_KEY = lengthTag(1);
-const ENTRY_VALUE = lengthTag(2);
-const VALUE_STRING = lengthTag(3);
-const VALUE_STRUCT = lengthTag(5);
-const VALUE_LIST = lengthTag(6);
-const LIST_VALUES = lengthTag(1);
+const STRUCT_FIELDS = lengthTag(StructField.FIELDS);
+const ENTRY_KEY = lengthTag(StructFieldsEntryField.KEY);
+const ENTRY_VALUE = lengthTag(StructFieldsEntryField.VALUE);
+const VALUE_STRING = lengthTag(ValueField.STRING_VALUE);
+const VALUE_STRUCT = lengthTag(ValueField.STRUCT_VALUE);
+const VALUE_LIST = lengthTag(ValueField.LIST_VALUE);
+const LIST_VALUES = lengthTag(ListValueField.VALUES);
 
 /** The first text in the Call's bytes that is not valid UTF-8, in the order of the bytes; undefined when all is. */
 export function invalidTextIn(bytes: Buffer): InvalidText | undefined {
@@ -57,8 +44,8 @@ export function invalidTextIn(bytes: Buffer): InvalidText | undefined {
   const end = bytes.length;
   while (reader.pos < end) {
     const tag = reader.tag(end);
-    const text = CALL_TEXTS.get(tag);
-    const struct = CALL_STRUCTS.get(tag);
+    const text = CALL_TEXT_TAGS.get(tag);
+    const struct = CALL_STRUCT_TAGS.get(tag);
     const payload = PAYLOAD_FIELDS.get(tag);
     let problem: InvalidText | undefined;
     if (text !== undefined) problem = textProblem(reader, end, text);

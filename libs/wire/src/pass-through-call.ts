@@ -1,22 +1,21 @@
 import type { EncodedCall } from "./call-batch-encoder.js";
 import type { ScannedCall } from "./call-scanner.js";
-import { textFieldSize, TimestampField, writeTextField } from "./writer.js";
+import { CallField } from "@switchyard/contracts";
+import { EncodedTimestamp, textFieldSize, writeTextField } from "./writer.js";
 
-// Field numbers of Call that ingest writes.
-const MESSAGE_ID = 1;
-const TIMESTAMP = 4;
-const RECEIVED_AT = 7;
+// The fields of Call that ingest writes.
+const { MESSAGE_ID, TIMESTAMP, RECEIVED_AT } = CallField;
 
 /** When a batch was accepted, with the Timestamp fields every call of it gets encoded once. */
 export class AcceptTime {
   /** Call.received_at. */
-  readonly receivedAtField: TimestampField;
+  readonly receivedAtField: EncodedTimestamp;
   /** Call.timestamp of the calls that came without one. */
-  readonly timestampField: TimestampField;
+  readonly timestampField: EncodedTimestamp;
 
   constructor(readonly date: Date) {
-    this.receivedAtField = new TimestampField(RECEIVED_AT, date);
-    this.timestampField = new TimestampField(TIMESTAMP, date);
+    this.receivedAtField = new EncodedTimestamp(RECEIVED_AT, date);
+    this.timestampField = new EncodedTimestamp(TIMESTAMP, date);
   }
 }
 
@@ -33,7 +32,7 @@ export class AcceptTime {
 export class PassThroughCall implements EncodedCall {
   readonly byteLength: number;
   private readonly addedMessageId: string | undefined;
-  private readonly timestampField: TimestampField;
+  private readonly timestampField: EncodedTimestamp;
 
   /** `messageId` is written only when the client sent none (or an empty one). */
   constructor(
@@ -44,7 +43,7 @@ export class PassThroughCall implements EncodedCall {
     // A client's empty messageId counts as none; ours, written after it, wins.
     this.addedMessageId = call.messageId === "" ? messageId : undefined;
     const clientTimestamp = call.timestamp;
-    this.timestampField = clientTimestamp ? new TimestampField(TIMESTAMP, clientTimestamp) : acceptTime.timestampField;
+    this.timestampField = clientTimestamp ? new EncodedTimestamp(TIMESTAMP, clientTimestamp) : acceptTime.timestampField;
     let size = this.timestampField.byteLength + acceptTime.receivedAtField.byteLength;
     const ranges = call.keptRanges;
     for (let index = 0; index < ranges.length; index += 2) size += ranges[index + 1]! - ranges[index]!;

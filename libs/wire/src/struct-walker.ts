@@ -9,7 +9,8 @@ import {
   NULL_JSON_SIZE,
   TRUE_JSON_SIZE,
 } from "./json-size.js";
-import { MalformedWireError, WireType, type WireReader } from "./reader.js";
+import { ListValueField, StructField, StructFieldsEntryField, ValueField } from "@switchyard/contracts";
+import { fieldTag, lengthTag, MalformedWireError, WireType, type WireReader } from "./reader.js";
 
 /**
  * The deepest a message may be nested, counting as the generated decoder does
@@ -43,16 +44,16 @@ export interface WalkNotes {
 }
 
 // Tags (field number << 3 | wire type) of google.protobuf.Struct, its map entry, Value and ListValue.
-const STRUCT_FIELDS = (1 << 3) | WireType.LEN;
-const ENTRY_KEY = (1 << 3) | WireType.LEN;
-const ENTRY_VALUE = (2 << 3) | WireType.LEN;
-const VALUE_NULL = (1 << 3) | WireType.VARINT;
-const VALUE_NUMBER = (2 << 3) | WireType.I64;
-const VALUE_STRING = (3 << 3) | WireType.LEN;
-const VALUE_BOOL = (4 << 3) | WireType.VARINT;
-const VALUE_STRUCT = (5 << 3) | WireType.LEN;
-const VALUE_LIST = (6 << 3) | WireType.LEN;
-const LIST_VALUES = (1 << 3) | WireType.LEN;
+const STRUCT_FIELDS = lengthTag(StructField.FIELDS);
+const ENTRY_KEY = lengthTag(StructFieldsEntryField.KEY);
+const ENTRY_VALUE = lengthTag(StructFieldsEntryField.VALUE);
+const VALUE_NULL = fieldTag(ValueField.NULL_VALUE, WireType.VARINT);
+const VALUE_NUMBER = fieldTag(ValueField.NUMBER_VALUE, WireType.I64);
+const VALUE_STRING = lengthTag(ValueField.STRING_VALUE);
+const VALUE_BOOL = fieldTag(ValueField.BOOL_VALUE, WireType.VARINT);
+const VALUE_STRUCT = lengthTag(ValueField.STRUCT_VALUE);
+const VALUE_LIST = lengthTag(ValueField.LIST_VALUE);
+const LIST_VALUES = lengthTag(ListValueField.VALUES);
 
 /**
  * Checks that reader.buf[reader.pos, end) is well-formed google.protobuf.Struct

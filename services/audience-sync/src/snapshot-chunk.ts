@@ -1,4 +1,9 @@
-import { AudienceServiceService, SyncAudienceSnapshotRequest, type SyncHeader } from "@switchyard/contracts";
+import {
+  AudienceServiceService,
+  SyncAudienceSnapshotRequest,
+  SyncAudienceSnapshotRequestField,
+  type SyncHeader,
+} from "@switchyard/contracts";
 
 /**
  * A SyncAudienceSnapshot message with its user ids left as UTF-8 bytes in the
@@ -14,8 +19,8 @@ export interface AudienceSnapshotChunk {
   idLengths: number[];
 }
 
-/** The tag of user_ids (field 2, length-delimited). */
-const USER_IDS_TAG = (2 << 3) | 2;
+/** The tag of user_ids (length-delimited). */
+const USER_IDS_TAG = (SyncAudienceSnapshotRequestField.USER_IDS << 3) | 2;
 
 /** Protobuf's string decoding: invalid UTF-8 becomes U+FFFD, a leading U+FEFF is kept. */
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });

@@ -98,6 +98,10 @@ export class JsonBytes {
   }
 
   /** Text that is already JSON (any characters), as UTF-8. */
+  jsonText(text: string): void {
+    this.utf8Text(text);
+  }
+
   private utf8Text(text: string): void {
     this.reserve(text.length * 3);
     this.pos += this.bytes.write(text, this.pos, "utf8");

@@ -1,10 +1,11 @@
+import { ListValueField, StructField, StructFieldsEntryField, ValueField } from "@switchyard/contracts";
+import { fieldTag, lengthTag, UNUSUAL, WireType, type WireReader } from "../reader.js";
 import type { JsonBytes } from "./json-bytes.js";
-import { UNUSUAL, type WireReader } from "./call-reader.js";
 
 /*
  * google.protobuf.Struct, Value and ListValue, written as JSON straight from
  * their bytes: the same text as JSON.stringify of what the decoder makes of
- * them (libs/contracts readCallBatch), without making it.
+ * them (readCallBatch, call-batch-reader.ts), without making it.
  *
  * Where a decoded object's JSON depends on JavaScript's property rules, the
  * bytes are left to the decoder (UNUSUAL): keys that start with a digit
@@ -27,16 +28,16 @@ const TRUE = Buffer.from("true");
 const FALSE = Buffer.from("false");
 
 // Tags (field number << 3 | wire type) of google.protobuf.Struct, its map entry, Value and ListValue.
-const STRUCT_FIELDS = (1 << 3) | 2;
-const ENTRY_KEY = (1 << 3) | 2;
-const ENTRY_VALUE = (2 << 3) | 2;
-const VALUE_NULL = (1 << 3) | 0;
-const VALUE_NUMBER = (2 << 3) | 1;
-const VALUE_STRING = (3 << 3) | 2;
-const VALUE_BOOL = (4 << 3) | 0;
-const VALUE_STRUCT = (5 << 3) | 2;
-const VALUE_LIST = (6 << 3) | 2;
-const LIST_VALUES = (1 << 3) | 2;
+const STRUCT_FIELDS = lengthTag(StructField.FIELDS);
+const ENTRY_KEY = lengthTag(StructFieldsEntryField.KEY);
+const ENTRY_VALUE = lengthTag(StructFieldsEntryField.VALUE);
+const VALUE_NULL = fieldTag(ValueField.NULL_VALUE, WireType.VARINT);
+const VALUE_NUMBER = fieldTag(ValueField.NUMBER_VALUE, WireType.I64);
+const VALUE_STRING = lengthTag(ValueField.STRING_VALUE);
+const VALUE_BOOL = fieldTag(ValueField.BOOL_VALUE, WireType.VARINT);
+const VALUE_STRUCT = lengthTag(ValueField.STRUCT_VALUE);
+const VALUE_LIST = lengthTag(ValueField.LIST_VALUE);
+const LIST_VALUES = lengthTag(ListValueField.VALUES);
 
 /** Nested messages deeper than this are left to the decoder, whose recursion limit (100) then applies. */
 const MAX_DEPTH = 60;
@@ -56,7 +57,7 @@ export function writeStruct(reader: WireReader, start: number, end: number, dept
 }
 
 function writeEntries(reader: WireReader, start: number, end: number, depth: number, keysBase: number, out: JsonBytes): void {
-  const bytes = reader.bytes;
+  const bytes = reader.buf;
   out.byte(OPEN_OBJECT);
   let empty = true;
   reader.pos = start;
@@ -161,7 +162,7 @@ function writeValue(reader: WireReader, start: number, end: number, depth: numbe
       out.number(reader.double(kindStart));
       return true;
     case VALUE_STRING:
-      out.utf8String(reader.bytes, kindStart, kindEnd);
+      out.utf8String(reader.buf, kindStart, kindEnd);
       return true;
     case VALUE_BOOL:
       out.raw(flag ? TRUE : FALSE);

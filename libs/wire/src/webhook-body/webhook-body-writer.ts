@@ -1,7 +1,9 @@
 import { isoTextOfTime } from "@switchyard/calls";
+import { AliasField, CallField, GroupField, IdentifyField, PageField, ScreenField, Timestamp, TrackField } from "@switchyard/contracts";
+import { readStructBytes } from "../call-batch-reader.js";
+import { UNUSUAL, type WireReader } from "../reader.js";
 import type { JsonBytes } from "./json-bytes.js";
 import { writeStruct } from "./struct-json.js";
-import { UNUSUAL, type WireReader } from "./call-reader.js";
 
 /** What the caller needs of a call besides its body. */
 export interface WrittenCall {
@@ -15,25 +17,17 @@ export interface WrittenCall {
   hasIntegrations: boolean;
 }
 
-// switchyard.v1.Call's field numbers (proto/switchyard/v1/calls.proto).
-const MESSAGE_ID = 1;
-const USER_ID = 2;
-const ANONYMOUS_ID = 3;
-const TIMESTAMP = 4;
-const CONTEXT = 5;
-const INTEGRATIONS = 6;
-const RECEIVED_AT = 7;
-const IDENTIFY = 10;
-const TRACK = 11;
-const PAGE = 12;
-const SCREEN = 13;
-const GROUP = 14;
-const ALIAS = 15;
-const DELETE = 16;
+const { MESSAGE_ID, USER_ID, ANONYMOUS_ID, TIMESTAMP, CONTEXT, INTEGRATIONS, RECEIVED_AT } = CallField;
+const { IDENTIFY, TRACK, PAGE, SCREEN, GROUP, ALIAS, DELETE } = CallField;
+/** The payload oneof's fields, in number order. */
+const PAYLOADS = [IDENTIFY, TRACK, PAGE, SCREEN, GROUP, ALIAS, DELETE];
 
-/** Where each field of the call (1–16) and of its payload message (1–3) lies; see WireReader.fieldRanges. */
-const callFields = new Int32Array(2 * (DELETE + 1));
-const payloadFields = new Int32Array(2 * 4);
+const highestField = (fields: Record<string, number>) => Math.max(0, ...Object.values(fields));
+/** Where each field of the call and of its payload message lies; see WireReader.fieldRanges. */
+const callFields = new Int32Array(2 * (highestField(CallField) + 1));
+const payloadFields = new Int32Array(
+  2 * (Math.max(...[AliasField, GroupField, IdentifyField, PageField, ScreenField, TrackField].map(highestField)) + 1),
+);
 
 const fragment = (text: string) => Buffer.from(text, "utf8");
 /** Each body's start, by payload field: docs/contract.md §6.3 puts version and type first (delete has no version). */
@@ -69,33 +63,42 @@ const STRUCT_DEPTH = 2;
 
 /**
  * Writes the webhook body of the switchyard.v1.Call at [start, end) of the
- * reader's bytes: byte for byte what `JSON.stringify(webhookBody(call))`
- * gives for the decoded call (webhook-body.ts holds the rules; a property
- * test holds the two equal), without decoding it. Every field the decoder
- * reads as a message is walked once (the integrations, a screen's properties
- * and the times too), and any field that occurs twice is left to the decoder,
- * so bytes that pass here also decode.
+ * reader's bytes, without decoding it. This is the one definition of the body
+ * (docs/contract.md §6.3-6.4): which members, named how, in which order.
+ * Field order follows §6.3; every body also carries messageId, and
+ * anonymousId and context when the call had them. Nothing else. Listed object
+ * fields (properties, traits) are always present, empty when the call had
+ * none, so receivers can rely on them.
  *
- * Throws UNUSUAL, having written part of a body, for anything it leaves to
- * the decoder (see WireReader and struct-json.ts): the caller then decodes
- * the batch instead.
+ * Two modes:
+ * - Plain (`exact` false), for first attempts straight from a batch's bytes:
+ *   every field the decoder reads as a message is walked once (the
+ *   integrations, a screen's properties and the times too), and any field that
+ *   occurs twice is left to the decoder, so bytes that pass here also decode.
+ *   Throws UNUSUAL, having written part of a body, for anything it leaves to
+ *   the decoder (see WireReader and struct-json.ts): the caller then decodes
+ *   the batch instead.
+ * - Exact (`exact` true), for bytes the generated encoder just wrote from a
+ *   decoded call (webhook-body.ts): never throws UNUSUAL. Times the plain reads
+ *   leave to the decoder are decoded, and a Struct whose JSON depends on
+ *   JavaScript's object rules is decoded and written by JSON.stringify.
+ *
+ * Either way the bytes are what `JSON.stringify` of the body made from the
+ * decoded call gives (a property test holds the two paths equal).
  */
-export function writeWebhookBody(reader: WireReader, start: number, end: number, out: JsonBytes): WrittenCall {
+export function writeWebhookBody(reader: WireReader, start: number, end: number, out: JsonBytes, exact = false): WrittenCall {
   reader.pos = start;
   reader.fieldRanges(end, callFields);
   // The payload oneof: a call with two payloads is left to the decoder, which reads both.
   let payload = 0;
-  for (let field = IDENTIFY; field <= DELETE; field++) {
+  for (let index = 0; index < PAYLOADS.length; index++) {
+    const field = PAYLOADS[index]!;
     if (!has(callFields, field)) continue;
     if (payload !== 0) throw UNUSUAL;
     payload = field;
   }
-  const receivedAtMs = has(callFields, RECEIVED_AT)
-    ? reader.timestampMillis(startOf(callFields, RECEIVED_AT), endOf(callFields, RECEIVED_AT))
-    : NaN;
-  const timestampMs = has(callFields, TIMESTAMP)
-    ? reader.timestampMillis(startOf(callFields, TIMESTAMP), endOf(callFields, TIMESTAMP))
-    : NaN;
+  const receivedAtMs = has(callFields, RECEIVED_AT) ? timestampMillis(reader, callFields, RECEIVED_AT, exact) : NaN;
+  const timestampMs = has(callFields, TIMESTAMP) ? timestampMillis(reader, callFields, TIMESTAMP, exact) : NaN;
   const written: WrittenCall = {
     messageIdStart: Math.max(0, startOf(callFields, MESSAGE_ID)),
     messageIdEnd: Math.max(0, endOf(callFields, MESSAGE_ID)),
@@ -103,10 +106,11 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
     hasPayload: payload !== 0,
     hasIntegrations: has(callFields, INTEGRATIONS),
   };
-  // Structs the body does not show are still walked (and their JSON dropped), so that they are known to decode.
-  if (written.hasIntegrations) checkStruct(reader, callFields, INTEGRATIONS, out);
+  // Structs the body does not show are still walked (and their JSON dropped), so that they are known to
+  // decode; bytes the generated encoder wrote (exact) are known to.
+  if (written.hasIntegrations && !exact) checkStruct(reader, callFields, INTEGRATIONS, out);
   if (!payload) {
-    if (has(callFields, CONTEXT)) checkStruct(reader, callFields, CONTEXT, out);
+    if (has(callFields, CONTEXT) && !exact) checkStruct(reader, callFields, CONTEXT, out);
     return written;
   }
 
@@ -117,33 +121,34 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
     case PAGE:
       userId(reader, out);
       // Only when set: an empty name or category is left out.
-      if (isSet(payloadFields, 1)) text(reader, payloadFields, 1, KEYS.name, out);
-      if (isSet(payloadFields, 2)) text(reader, payloadFields, 2, KEYS.category, out);
-      object(reader, payloadFields, 3, KEYS.properties, out);
+      if (isSet(payloadFields, PageField.NAME)) text(reader, payloadFields, PageField.NAME, KEYS.name, out);
+      if (isSet(payloadFields, PageField.CATEGORY)) text(reader, payloadFields, PageField.CATEGORY, KEYS.category, out);
+      object(reader, payloadFields, PageField.PROPERTIES, KEYS.properties, out, exact);
       break;
     case SCREEN:
       userId(reader, out);
-      text(reader, payloadFields, 1, KEYS.name, out);
+      text(reader, payloadFields, ScreenField.NAME, KEYS.name, out);
       // Table 2.3 shows no properties for a screen, but the decoder reads them: they must decode.
-      if (has(payloadFields, 3)) checkStruct(reader, payloadFields, 3, out, STRUCT_DEPTH + 1);
+      if (has(payloadFields, ScreenField.PROPERTIES) && !exact)
+        checkStruct(reader, payloadFields, ScreenField.PROPERTIES, out, STRUCT_DEPTH + 1);
       break;
     case IDENTIFY:
       userId(reader, out);
-      object(reader, payloadFields, 1, KEYS.traits, out);
+      object(reader, payloadFields, IdentifyField.TRAITS, KEYS.traits, out, exact);
       break;
     case TRACK:
       userId(reader, out);
-      text(reader, payloadFields, 1, KEYS.event, out);
-      object(reader, payloadFields, 2, KEYS.properties, out);
+      text(reader, payloadFields, TrackField.EVENT, KEYS.event, out);
+      object(reader, payloadFields, TrackField.PROPERTIES, KEYS.properties, out, exact);
       break;
     case ALIAS:
-      text(reader, payloadFields, 1, KEYS.previousId, out);
+      text(reader, payloadFields, AliasField.PREVIOUS_ID, KEYS.previousId, out);
       text(reader, callFields, USER_ID, KEYS.aliasUserId, out);
       break;
     case GROUP:
-      text(reader, payloadFields, 1, KEYS.groupId, out);
+      text(reader, payloadFields, GroupField.GROUP_ID, KEYS.groupId, out);
       userId(reader, out);
-      object(reader, payloadFields, 2, KEYS.traits, out);
+      object(reader, payloadFields, GroupField.TRAITS, KEYS.traits, out, exact);
       break;
     case DELETE:
       userId(reader, out);
@@ -155,7 +160,7 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
   if (isSet(callFields, ANONYMOUS_ID)) text(reader, callFields, ANONYMOUS_ID, KEYS.anonymousId, out);
   if (has(callFields, CONTEXT)) {
     out.raw(KEYS.context);
-    writeStruct(reader, startOf(callFields, CONTEXT), endOf(callFields, CONTEXT), STRUCT_DEPTH, out);
+    struct(reader, startOf(callFields, CONTEXT), endOf(callFields, CONTEXT), STRUCT_DEPTH, out, exact);
   }
   out.byte(CLOSE);
   return written;
@@ -183,15 +188,45 @@ function isSet(fields: Int32Array, field: number): boolean {
 /** `key` and a string field's JSON ("" when absent). */
 function text(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes): void {
   out.raw(key);
-  if (has(fields, field)) out.utf8String(reader.bytes, startOf(fields, field), endOf(fields, field));
+  if (has(fields, field)) out.utf8String(reader.buf, startOf(fields, field), endOf(fields, field));
   else out.plainString("");
 }
 
 /** `key` and a Struct field's JSON ({} when absent). */
-function object(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes): void {
+function object(reader: WireReader, fields: Int32Array, field: number, key: Buffer, out: JsonBytes, exact: boolean): void {
   out.raw(key);
-  if (has(fields, field)) writeStruct(reader, startOf(fields, field), endOf(fields, field), STRUCT_DEPTH + 1, out);
+  if (has(fields, field)) struct(reader, startOf(fields, field), endOf(fields, field), STRUCT_DEPTH + 1, out, exact);
   else out.raw(EMPTY_OBJECT);
+}
+
+/** A Struct's JSON; in exact mode, one the plain walk leaves to the decoder is decoded and written by JSON.stringify. */
+function struct(reader: WireReader, start: number, end: number, depth: number, out: JsonBytes, exact: boolean): void {
+  if (!exact) return writeStruct(reader, start, end, depth, out);
+  const mark = out.mark();
+  try {
+    writeStruct(reader, start, end, depth, out);
+  } catch (error) {
+    if (error !== UNUSUAL) throw error;
+    out.rewind(mark);
+    out.jsonText(JSON.stringify(readStructBytes(reader.buf.subarray(start, end))));
+  }
+}
+
+/** A Timestamp field's milliseconds; in exact mode, one the plain read leaves to the decoder is decoded. */
+function timestampMillis(reader: WireReader, fields: Int32Array, field: number, exact: boolean): number {
+  const start = startOf(fields, field);
+  const end = endOf(fields, field);
+  if (!exact) return reader.timestampMillis(start, end);
+  try {
+    return reader.timestampMillis(start, end);
+  } catch (error) {
+    if (error !== UNUSUAL) throw error;
+    // As the generated decoder makes its Date of them.
+    const { seconds, nanos } = Timestamp.decode(reader.buf.subarray(start, end));
+    let millis = seconds * 1_000;
+    millis += nanos / 1_000_000;
+    return millis;
+  }
 }
 
 /** The call's userId, when it has one. */

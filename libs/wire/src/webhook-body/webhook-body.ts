@@ -1,66 +1,43 @@
-import type { Call } from "@switchyard/contracts";
+import { Call } from "@switchyard/contracts";
+import { WireReader } from "../reader.js";
+import { JsonBytes } from "./json-bytes.js";
+import { writeWebhookBody } from "./webhook-body-writer.js";
 
 /** A forwarded JSON body, as docs/contract.md §6.3-6.4 defines it. */
 export type WebhookBody = Record<string, unknown>;
 
+/** Where the bodies of decoded calls are written (slabs, as for first attempts; a body is a view of one). */
+const bodies = new JsonBytes(1 << 16);
+
 /**
- * The body a webhook receives for a call. Field order follows docs/contract.md §6.3;
- * every body also carries messageId, and anonymousId and context when the
- * call had them. Nothing else. Listed object fields (properties, traits) are
- * always present, empty when the call had none, so receivers can rely on them.
- *
- * First attempts write the same bodies straight from a batch's bytes
- * (wire/webhook-body-writer.ts): a change here must be made there too (the
- * property tests in outgoing-calls.test.ts compare the two).
+ * The body a webhook receives for a decoded call, as the bytes sent and
+ * signed. The call is encoded by the generated encoder and its body written
+ * by the one body writer (webhook-body-writer.ts, exact mode), so a decoded
+ * call and a batch's bytes get their body from the same rules. Throws for a
+ * call without a payload, and, as Date#toISOString does, for a time the body
+ * would show that no Date can format.
  */
-export function webhookBody(call: Call): WebhookBody {
-  const payload = call.payload;
-  if (!payload) throw new Error(`call ${call.messageId} has no payload`);
-  const timestamp = (call.timestamp ?? call.receivedAt ?? new Date()).toISOString();
-  // Members are set in §6.3's order (JSON keeps insertion order); no spreads, since this runs per request.
-  const body: WebhookBody = payload.$case === "delete" ? {} : { version: 1 };
-  body.type = payload.$case;
-  switch (payload.$case) {
-    case "page":
-      setUserId(body, call);
-      if (payload.value.name) body.name = payload.value.name;
-      if (payload.value.category) body.category = payload.value.category;
-      body.properties = payload.value.properties ?? {};
-      break;
-    case "screen":
-      // §6.3 lists no properties for screen; its context (device, os, app) is what matters.
-      setUserId(body, call);
-      body.name = payload.value.name;
-      break;
-    case "identify":
-      setUserId(body, call);
-      body.traits = payload.value.traits ?? {};
-      break;
-    case "track":
-      setUserId(body, call);
-      body.event = payload.value.event;
-      body.properties = payload.value.properties ?? {};
-      break;
-    case "alias":
-      body["Previous ID"] = payload.value.previousId;
-      body["User ID"] = call.userId;
-      break;
-    case "group":
-      body.groupId = payload.value.groupId;
-      setUserId(body, call);
-      body.traits = payload.value.traits ?? {};
-      break;
-    case "delete":
-      setUserId(body, call);
-      break;
-  }
-  body.timestamp = timestamp;
-  body.messageId = call.messageId;
-  if (call.anonymousId !== "") body.anonymousId = call.anonymousId;
-  if (call.context) body.context = call.context;
-  return body;
+export function webhookBodyBytes(call: Call): Buffer {
+  if (!call.payload) throw new Error(`call ${call.messageId} has no payload`);
+  const bytes = Call.encode(encodable(call)).finish();
+  bodies.start();
+  writeWebhookBody(new WireReader(bytes), 0, bytes.length, bodies, true);
+  return bodies.finish();
 }
 
-function setUserId(body: WebhookBody, call: Call): void {
-  if (call.userId !== "") body.userId = call.userId;
+/** The body a webhook receives for a call, as an object (its members in the body's order). */
+export function webhookBody(call: Call): WebhookBody {
+  return JSON.parse(webhookBodyBytes(call).toString("utf8")) as WebhookBody;
+}
+
+/**
+ * The call without an Invalid Date, which the generated encoder cannot write: the
+ * body shows the timestamp, else the accept time, so an invalid one of those is
+ * refused as Date#toISOString refuses it; an accept time the body does not show is dropped.
+ */
+function encodable(call: Call): Call {
+  const invalid = (date: Date | undefined) => date !== undefined && Number.isNaN(date.getTime());
+  if (!invalid(call.timestamp) && !invalid(call.receivedAt)) return call;
+  if (invalid(call.timestamp ?? call.receivedAt)) throw new RangeError("Invalid time value");
+  return { ...call, receivedAt: undefined };
 }

@@ -1,9 +1,15 @@
-import { Call, type CallBatch } from "@switchyard/contracts";
-import { readCallBatch } from "@switchyard/wire";
-import { webhookBody } from "@switchyard/wire";
-import { JsonBytes } from "@switchyard/wire";
-import { writeWebhookBody, type WrittenCall } from "@switchyard/wire";
-import { UNUSUAL, BodyCallReader as WireReader } from "@switchyard/wire";
+import { Call, CallBatchField, type CallBatch } from "@switchyard/contracts";
+import {
+  JsonBytes,
+  lengthTag,
+  readCallBatch,
+  UNUSUAL,
+  webhookBodyBytes,
+  WireReader,
+  WireType,
+  writeWebhookBody,
+  type WrittenCall,
+} from "@switchyard/wire";
 
 /**
  * A call ready to go out: its webhook body, made once for all of its
@@ -28,7 +34,7 @@ export interface OutgoingBatch {
 
 /**
  * The calls of a switchyard.v1.CallBatch, their bodies written straight from
- * the bytes (wire/webhook-body-writer.ts) and each call decoded only if it
+ * the bytes (libs/wire webhook-body-writer.ts) and each call decoded only if it
  * is asked for. A batch with anything unusual in it is decoded instead, so
  * the result is always what decoding would give; bytes that are not a
  * CallBatch throw as readCallBatch throws.
@@ -71,7 +77,7 @@ class DecodedCall implements OutgoingCall {
 
   get body(): Buffer | undefined {
     if (!this.decoded.payload) return undefined;
-    return (this.serialised ??= Buffer.from(JSON.stringify(webhookBody(this.decoded)), "utf8"));
+    return (this.serialised ??= webhookBodyBytes(this.decoded));
   }
 
   call(): Call {
@@ -97,9 +103,9 @@ function fromDecoded(batch: CallBatch): OutgoingBatch {
 }
 
 // switchyard.v1.CallBatch's length-delimited fields, as tags.
-const SOURCE_ID = (2 << 3) | 2;
-const RECEIVED_AT = (3 << 3) | 2;
-const CALLS = (4 << 3) | 2;
+const SOURCE_ID = lengthTag(CallBatchField.SOURCE_ID);
+const RECEIVED_AT = lengthTag(CallBatchField.RECEIVED_AT);
+const CALLS = lengthTag(CallBatchField.CALLS);
 
 /**
  * Where bodies are written, batch after batch (reading a batch is synchronous,
@@ -113,7 +119,7 @@ function fromWire(bytes: Uint8Array): OutgoingBatch {
   const end = bytes.length;
   while (reader.pos < end) {
     const tag = reader.varint32();
-    if ((tag & 7) !== 2) {
+    if ((tag & 7) !== WireType.LEN) {
       reader.skip(tag, end);
       continue;
     }
@@ -158,6 +164,6 @@ class WireCall implements OutgoingCall {
 
   call(): Call {
     // The writer walked every field the decoder reads (and left repeats to it), so these bytes decode.
-    return (this.decoded ??= Call.decode(this.reader.bytes.subarray(this.start, this.end)));
+    return (this.decoded ??= Call.decode(this.reader.buf.subarray(this.start, this.end)));
   }
 }

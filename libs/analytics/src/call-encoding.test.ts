@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { protoCallToJson } from "@switchyard/calls";
 import { Call, IngestBatchRequest } from "@switchyard/contracts";
-import { messageIdOf } from "./call-encoder.js";
+import { messageIdOf } from "@switchyard/wire";
 import { prepareCall } from "./prepare-call.js";
 import { CallQueue, encodeBatchRequest, QueuedCall, takeBatch } from "./queue.js";
 import { LIBRARY } from "./version.js";

@@ -1,21 +1,22 @@
 import { isFourDigitYearTime, ISO_TEXT_LENGTH, MAX_MESSAGE_LEVEL, valueFitsAtLevel } from "@switchyard/calls";
-import { ValidationError } from "./errors.js";
-import type { CallType } from "./messages.js";
-import type { ProtoWriter } from "./proto-writer.js";
+import { CallField, ListValueField, StructField, StructFieldsEntryField, TimestampField, ValueField } from "@switchyard/contracts";
+import { CALL_TEXTS, PAYLOAD_SHAPES, type PayloadCase } from "./call-shape.js";
+import { WireType } from "./reader.js";
+import { Unrepresentable, type ProtoWriter } from "./writer.js";
 
 /**
- * Writes a valid call as the bytes of a switchyard.v1.Call
+ * The client library's call encoder: writes a valid call as the bytes of a switchyard.v1.Call
  * (proto/switchyard/v1/calls.proto), straight from the object: the queue
  * keeps these bytes, not the object graph, and a batch request is the
- * concatenation of its calls. messageId is field 1 and is written first, so
+ * concatenation of its calls. messageId is written first, so
  * it can be read back from the bytes (see messageIdOf).
  *
  * Free-form values become google.protobuf.Struct exactly as JSON.stringify
  * would write them: toJSON() is honoured (a Date becomes its ISO text),
  * undefined, functions and symbols are left out of objects and become null
- * in arrays, and a BigInt is refused. NaN, ±Infinity and text with a lone
- * surrogate, which JSON.stringify would write as null or U+FFFD, throw
- * Unrepresentable (proto-writer.ts): the call rules refuse them. The JSON
+ * in arrays. NaN, ±Infinity and text with a lone surrogate, which
+ * JSON.stringify would write as null or U+FFFD, and a BigInt, which it
+ * refuses, throw Unrepresentable (writer.ts): the call rules refuse them. The JSON
  * size is added up on the way, so no JSON text is ever built.
  *
  * The nesting limit is checked on the way too, level by level as
@@ -26,26 +27,20 @@ import type { ProtoWriter } from "./proto-writer.js";
  * rule does, and what toJSON() returns is held to the limit as well.
  */
 
-// Field numbers of switchyard.v1.Call.
-const MESSAGE_ID = 1;
-const USER_ID = 2;
-const ANONYMOUS_ID = 3;
-const TIMESTAMP = 4;
-const CONTEXT = 5;
-const INTEGRATIONS = 6;
-const PAYLOAD_FIELD = { identify: 10, track: 11, page: 12, screen: 13, group: 14, alias: 15 } as const;
+const [MESSAGE_ID, USER_ID, ANONYMOUS_ID] = CALL_TEXTS.map((text) => text.field) as [number, number, number];
+const { TIMESTAMP, CONTEXT, INTEGRATIONS } = CallField;
 
 // google.protobuf.Struct, its map entry, Value and ListValue.
-const STRUCT_FIELDS = 1;
-const ENTRY_KEY = 1;
-const ENTRY_VALUE = 2;
-const VALUE_NULL = 1;
-const VALUE_NUMBER = 2;
-const VALUE_STRING = 3;
-const VALUE_BOOL = 4;
-const VALUE_STRUCT = 5;
-const VALUE_LIST = 6;
-const LIST_VALUES = 1;
+const STRUCT_FIELDS = StructField.FIELDS;
+const ENTRY_KEY = StructFieldsEntryField.KEY;
+const ENTRY_VALUE = StructFieldsEntryField.VALUE;
+const VALUE_NULL = ValueField.NULL_VALUE;
+const VALUE_NUMBER = ValueField.NUMBER_VALUE;
+const VALUE_STRING = ValueField.STRING_VALUE;
+const VALUE_BOOL = ValueField.BOOL_VALUE;
+const VALUE_STRUCT = ValueField.STRUCT_VALUE;
+const VALUE_LIST = ValueField.LIST_VALUE;
+const LIST_VALUES = ListValueField.VALUES;
 
 /**
  * The size of one `"key":value` member of a JSON object and the comma before it. A call's JSON is
@@ -60,6 +55,9 @@ function memberSize(key: string, valueSize: number): number {
 /** Where the free-form fields start, counted as tooDeeplyNestedField counts (a call inside a CallBatch). */
 const ROOT_LEVEL = 3;
 const PAYLOAD_ROOT_LEVEL = 4;
+
+/** The call types a client sends (delete notifications are made by the deletion API). */
+export type ClientCallType = Exclude<PayloadCase, "delete">;
 
 /** A free-form field of the call nests deeper than the decoders accept (the max_depth rule); `field` names it. */
 export class NestedTooDeeply extends Error {
@@ -101,12 +99,12 @@ const FALSE_SIZE = 5;
  * reads it back (the timestamp as full ISO 8601 text). `timestampMillis` is the call's timestamp,
  * undefined when it has none; `library`, when given, is written as context.library in place of
  * the caller's. Throws NestedTooDeeply naming the field that nests too deeply, Unrepresentable for
- * a number that is not finite or a lone surrogate, and ValidationError for a BigInt; what was
+ * a number that is not finite, a lone surrogate or a BigInt; what was
  * written of the call is then to be discarded.
  */
 export function encodeCall(
   writer: ProtoWriter,
-  type: CallType,
+  type: ClientCallType,
   messageId: string,
   call: CallFields,
   timestampMillis: number | undefined,
@@ -125,32 +123,21 @@ export function encodeCall(
     field = "integrations";
     if (call.integrations) json += memberSize("integrations", writeStructField(writer, INTEGRATIONS, call.integrations, ROOT_LEVEL));
 
-    const payload = writer.begin(PAYLOAD_FIELD[type]);
-    switch (type) {
-      case "identify":
-        field = "traits";
-        if (call.traits) json += memberSize("traits", writeStructField(writer, 1, call.traits, PAYLOAD_ROOT_LEVEL));
-        break;
-      case "track":
-        json += memberSize("event", writer.string(1, call.event!));
-        field = "properties";
-        if (call.properties) json += memberSize("properties", writeStructField(writer, 2, call.properties, PAYLOAD_ROOT_LEVEL));
-        break;
-      case "page":
-      case "screen":
-        if (call.name) json += memberSize("name", writer.string(1, call.name));
-        if (call.category) json += memberSize("category", writer.string(2, call.category));
-        field = "properties";
-        if (call.properties) json += memberSize("properties", writeStructField(writer, 3, call.properties, PAYLOAD_ROOT_LEVEL));
-        break;
-      case "group":
-        json += memberSize("groupId", writer.string(1, call.groupId!));
-        field = "traits";
-        if (call.traits) json += memberSize("traits", writeStructField(writer, 2, call.traits, PAYLOAD_ROOT_LEVEL));
-        break;
-      case "alias":
-        json += memberSize("previousId", writer.string(1, call.previousId!));
-        break;
+    // The payload's texts (required ones are non-empty: the rules checked), then its Struct.
+    const shape = PAYLOAD_SHAPES[type];
+    const fields = call as Record<string, unknown>;
+    const payload = writer.begin(shape.field);
+    const texts = shape.texts;
+    for (let index = 0; index < texts.length; index++) {
+      const text = texts[index]!;
+      const value = fields[text.key] as string | undefined;
+      if (value) json += memberSize(text.key, writer.string(text.field, value));
+    }
+    const struct = shape.struct;
+    if (struct) {
+      field = struct.key;
+      const value = fields[struct.key] as object | undefined;
+      if (value) json += memberSize(struct.key, writeStructField(writer, struct.field, value, PAYLOAD_ROOT_LEVEL));
     }
     writer.end(payload);
   } catch (error) {
@@ -169,11 +156,11 @@ function writeTimestamp(writer: ProtoWriter, field: number, millis: number): num
   const nanos = (millis % 1_000) * 1_000_000;
   const mark = writer.begin(field);
   if (seconds !== 0) {
-    writer.tag(1, 0);
+    writer.tag(TimestampField.SECONDS, WireType.VARINT);
     writer.int64(seconds);
   }
   if (nanos !== 0) {
-    writer.tag(2, 0);
+    writer.tag(TimestampField.NANOS, WireType.VARINT);
     writer.int64(nanos);
   }
   writer.end(mark);
@@ -255,7 +242,7 @@ function writeValueField(writer: ProtoWriter, field: number, value: unknown, lev
       size = numberJsonSize(value);
       break;
     case "boolean":
-      writer.tag(VALUE_BOOL, 0);
+      writer.tag(VALUE_BOOL, WireType.VARINT);
       writer.varint(value ? 1 : 0);
       size = value ? TRUE_SIZE : FALSE_SIZE;
       break;
@@ -269,7 +256,7 @@ function writeValueField(writer: ProtoWriter, field: number, value: unknown, lev
       }
       break;
     case "bigint":
-      throw new ValidationError("", "type", "call: cannot be written as JSON: BigInt values are not JSON (rule: type)");
+      throw new Unrepresentable("bigint");
     default:
       // undefined, functions and symbols inside arrays: JSON writes null.
       size = writeNull(writer);
@@ -305,7 +292,7 @@ function integerDigits(value: number): number {
 }
 
 function writeNull(writer: ProtoWriter): number {
-  writer.tag(VALUE_NULL, 0);
+  writer.tag(VALUE_NULL, WireType.VARINT);
   writer.varint(0);
   return NULL_SIZE;
 }
@@ -325,10 +312,11 @@ function writeList(writer: ProtoWriter, items: readonly unknown[], level: number
   return size;
 }
 
-/** The messageId of an encoded Call (field 1, written first by encodeCall). */
+/** The messageId of an encoded Call (written first by encodeCall). */
 export function messageIdOf(bytes: Buffer, offset = 0): string {
-  // Tag 0x0a, then a varint length, then the UTF-8 text.
-  let pos = offset + 1;
+  // The tag (skipped), then a varint length, then the UTF-8 text.
+  let pos = offset;
+  while (bytes[pos++]! >= 0x80);
   let length = 0;
   let shift = 0;
   for (;;) {
