@@ -163,8 +163,6 @@ export type ReceiverOptions = Parameters<typeof WebhookReceiver.start>[0];
 
 /** Starts, and closes after each test, the delivery fixture and webhook receivers of a test file's tests. */
 export interface DeliveryPerTest {
-  /** The fixture of the running test (the last one `start` gave), or undefined. */
-  readonly current: DeliveryFixture | undefined;
   start(options: DeliveryFixtureOptions): Promise<DeliveryFixture>;
   /** A receiver answering with `responder` (200 when none is given). */
   receiver(responder?: Responder, options?: ReceiverOptions): Promise<WebhookReceiver>;
@@ -195,9 +193,6 @@ export function deliveryPerTest(options: { beforeClose?: () => void; receiversFi
     return started;
   };
   return {
-    get current() {
-      return fixture;
-    },
     start: async (fixtureOptions) => (fixture = await startDeliveryFixture(fixtureOptions)),
     receiver,
     receiversAnswering: (...statuses) => Promise.all(statuses.map((status) => receiver(() => ({ status })))),
