@@ -162,59 +162,27 @@ describe("analytics.js in a real browser", () => {
       expect(context.userAgent).toMatch(/Chrome/);
     };
 
-    const pageCall = await arrived(messageIds.page!);
-    common(pageCall);
-    expect(pageCall.json).toMatchObject({
-      version: 1,
-      type: "page",
+    /** The one request the `type` call made: the common fields, then the body of that type. */
+    const arrivedAs = async (type: string, body: Record<string, unknown>): Promise<ReceivedRequest> => {
+      const request = await arrived(messageIds[type]!);
+      common(request);
+      expect(request.json).toMatchObject({ version: 1, type, ...body, messageId: messageIds[type] });
+      return request;
+    };
+
+    const pageCall = await arrivedAs("page", {
       name: "Pricing",
       category: "Docs",
       properties: { plan_shown: "pro", path: "/pricing", url: `${siteOrigin}/pricing?plan=pro`, title: "Shop" },
-      messageId: messageIds.page,
     });
     expect(Object.keys(pageCall.json).slice(0, 5)).toEqual(["version", "type", "name", "category", "properties"]);
 
-    const track = await arrived(messageIds.track!);
-    common(track);
-    expect(track.json).toMatchObject({
-      version: 1,
-      type: "track",
-      event: "Order Completed",
-      properties: { revenue: 42.5, currency: "EUR" },
-      messageId: messageIds.track,
-    });
+    const track = await arrivedAs("track", { event: "Order Completed", properties: { revenue: 42.5, currency: "EUR" } });
     expect(track.json).not.toHaveProperty("userId");
 
-    const identify = await arrived(messageIds.identify!);
-    common(identify);
-    expect(identify.json).toMatchObject({
-      version: 1,
-      type: "identify",
-      userId: "user-42",
-      traits: { email: "ada@example.com", plan: "pro" },
-      messageId: messageIds.identify,
-    });
-
-    const group = await arrived(messageIds.group!);
-    common(group);
-    expect(group.json).toMatchObject({
-      version: 1,
-      type: "group",
-      groupId: "acme",
-      userId: "user-42",
-      traits: { name: "Acme Inc", employees: 120 },
-      messageId: messageIds.group,
-    });
-
-    const alias = await arrived(messageIds.alias!);
-    common(alias);
-    expect(alias.json).toMatchObject({
-      version: 1,
-      type: "alias",
-      "Previous ID": "anon-before",
-      "User ID": "user-42",
-      messageId: messageIds.alias,
-    });
+    await arrivedAs("identify", { userId: "user-42", traits: { email: "ada@example.com", plan: "pro" } });
+    await arrivedAs("group", { groupId: "acme", userId: "user-42", traits: { name: "Acme Inc", employees: 120 } });
+    await arrivedAs("alias", { "Previous ID": "anon-before", "User ID": "user-42" });
   });
 
   it("with the batching delivery strategy, sends batches to /v1/b that arrive as single calls", async () => {

@@ -1,23 +1,16 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { credentials, Metadata, type ChannelOptions } from "@grpc/grpc-js";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
-import {
-  IngestServiceClient,
-  type IngestBatchRequest,
-  type IngestBatchResponse,
-  type IngestCallRequest,
-  type IngestCallResponse,
-} from "@switchyard/contracts";
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "@switchyard/delivery";
-import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
-import { basicAuthorization } from "@switchyard/workspace";
-import { busNames, type BusNames, CALLS_CONSUMER } from "@switchyard/bus";
+import type { IngestHandle } from "@switchyard/ingest";
+import { busNames, type BusNames } from "@switchyard/bus";
+import { CALLS_CONSUMER } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
-import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
+import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor, writeWorkspaceFile } from "@switchyard/testkit";
+import { GrpcIngestClient, startIngestInProcess } from "../../services/ingest/test/ingest-fixture.js";
+
+/** The ingest gRPC client, with the write key given to each call. */
+export { GrpcIngestClient as IngestClient };
 
 /**
  * The whole pipeline in this process: a real nats-server, ingest and delivery
@@ -31,7 +24,7 @@ export interface Stack {
   jsm: JetStreamManager;
   ingest: IngestHandle;
   delivery: DeliveryHandle;
-  grpc: IngestClient;
+  grpc: GrpcIngestClient;
   /** Base URL of ingest's Segment-compatible HTTP API. */
   httpUrl: string;
   /** Resolves when delivery has handled every published batch and no retry is waiting. */
@@ -41,25 +34,17 @@ export interface Stack {
 
 export async function startStack(options: { workspace: unknown; deliveryEnv?: Record<string, string> }): Promise<Stack> {
   const nats = await NatsServer.start();
-  const dir = await mkdtemp(join(tmpdir(), "switchyard-e2e-"));
-  const workspaceFile = join(dir, "workspace.json");
-  await writeFile(workspaceFile, JSON.stringify(options.workspace));
+  const workspaceFile = await writeWorkspaceFile(options.workspace);
   const namespace = uniqueNamespace();
   const names = busNames(namespace);
-  const common = {
-    NATS_URL: nats.url,
-    SWITCHYARD_NAMESPACE: namespace,
-    SWITCHYARD_WORKSPACE_FILE: workspaceFile,
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-  };
-  const ingest = await startIngest(
-    loadIngestConfig({ ...common, INGEST_GRPC_PORT: "0", INGEST_OPS_PORT: "0", INGEST_HTTP_PORT: "0" }),
-    createLogger({ service: "ingest", level: "silent" }),
-  );
+  const { ingest } = await startIngestInProcess({ natsUrl: nats.url, namespace, workspaceFile: workspaceFile.path });
   const delivery = await startDelivery(
     loadDeliveryConfig({
-      ...common,
+      NATS_URL: nats.url,
+      SWITCHYARD_NAMESPACE: namespace,
+      SWITCHYARD_WORKSPACE_FILE: workspaceFile.path,
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "silent",
       DELIVERY_GRPC_PORT: "0",
       DELIVERY_OPS_PORT: "0",
       DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS,
@@ -69,7 +54,7 @@ export async function startStack(options: { workspace: unknown; deliveryEnv?: Re
   );
   const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const jsm = await jetstreamManager(nc);
-  const grpc = new IngestClient(`127.0.0.1:${ingest.grpcPort}`);
+  const grpc = new GrpcIngestClient(`127.0.0.1:${ingest.grpcPort}`);
 
   return {
     nats,
@@ -94,45 +79,7 @@ export async function startStack(options: { workspace: unknown; deliveryEnv?: Re
       await delivery.stop().catch(() => {});
       await nc.close();
       await nats.dispose();
-      await rm(dir, { recursive: true, force: true });
+      await workspaceFile.remove();
     },
   };
-}
-
-/** Promise wrapper over the generated IngestService client; the write key goes as HTTP Basic in `authorization`. */
-export class IngestClient {
-  private readonly client: IngestServiceClient;
-
-  constructor(target: string, options: ChannelOptions = {}) {
-    this.client = new IngestServiceClient(target, credentials.createInsecure(), options);
-  }
-
-  ingestBatch(request: Partial<IngestBatchRequest>, writeKey: string): Promise<IngestBatchResponse> {
-    return new Promise((resolve, reject) =>
-      this.client.ingestBatch(
-        { batchId: "", calls: [], ...request },
-        authorization(writeKey),
-        { deadline: Date.now() + 10_000 },
-        (error, response) => (error ? reject(error) : resolve(response)),
-      ),
-    );
-  }
-
-  ingestCall(request: IngestCallRequest, writeKey: string): Promise<IngestCallResponse> {
-    return new Promise((resolve, reject) =>
-      this.client.ingestCall(request, authorization(writeKey), { deadline: Date.now() + 10_000 }, (error, response) =>
-        error ? reject(error) : resolve(response),
-      ),
-    );
-  }
-
-  close(): void {
-    this.client.close();
-  }
-}
-
-function authorization(writeKey: string): Metadata {
-  const metadata = new Metadata();
-  metadata.set("authorization", basicAuthorization(writeKey));
-  return metadata;
 }

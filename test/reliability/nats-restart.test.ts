@@ -1,11 +1,8 @@
-import { NatsServer } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
 import { loadWithFault } from "./support/load-with-fault.js";
-import { Pipeline, workspaceFor } from "./support/pipeline.js";
 import { profile, scenarioSeed, SeededRandom } from "./support/profile.js";
 import { recordScenario } from "./support/results.js";
-import { FAST_RETRY_ENV } from "./support/service-kill.js";
-import { Tally } from "./support/tally.js";
+import { withTalliedPipeline } from "./support/service-kill.js";
 
 const FILE = "test/reliability/nats-restart.test.ts";
 
@@ -16,16 +13,7 @@ describe("nats-server restarted during load", () => {
       const seed = scenarioSeed();
       const rng = new SeededRandom(seed);
       process.stdout.write(`nats-restart: seed ${seed}\n`);
-      const nats = await NatsServer.start();
-      const tally = await Tally.start();
-      let pipeline: Pipeline | undefined;
-      try {
-        pipeline = await Pipeline.start({
-          natsUrl: nats.url,
-          workspace: workspaceFor({ hook: tally.url() }),
-          services: ["ingest", "delivery"],
-          env: { delivery: FAST_RETRY_ENV },
-        });
+      await withTalliedPipeline(async ({ nats, tally, pipeline }) => {
         const [atFraction] = rng.fractions(1, 0.2, 0.6);
         const downMs = rng.int(1_000, 3_000);
         const run = await loadWithFault(pipeline, tally, {
@@ -61,11 +49,7 @@ describe("nats-server restarted during load", () => {
         expect(run.counts.accepted).toBe(profile.outageCalls);
         expect(run.counts.missingSample).toEqual([]);
         expect(run.counts.lost).toBe(0);
-      } finally {
-        await pipeline?.dispose();
-        await tally.close();
-        await nats.dispose();
-      }
+      });
     },
     profile.timeoutMs,
   );

@@ -18,4 +18,6 @@ export { ServiceProcess } from "./service-process.js";
 export type { NatsServerOptions } from "./nats-server.js";
 export { waitFor } from "./wait-for.js";
 export { WebhookReceiver } from "./webhook-receiver.js";
+export { writeWorkspaceFile } from "./workspace-file.js";
+export type { WorkspaceFile } from "./workspace-file.js";
 export type { ReceivedRequest, Responder, ResponsePlan } from "./webhook-receiver.js";

@@ -1,37 +1,24 @@
 import { createHmac } from "node:crypto";
-import { WebhookReceiver, waitFor } from "@switchyard/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
+import { waitFor, type WebhookReceiver } from "@switchyard/testkit";
+import { beforeEach, describe, expect, it } from "vitest";
+import { busCall, deliveryPerTest, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
 
 const SECRET = "receiver-shared-secret";
+
+const scope = deliveryPerTest();
 let receiver: WebhookReceiver;
 let unsigned: WebhookReceiver;
 let fixture: DeliveryFixture;
 
 beforeEach(async () => {
-  receiver = await WebhookReceiver.start();
-  unsigned = await WebhookReceiver.start();
-  fixture = await startDeliveryFixture({
-    workspace: {
-      sources: [{ id: "web", writeKeys: ["wk_bodies_test_0001"] }],
-      destinations: [
-        {
-          id: "signed",
-          settings: { webhooks: [{ url: receiver.url("/signed"), headers: { "X-Receiver-Token": "tok-123" } }], sharedSecret: SECRET },
-        },
-        { id: "unsigned", settings: { webhooks: [{ url: unsigned.url("/plain") }] } },
-      ],
-      connections: [
-        { sourceId: "web", destinationId: "signed" },
-        { sourceId: "web", destinationId: "unsigned" },
-      ],
-    },
+  receiver = await scope.receiver();
+  unsigned = await scope.receiver();
+  fixture = await scope.start({
+    workspace: webSourceTo("wk_bodies_test_0001", {
+      signed: { webhooks: [{ url: receiver.url("/signed"), headers: { "X-Receiver-Token": "tok-123" } }], sharedSecret: SECRET },
+      unsigned: unsigned.url("/plain"),
+    }),
   });
-});
-afterEach(async () => {
-  await fixture.dispose();
-  await receiver.close();
-  await unsigned.close();
 });
 
 const at = new Date("2026-11-21T10:00:00.000Z");

@@ -1,69 +1,28 @@
 import { Client, credentials, Metadata, status, type ServiceDefinition } from "@grpc/grpc-js";
 import { configApi, DeliveryServiceService, IngestServiceClient } from "@switchyard/contracts";
-import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
 import { basicAuthorization, hashWriteKey, kvKeys } from "@switchyard/workspace";
-import { createLogger } from "@switchyard/platform";
 import { signedUpCall, WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { createHash, createHmac } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
+import { ADMIN_TOKEN, configService, grpcFailure as failure, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
 
 let fixture: DeliveryFixture;
 let receiver: WebhookReceiver;
-let ingest: IngestHandle | undefined;
 
 beforeEach(async () => {
   receiver = await WebhookReceiver.start();
   fixture = await startDeliveryFixture({ workspace: {} });
 });
 afterEach(async () => {
-  await ingest?.stop().catch(() => {});
-  ingest = undefined;
   await fixture.dispose();
   await receiver.close();
 });
 
-/** A typed caller for one ConfigService method; `token` null sends no token. */
-function method<Request, Response>(name: string, type: { fromPartial(partial: any): Request }) {
-  return (request: Partial<Request>, token?: string | null): Promise<Response> =>
-    fixture.admin.call<Request, Response>(fixture.admin.config, name, type, request, token);
-}
-
-const api = {
-  createSource: method<configApi.CreateSourceRequest, configApi.CreateSourceResponse>("createSource", configApi.CreateSourceRequest),
-  getSource: method<configApi.GetSourceRequest, configApi.GetSourceResponse>("getSource", configApi.GetSourceRequest),
-  listSources: method<configApi.ListSourcesRequest, configApi.ListSourcesResponse>("listSources", configApi.ListSourcesRequest),
-  deleteSource: method<configApi.DeleteSourceRequest, configApi.DeleteSourceResponse>("deleteSource", configApi.DeleteSourceRequest),
-  putDestination: method<configApi.PutDestinationRequest, configApi.PutDestinationResponse>(
-    "putDestination",
-    configApi.PutDestinationRequest,
-  ),
-  getDestination: method<configApi.GetDestinationRequest, configApi.GetDestinationResponse>(
-    "getDestination",
-    configApi.GetDestinationRequest,
-  ),
-  listDestinations: method<configApi.ListDestinationsRequest, configApi.ListDestinationsResponse>(
-    "listDestinations",
-    configApi.ListDestinationsRequest,
-  ),
-  deleteDestination: method<configApi.DeleteDestinationRequest, configApi.DeleteDestinationResponse>(
-    "deleteDestination",
-    configApi.DeleteDestinationRequest,
-  ),
-  connect: method<configApi.ConnectRequest, configApi.ConnectResponse>("connect", configApi.ConnectRequest),
-  disconnect: method<configApi.DisconnectRequest, configApi.DisconnectResponse>("disconnect", configApi.DisconnectRequest),
-  listConnections: method<configApi.ListConnectionsRequest, configApi.ListConnectionsResponse>(
-    "listConnections",
-    configApi.ListConnectionsRequest,
-  ),
-  rotateWriteKey: method<configApi.RotateWriteKeyRequest, configApi.RotateWriteKeyResponse>(
-    "rotateWriteKey",
-    configApi.RotateWriteKeyRequest,
-  ),
-};
+/** The ConfigService of the running test's fixture. */
+const api = configService(() => fixture.admin);
 
 /** A complete Destination message (proto3 has no "unset": enabled must be given). */
 function destination(id: string, overrides: Partial<configApi.Destination> = {}): configApi.Destination {
@@ -86,39 +45,14 @@ function masked(value: string): string {
   return `[set:sha256:${createHash("sha256").update(value).digest("hex").slice(0, 8)}]`;
 }
 
-/** The gRPC status and message a call failed with. */
-async function failure(promise: Promise<unknown>): Promise<{ code: number; details: string }> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e as { code: number; details: string },
-  );
-  if (!error) throw new Error("expected the call to fail");
-  return { code: error.code, details: error.details };
-}
-
 async function storedJson(key: string): Promise<any> {
   const entry = await fixture.configKv.get(key);
   return entry?.operation === "PUT" ? entry.json() : undefined;
 }
 
-/** Ingest in this process, on the fixture's NATS server and namespace. */
-async function startIngestHere(): Promise<string> {
-  const config = loadIngestConfig({
-    NATS_URL: fixture.nats.url,
-    SWITCHYARD_NAMESPACE: fixture.names.namespace,
-    INGEST_GRPC_PORT: "0",
-    INGEST_OPS_PORT: "0",
-    INGEST_HTTP_PORT: "0",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-  });
-  ingest = await startIngest(config, createLogger({ service: "ingest", level: "silent" }));
-  return `http://127.0.0.1:${ingest.httpPort}`;
-}
-
 /** An IngestCall over gRPC with the write key; resolves to the gRPC status code (0 when accepted). */
 function grpcTrack(writeKey: string, messageId: string): Promise<number> {
-  const client = new IngestServiceClient(`127.0.0.1:${ingest!.grpcPort}`, credentials.createInsecure());
+  const client = new IngestServiceClient(`127.0.0.1:${fixture.ingest!.grpcPort}`, credentials.createInsecure());
   const metadata = new Metadata();
   metadata.set("authorization", basicAuthorization(writeKey));
   const call = signedUpCall(messageId);
@@ -225,7 +159,7 @@ describe("sources", () => {
     expect(await api.getSource({ id: "web" })).toEqual({ source: created.source });
     expect((await api.listSources({})).sources).toEqual([created.source]);
 
-    const ingestUrl = await startIngestHere();
+    const ingestUrl = await fixture.startIngest();
     const accepted = await track(ingestUrl, created.writeKey, "m-key-check");
     expect(accepted.status).toBe(200);
     expect((await track(ingestUrl, "wk_a_key_nobody_was_given", "m-wrong")).status).toBe(401);
@@ -253,7 +187,7 @@ describe("sources", () => {
 
 describe("write key rotation", () => {
   it("the old key keeps working through the grace period and stops after it; the new key works (HTTP and gRPC ingest)", async () => {
-    const ingestUrl = await startIngestHere();
+    const ingestUrl = await fixture.startIngest();
     const { writeKey: oldKey } = await api.createSource({ id: "web" });
     // Ingest is already running: it learns of the new source from its watch of the configuration, moments later.
     let probe = 0;
@@ -304,7 +238,7 @@ describe("write key rotation", () => {
   });
 
   it("with no grace the old key stops at once; a chosen key is accepted", async () => {
-    const ingestUrl = await startIngestHere();
+    const ingestUrl = await fixture.startIngest();
     const { writeKey: oldKey } = await api.createSource({ id: "web" });
     const chosen = "wk_chosen_by_the_operator_01";
     const rotated = await api.rotateWriteKey({ sourceId: "web", writeKey: chosen, graceSeconds: 0 });
@@ -667,7 +601,7 @@ describe("header values and URL query values are masked in reads", () => {
     expect(after.settings.webhooks).toEqual([{ ...realWebhooks()[0], headers: { ...realWebhooks()[0]!.headers, "X-New": "added" } }]);
 
     // What reaches the receiver is the real value, not the mask.
-    const ingestUrl = await startIngestHere();
+    const ingestUrl = await fixture.startIngest();
     let probe = 0;
     const [delivered] = await waitFor(
       "a delivery to the edited destination",
@@ -793,7 +727,7 @@ describe("connections", () => {
     const created = await api.createSource({ id: "server" });
     await api.connect({ sourceId: "server", destinationId: "orders" });
     await api.connect({ sourceId: "web", destinationId: "orders" });
-    const ingestUrl = await startIngestHere();
+    const ingestUrl = await fixture.startIngest();
     expect((await track(ingestUrl, created.writeKey, "m-before")).status).toBe(200);
 
     await api.deleteSource({ id: "server" });
@@ -819,7 +753,7 @@ describe("connections", () => {
 
 describe("live configuration", () => {
   it("a source and a destination created through the API work at once, without a restart", async () => {
-    const ingestUrl = await startIngestHere();
+    const ingestUrl = await fixture.startIngest();
     const { writeKey } = await api.createSource({ id: "web" });
     await api.putDestination({
       destination: destination("hook", {

@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
 import { configApi } from "@switchyard/contracts";
-import { WebhookReceiver, waitFor, type ReceivedRequest } from "@switchyard/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { waitFor, type ReceivedRequest, type WebhookReceiver } from "@switchyard/testkit";
+import { describe, expect, it } from "vitest";
+import { busCall, configService, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
 
 /**
  * Changes to a destination made through the configuration API while the
@@ -15,58 +15,36 @@ const OLD_SECRET = "old-shared-secret-1";
 const NEW_SECRET = "new-shared-secret-2";
 const BATCH_SIZE = 5;
 
-let fixture: DeliveryFixture | undefined;
-const receivers: WebhookReceiver[] = [];
+const scope = deliveryPerTest();
 let callCounter = 0;
 
-afterEach(async () => {
-  await fixture?.dispose();
-  fixture = undefined;
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
-
-async function startReceivers(count: number): Promise<WebhookReceiver[]> {
-  const started = await Promise.all(Array.from({ length: count }, () => WebhookReceiver.start()));
-  receivers.push(...started);
-  return started;
+function startReceivers(count: number): Promise<WebhookReceiver[]> {
+  return Promise.all(Array.from({ length: count }, () => scope.receiver()));
 }
 
 /**
  * Source "web" connected to "hook" (the destination the tests change) and to
  * "witness" (never changed), so every call also proves it was processed.
  */
-async function startDelivery(hook: { url: string; sharedSecret?: string }, witness: WebhookReceiver): Promise<DeliveryFixture> {
-  fixture = await startDeliveryFixture({
-    workspace: {
-      sources: [{ id: "web", writeKeys: ["wk_config_change_01"] }],
-      destinations: [
-        { id: "hook", settings: { webhooks: [{ url: hook.url }], ...(hook.sharedSecret ? { sharedSecret: hook.sharedSecret } : {}) } },
-        { id: "witness", settings: { webhooks: [{ url: witness.url() }] } },
-      ],
-      connections: [
-        { sourceId: "web", destinationId: "hook" },
-        { sourceId: "web", destinationId: "witness" },
-      ],
-    },
+function startDelivery(hook: { url: string; sharedSecret?: string }, witness: WebhookReceiver): Promise<DeliveryFixture> {
+  return scope.start({
+    workspace: webSourceTo("wk_config_change_01", {
+      hook: { webhooks: [{ url: hook.url }], ...(hook.sharedSecret ? { sharedSecret: hook.sharedSecret } : {}) },
+      witness: witness.url(),
+    }),
   });
-  return fixture;
 }
 
 /** Stores the "hook" destination through the ConfigService gRPC API, as an operator would. */
 async function putHook(f: DeliveryFixture, hook: { url: string; sharedSecret?: string; enabled: boolean }): Promise<void> {
-  await f.admin.call<configApi.PutDestinationRequest, configApi.PutDestinationResponse>(
-    f.admin.config,
-    "putDestination",
-    configApi.PutDestinationRequest,
-    {
-      destination: configApi.Destination.fromPartial({
-        id: "hook",
-        enabled: hook.enabled,
-        webhooks: [{ url: hook.url, headers: {} }],
-        sharedSecret: hook.sharedSecret ?? "",
-      }),
-    },
-  );
+  await configService(() => f.admin).putDestination({
+    destination: configApi.Destination.fromPartial({
+      id: "hook",
+      enabled: hook.enabled,
+      webhooks: [{ url: hook.url, headers: {} }],
+      sharedSecret: hook.sharedSecret ?? "",
+    }),
+  });
 }
 
 /** Publishes calls in one batch and waits until that batch (and any retry) is fully settled. */

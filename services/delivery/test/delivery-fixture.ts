@@ -21,7 +21,18 @@ import {
 import { applyWorkspaceFile, kvKeys, openConfigBucket, workspaceFileSchema, type Destination } from "@switchyard/workspace";
 import { busNames, ensureCallsStream, type BusNames } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
-import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor, type NatsServerOptions } from "@switchyard/testkit";
+import {
+  LOOPBACK_CIDRS,
+  NatsServer,
+  uniqueNamespace,
+  waitFor,
+  WebhookReceiver,
+  type NatsServerOptions,
+  type Responder,
+} from "@switchyard/testkit";
+import { afterEach } from "vitest";
+import type { IngestHandle } from "@switchyard/ingest";
+import { startIngestInProcess } from "../../ingest/test/ingest-fixture.js";
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "../src/index.js";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -45,16 +56,22 @@ export interface DeliveryFixture {
   /** Publishes calls as ingest would: one CallBatch on the source's subject. */
   publishCalls(sourceId: string, calls: Call[]): Promise<void>;
   putDestination(destination: Partial<Destination> & Pick<Destination, "id" | "settings">): Promise<void>;
+  /** Ingest started beside delivery by `startIngest`, if it was. */
+  ingest: IngestHandle | undefined;
+  /** Starts ingest in this process on the fixture's NATS server and namespace (stopped by dispose); resolves to its HTTP base URL. */
+  startIngest(): Promise<string>;
   /** Resolves when the calls consumer has acked everything published so far and the retry stream is empty. */
   settled(): Promise<void>;
   dispose(): Promise<void>;
 }
 
-export async function startDeliveryFixture(options: {
+export interface DeliveryFixtureOptions {
   workspace: unknown;
   env?: Record<string, string>;
   nats?: NatsServerOptions;
-}): Promise<DeliveryFixture> {
+}
+
+export async function startDeliveryFixture(options: DeliveryFixtureOptions): Promise<DeliveryFixture> {
   const nats = await NatsServer.start(options.nats);
   const namespace = uniqueNamespace();
   const names = busNames(namespace);
@@ -81,7 +98,7 @@ export async function startDeliveryFixture(options: {
   const admin = new AdminClients(`127.0.0.1:${delivery.grpcPort}`);
   let batchCounter = 0;
 
-  return {
+  const fixture: DeliveryFixture = {
     nats,
     names,
     nc,
@@ -89,6 +106,12 @@ export async function startDeliveryFixture(options: {
     configKv,
     delivery,
     admin,
+    ingest: undefined,
+    startIngest: async () => {
+      const { ingest } = await startIngestInProcess({ natsUrl: nats.url, namespace });
+      fixture.ingest = ingest;
+      return `http://127.0.0.1:${ingest.httpPort}`;
+    },
     publishCalls: async (sourceId, calls) => {
       const header = busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.callBatch);
       const batch: CallBatch = { batchId: `test-${++batchCounter}`, sourceId, receivedAt: new Date(), calls };
@@ -109,11 +132,68 @@ export async function startDeliveryFixture(options: {
       });
     },
     dispose: async () => {
+      await fixture.ingest?.stop().catch(() => {});
       admin.close();
       await delivery.stop().catch(() => {});
       await nc.close();
       await nats.dispose();
     },
+  };
+  return fixture;
+}
+
+/** What a destination is given as in `webSourceTo`: its one webhook URL, or its whole settings. */
+export type DestinationSettings = string | { webhooks: { url: string; headers?: Record<string, string> }[]; [setting: string]: unknown };
+
+/** A workspace with one source, "web", connected to each destination of `destinations` (by id, in order). */
+export function webSourceTo(writeKey: string, destinations: Record<string, DestinationSettings>): unknown {
+  return {
+    sources: [{ id: "web", writeKeys: [writeKey] }],
+    destinations: Object.entries(destinations).map(([id, settings]) => ({
+      id,
+      settings: typeof settings === "string" ? { webhooks: [{ url: settings }] } : settings,
+    })),
+    connections: Object.keys(destinations).map((destinationId) => ({ sourceId: "web", destinationId })),
+  };
+}
+
+export type ReceiverOptions = Parameters<typeof WebhookReceiver.start>[0];
+
+/** Starts, and closes after each test, the delivery fixture and webhook receivers of a test file's tests. */
+export interface DeliveryPerTest {
+  start(options: DeliveryFixtureOptions): Promise<DeliveryFixture>;
+  /** A receiver answering with `responder` (200 when none is given). */
+  receiver(responder?: Responder, options?: ReceiverOptions): Promise<WebhookReceiver>;
+  /** Receivers answering each with its status, started together. */
+  receiversAnswering(...statuses: number[]): Promise<WebhookReceiver[]>;
+}
+
+/**
+ * Registers the afterEach that closes what a test started through the returned helper.
+ * `beforeClose` runs first; `receiversFirst` closes the receivers before the service, so
+ * stopping it does not wait on requests a receiver still holds.
+ */
+export function deliveryPerTest(options: { beforeClose?: () => void; receiversFirst?: boolean } = {}): DeliveryPerTest {
+  let fixture: DeliveryFixture | undefined;
+  const receivers: WebhookReceiver[] = [];
+  const closeReceivers = () => Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
+  afterEach(async () => {
+    options.beforeClose?.();
+    if (options.receiversFirst) await closeReceivers();
+    await fixture?.dispose();
+    fixture = undefined;
+    await closeReceivers();
+  });
+  const receiver = async (responder?: Responder, receiverOptions?: ReceiverOptions) => {
+    const started = await WebhookReceiver.start(receiverOptions);
+    receivers.push(started);
+    if (responder) started.respond(responder);
+    return started;
+  };
+  return {
+    start: async (fixtureOptions) => (fixture = await startDeliveryFixture(fixtureOptions)),
+    receiver,
+    receiversAnswering: (...statuses) => Promise.all(statuses.map((status) => receiver(() => ({ status })))),
   };
 }
 
@@ -177,6 +257,71 @@ export class AdminClients {
     this.delivery.close();
     this.config.close();
   }
+}
+
+/**
+ * Typed callers for every ConfigService method (`token` null sends no token); `admin` is read
+ * at each call, so a test file can make this once for fixtures started per test.
+ */
+export function configService(admin: () => AdminClients) {
+  const method =
+    <Request, Response>(name: string, type: { fromPartial(partial: any): Request }) =>
+    (request: Partial<Request>, token?: string | null): Promise<Response> =>
+      admin().call<Request, Response>(admin().config, name, type, request, token);
+  return {
+    createSource: method<configApi.CreateSourceRequest, configApi.CreateSourceResponse>("createSource", configApi.CreateSourceRequest),
+    getSource: method<configApi.GetSourceRequest, configApi.GetSourceResponse>("getSource", configApi.GetSourceRequest),
+    listSources: method<configApi.ListSourcesRequest, configApi.ListSourcesResponse>("listSources", configApi.ListSourcesRequest),
+    deleteSource: method<configApi.DeleteSourceRequest, configApi.DeleteSourceResponse>("deleteSource", configApi.DeleteSourceRequest),
+    rotateWriteKey: method<configApi.RotateWriteKeyRequest, configApi.RotateWriteKeyResponse>(
+      "rotateWriteKey",
+      configApi.RotateWriteKeyRequest,
+    ),
+    setAllowedOrigins: method<configApi.SetAllowedOriginsRequest, configApi.SetAllowedOriginsResponse>(
+      "setAllowedOrigins",
+      configApi.SetAllowedOriginsRequest,
+    ),
+    putDestination: method<configApi.PutDestinationRequest, configApi.PutDestinationResponse>(
+      "putDestination",
+      configApi.PutDestinationRequest,
+    ),
+    getDestination: method<configApi.GetDestinationRequest, configApi.GetDestinationResponse>(
+      "getDestination",
+      configApi.GetDestinationRequest,
+    ),
+    listDestinations: method<configApi.ListDestinationsRequest, configApi.ListDestinationsResponse>(
+      "listDestinations",
+      configApi.ListDestinationsRequest,
+    ),
+    deleteDestination: method<configApi.DeleteDestinationRequest, configApi.DeleteDestinationResponse>(
+      "deleteDestination",
+      configApi.DeleteDestinationRequest,
+    ),
+    rotateSigningSecret: method<configApi.RotateSigningSecretRequest, configApi.RotateSigningSecretResponse>(
+      "rotateSigningSecret",
+      configApi.RotateSigningSecretRequest,
+    ),
+    connect: method<configApi.ConnectRequest, configApi.ConnectResponse>("connect", configApi.ConnectRequest),
+    disconnect: method<configApi.DisconnectRequest, configApi.DisconnectResponse>("disconnect", configApi.DisconnectRequest),
+    listConnections: method<configApi.ListConnectionsRequest, configApi.ListConnectionsResponse>(
+      "listConnections",
+      configApi.ListConnectionsRequest,
+    ),
+    applyWorkspace: method<configApi.ApplyWorkspaceRequest, configApi.ApplyWorkspaceResponse>(
+      "applyWorkspace",
+      configApi.ApplyWorkspaceRequest,
+    ),
+  };
+}
+
+/** The gRPC status and message a call failed with; throws when it succeeded. */
+export async function grpcFailure(promise: Promise<unknown>): Promise<{ code: number; details: string }> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e as { code: number; details: string },
+  );
+  if (!error) throw new Error("expected the call to fail");
+  return { code: error.code, details: error.details };
 }
 
 /** A Call as ingest would put it on the bus. */

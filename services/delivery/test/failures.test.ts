@@ -1,29 +1,15 @@
 import type { DeadLetterEntry, DeliveryAttempt } from "@switchyard/contracts";
-import { freePort, WebhookReceiver, waitFor, type Responder, type ResponsePlan } from "@switchyard/testkit";
+import { freePort, waitFor, type Responder, type ResponsePlan } from "@switchyard/testkit";
 import { maskValue } from "@switchyard/workspace";
-import { afterEach, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { describe, expect, it } from "vitest";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
 
 /** The request timeout of docs/contract.md §7.4, which the fixture keeps. */
 const REQUEST_TIMEOUT_MS = 5_000;
 /** A retry that is due may be sent this early (timer granularity, see retries.ts). */
 const EARLY_TOLERANCE_MS = 5;
 
-let fixture: DeliveryFixture | undefined;
-const receivers: WebhookReceiver[] = [];
-
-afterEach(async () => {
-  await fixture?.dispose();
-  fixture = undefined;
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
-
-async function startReceiver(responder: Responder, options: { port?: number } = {}): Promise<WebhookReceiver> {
-  const receiver = await WebhookReceiver.start(options);
-  receiver.respond(responder);
-  receivers.push(receiver);
-  return receiver;
-}
+const scope = deliveryPerTest();
 
 /** Answers the first request with `first`, every later one with 200. */
 function firstThenOk(first: ResponsePlan): Responder {
@@ -31,15 +17,8 @@ function firstThenOk(first: ResponsePlan): Responder {
 }
 
 /** Delivery with one source, "web", connected to one destination, "hook", with a single URL. */
-async function startDeliveringTo(url: string): Promise<DeliveryFixture> {
-  fixture = await startDeliveryFixture({
-    workspace: {
-      sources: [{ id: "web", writeKeys: ["wk_failures_test_01"] }],
-      destinations: [{ id: "hook", settings: { webhooks: [{ url }] } }],
-      connections: [{ sourceId: "web", destinationId: "hook" }],
-    },
-  });
-  return fixture;
+function startDeliveringTo(url: string): Promise<DeliveryFixture> {
+  return scope.start({ workspace: webSourceTo("wk_failures_test_01", { hook: url }) });
 }
 
 async function loggedAttempts(f: DeliveryFixture, messageId: string): Promise<DeliveryAttempt[]> {
@@ -59,7 +38,7 @@ async function firstDeadLetters(f: DeliveryFixture): Promise<DeadLetterEntry[]> 
 
 describe("retryable failures", () => {
   it("times out a receiver that takes 6 s, logs the timeout, and retries", async () => {
-    const receiver = await startReceiver(firstThenOk({ status: 200, delayMs: 6_000 }));
+    const receiver = await scope.receiver(firstThenOk({ status: 200, delayMs: 6_000 }));
     const f = await startDeliveringTo(receiver.url());
     await f.publishCalls("web", [busCall("m-timeout", trackPayload())]);
 
@@ -91,7 +70,7 @@ describe("retryable failures", () => {
     await waitFor("a refused attempt in the delivery log", async () =>
       (await loggedAttempts(f, "m-refused")).some((attempt) => attempt.error === "connection refused"),
     );
-    const lateReceiver = await startReceiver(() => ({ status: 200 }), { port });
+    const lateReceiver = await scope.receiver(() => ({ status: 200 }), { port });
     await waitFor("the retried call", () => lateReceiver.requests.length > 0, { timeoutMs: 15_000 });
     await f.settled();
 
@@ -104,7 +83,7 @@ describe("retryable failures", () => {
   });
 
   it("honours Retry-After on a 429: the retry comes no earlier than 1 s later", async () => {
-    const receiver = await startReceiver(firstThenOk({ status: 429, headers: { "retry-after": "1" } }));
+    const receiver = await scope.receiver(firstThenOk({ status: 429, headers: { "retry-after": "1" } }));
     const f = await startDeliveringTo(receiver.url());
     await f.publishCalls("web", [busCall("m-429", trackPayload())]);
 
@@ -120,7 +99,7 @@ describe("retryable failures", () => {
   });
 
   it("retries a 408", async () => {
-    const receiver = await startReceiver(firstThenOk({ status: 408 }));
+    const receiver = await scope.receiver(firstThenOk({ status: 408 }));
     const f = await startDeliveringTo(receiver.url());
     await f.publishCalls("web", [busCall("m-408", trackPayload())]);
 
@@ -135,7 +114,7 @@ describe("retryable failures", () => {
 
 describe("permanent failures", () => {
   it("does not retry a 404: one request, dead-lettered as a permanent failure", async () => {
-    const receiver = await startReceiver(() => ({ status: 404 }));
+    const receiver = await scope.receiver(() => ({ status: 404 }));
     const f = await startDeliveringTo(receiver.url());
     await f.publishCalls("web", [busCall("m-404", trackPayload())]);
 
@@ -154,8 +133,8 @@ describe("permanent failures", () => {
   });
 
   it("does not follow a 302 to its Location, and does not retry it", async () => {
-    const redirectTarget = await startReceiver(() => ({ status: 200 }));
-    const redirecting = await startReceiver(() => ({ status: 302, headers: { location: redirectTarget.url("/moved") } }));
+    const redirectTarget = await scope.receiver(() => ({ status: 200 }));
+    const redirecting = await scope.receiver(() => ({ status: 302, headers: { location: redirectTarget.url("/moved") } }));
     const f = await startDeliveringTo(redirecting.url());
     await f.publishCalls("web", [busCall("m-302", trackPayload())]);
 
@@ -174,7 +153,7 @@ describe("permanent failures", () => {
   });
 
   it("masks URL query values (tokens) in the delivery log and dead letters, and still sends them", async () => {
-    const receiver = await startReceiver(() => ({ status: 400 }));
+    const receiver = await scope.receiver(() => ({ status: 400 }));
     const f = await startDeliveringTo(receiver.url("/hook?token=s3cr3t-query-token&plain"));
     await f.publishCalls("web", [busCall("m-token", trackPayload())]);
 

@@ -1,16 +1,7 @@
-import { WebhookReceiver } from "@switchyard/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { describe, expect, it } from "vitest";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo } from "./delivery-fixture.js";
 
-let fixture: DeliveryFixture | undefined;
-let receiver: WebhookReceiver | undefined;
-
-afterEach(async () => {
-  await fixture?.dispose();
-  fixture = undefined;
-  await receiver?.close();
-  receiver = undefined;
-});
+const scope = deliveryPerTest();
 
 /** A call's `integrations` and whether the Webhooks destination must get it (docs/contract.md §8.1). */
 const cases: { messageId: string; integrations: Record<string, unknown> | undefined; delivered: boolean }[] = [
@@ -28,14 +19,8 @@ const cases: { messageId: string; integrations: Record<string, unknown> | undefi
 
 describe("integrations", () => {
   it("let through exactly the calls that leave the Webhooks destination on", async () => {
-    receiver = await WebhookReceiver.start();
-    fixture = await startDeliveryFixture({
-      workspace: {
-        sources: [{ id: "web", writeKeys: ["wk_integrations_t01"] }],
-        destinations: [{ id: "hook", settings: { webhooks: [{ url: receiver.url() }] } }],
-        connections: [{ sourceId: "web", destinationId: "hook" }],
-      },
-    });
+    const receiver = await scope.receiver();
+    const fixture = await scope.start({ workspace: webSourceTo("wk_integrations_t01", { hook: receiver.url() }) });
 
     // Blocked calls first, allowed ones after them, all in one batch: once the batch is settled,
     // every request it will ever cause has been made, so an absent call was really blocked.

@@ -1,9 +1,9 @@
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { BUS_MESSAGE_TYPE_HEADER, BUS_MESSAGE_TYPE_NAMES } from "@switchyard/bus";
 import { DeferredCalls } from "@switchyard/contracts";
-import { WebhookReceiver, waitFor } from "@switchyard/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { waitFor } from "@switchyard/testkit";
+import { describe, expect, it } from "vitest";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo } from "./delivery-fixture.js";
 
 const CALLS = 300;
 /**
@@ -24,39 +24,19 @@ const SLOW_HOLD_MS = 6_000;
  */
 const MAX_SLOW_REQUESTS_BEFORE_TRIP = DESTINATION_CONCURRENCY + FAILURE_THRESHOLD - 1;
 
-let fixture: DeliveryFixture | undefined;
-const receivers: WebhookReceiver[] = [];
-
-afterEach(async () => {
-  await fixture?.dispose();
-  fixture = undefined;
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
+const scope = deliveryPerTest();
 
 describe("a slow destination next to a healthy one", () => {
   it("does not hold up the healthy one, gets a bounded number of requests, and gets every call once it recovers", async () => {
-    const [slow, healthy] = await Promise.all([WebhookReceiver.start(), WebhookReceiver.start()]);
-    receivers.push(slow!, healthy!);
-    slow!.respond(() => ({ status: 200, delayMs: SLOW_HOLD_MS }));
-    const f = await startDeliveryFixture({
-      workspace: {
-        sources: [{ id: "web", writeKeys: ["wk_isolation_test1"] }],
-        destinations: [
-          { id: "slow", settings: { webhooks: [{ url: slow!.url() }] } },
-          { id: "healthy", settings: { webhooks: [{ url: healthy!.url() }] } },
-        ],
-        connections: [
-          { sourceId: "web", destinationId: "slow" },
-          { sourceId: "web", destinationId: "healthy" },
-        ],
-      },
+    const [slow, healthy] = await Promise.all([scope.receiver(() => ({ status: 200, delayMs: SLOW_HOLD_MS })), scope.receiver()]);
+    const f = await scope.start({
+      workspace: webSourceTo("wk_isolation_test1", { slow: slow.url(), healthy: healthy.url() }),
       env: {
         DELIVERY_DESTINATION_CONCURRENCY: String(DESTINATION_CONCURRENCY),
         DELIVERY_FAILURE_THRESHOLD: String(FAILURE_THRESHOLD),
         DELIVERY_FAILING_COOLDOWN_MS: "300",
       },
     });
-    fixture = f;
     const jsm = await jetstreamManager(f.nc);
 
     const messageIds = Array.from({ length: CALLS }, (_, index) => `m-${index}`);
@@ -70,9 +50,9 @@ describe("a slow destination next to a healthy one", () => {
     }
 
     // 1. Every call reaches the healthy receiver while the slow one has had only a handful of requests.
-    await waitFor("all calls at the healthy receiver", () => healthy!.requests.length === CALLS, { timeoutMs: 20_000 });
-    expect(slow!.requests.length).toBeLessThanOrEqual(MAX_SLOW_REQUESTS_BEFORE_TRIP);
-    expect(new Set(healthy!.requests.map((request) => request.json.messageId))).toEqual(new Set(messageIds));
+    await waitFor("all calls at the healthy receiver", () => healthy.requests.length === CALLS, { timeoutMs: 20_000 });
+    expect(slow.requests.length).toBeLessThanOrEqual(MAX_SLOW_REQUESTS_BEFORE_TRIP);
+    expect(new Set(healthy.requests.map((request) => request.json.messageId))).toEqual(new Set(messageIds));
 
     // 2. The slow destination's breaker trips: its waiting calls go to the retry stream instead of being sent,
     //    a batch's calls together in one message.
@@ -82,18 +62,18 @@ describe("a slow destination next to a healthy one", () => {
       { timeoutMs: 20_000 },
     );
     expect((await retryStreamContents(jsm, f.names.retryStream)).messages).toBeLessThan(CALLS / 10);
-    expect(slow!.requests.length).toBeLessThanOrEqual(MAX_SLOW_REQUESTS_BEFORE_TRIP + 1); // + the first probe, perhaps
+    expect(slow.requests.length).toBeLessThanOrEqual(MAX_SLOW_REQUESTS_BEFORE_TRIP + 1); // + the first probe, perhaps
 
     // 3. It recovers: every call reaches it through the retries, and none is lost or dead-lettered.
-    const firstAnsweredAtOnce = slow!.requests.length;
-    slow!.respond(() => ({ status: 200 }));
+    const firstAnsweredAtOnce = slow.requests.length;
+    slow.respond(() => ({ status: 200 }));
     await waitFor(
       "every call answered by the recovered receiver",
-      () => new Set(slow!.requests.slice(firstAnsweredAtOnce).map((request) => request.json.messageId)).size === CALLS,
+      () => new Set(slow.requests.slice(firstAnsweredAtOnce).map((request) => request.json.messageId)).size === CALLS,
       { timeoutMs: 40_000, intervalMs: 100 },
     );
     await f.settled();
-    expect(healthy!.requests).toHaveLength(CALLS);
+    expect(healthy.requests).toHaveLength(CALLS);
     expect((await f.admin.listDeadLetters({ destinationId: "slow" })).entries).toEqual([]);
     const stats = await f.admin.getDeliveryStats({ destinationId: "slow" });
     expect(stats.destinations[0]?.delivered).toBe(CALLS);

@@ -1,6 +1,6 @@
-import { WebhookReceiver, waitFor, type ResponsePlan } from "@switchyard/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { waitFor, type ResponsePlan } from "@switchyard/testkit";
+import { describe, expect, it } from "vitest";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo } from "./delivery-fixture.js";
 import { CALLS_CONSUMER } from "@switchyard/bus";
 
 /** Two batch slots: both would be taken by the first two batches if a batch kept its slot until answered. */
@@ -19,47 +19,38 @@ const REQUEST_TIMEOUT_MS = 600_000;
 /** Far over DELIVERY_MAX_RESPONSE_BYTES (64 KB by default). */
 const HUGE_BODY = Buffer.alloc(4 * 1024 * 1024, "x");
 
-let fixture: DeliveryFixture | undefined;
-const receivers: WebhookReceiver[] = [];
 const held: ((plan: ResponsePlan) => void)[] = [];
-
-afterEach(async () => {
-  // Answer what is still held and close the receivers first, so that stopping the service does not wait for them.
-  for (const answer of held.splice(0)) answer({ status: 200 });
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-  await fixture?.dispose();
-  fixture = undefined;
+// Answer what is still held and close the receivers first, so that stopping the service does not wait for them.
+const scope = deliveryPerTest({
+  beforeClose: () => {
+    for (const answer of held.splice(0)) answer({ status: 200 });
+  },
+  receiversFirst: true,
 });
 
 describe("latency isolation: batches waiting only on hostile destinations", () => {
   it("do not hold the batch slots: the healthy destination gets every call while a receiver holds its requests", async () => {
-    const [healthy, hang, huge, reset] = await Promise.all([
-      WebhookReceiver.start(),
-      WebhookReceiver.start(),
-      WebhookReceiver.start(),
-      WebhookReceiver.start(),
-    ]);
-    receivers.push(healthy!, hang!, huge!, reset!);
     let hostile = true;
-    // Never answers while hostile: each request waits for the test to let it go.
-    hang!.respond(() => (hostile ? new Promise<ResponsePlan>((answer) => held.push(answer)) : { status: 200 }));
-    huge!.respond(() => ({ status: 200, body: HUGE_BODY }));
-    reset!.respond(() => (hostile ? { destroy: true } : { status: 200 }));
-    const destinations = { healthy: healthy!, hang: hang!, huge: huge!, reset: reset! };
+    const [healthy, hang, huge, reset] = await Promise.all([
+      scope.receiver(),
+      // Never answers while hostile: each request waits for the test to let it go.
+      scope.receiver(() => (hostile ? new Promise<ResponsePlan>((answer) => held.push(answer)) : { status: 200 })),
+      scope.receiver(() => ({ status: 200, body: HUGE_BODY })),
+      scope.receiver(() => (hostile ? { destroy: true } : { status: 200 })),
+    ]);
+    const destinations = { healthy, hang, huge, reset };
 
-    const f = await startDeliveryFixture({
-      workspace: {
-        sources: [{ id: "web", writeKeys: ["wk_latency_isolation_1"] }],
-        destinations: Object.entries(destinations).map(([id, receiver]) => ({ id, settings: { webhooks: [{ url: receiver.url() }] } })),
-        connections: Object.keys(destinations).map((destinationId) => ({ sourceId: "web", destinationId })),
-      },
+    const f = await scope.start({
+      workspace: webSourceTo(
+        "wk_latency_isolation_1",
+        Object.fromEntries(Object.entries(destinations).map(([id, receiver]) => [id, receiver.url()])),
+      ),
       env: {
         DELIVERY_BATCH_CONCURRENCY: String(BATCH_CONCURRENCY),
         DELIVERY_DESTINATION_CONCURRENCY: String(DESTINATION_CONCURRENCY),
         DELIVERY_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
       },
     });
-    fixture = f;
 
     const messageIds = Array.from({ length: BATCHES * CALLS_PER_BATCH }, (_, index) => `m-${index}`);
     for (let batch = 0; batch < BATCHES; batch++) {
@@ -72,13 +63,13 @@ describe("latency isolation: batches waiting only on hostile destinations", () =
 
     // 1. Every call reaches the healthy receiver while the first two batches' requests to the never-answering
     //    one are still open: those batches wait for the answers without their batch slots.
-    await waitFor("every call at the healthy receiver", () => healthy!.requests.length === messageIds.length, { timeoutMs: 30_000 });
-    expect(new Set(healthy!.requests.map((request) => request.json.messageId))).toEqual(new Set(messageIds));
+    await waitFor("every call at the healthy receiver", () => healthy.requests.length === messageIds.length, { timeoutMs: 30_000 });
+    expect(new Set(healthy.requests.map((request) => request.json.messageId))).toEqual(new Set(messageIds));
     // It still holds its first requests (one set of slots) and got no other: none timed out or was retried.
-    expect(hang!.requests).toHaveLength(DESTINATION_CONCURRENCY);
+    expect(hang.requests).toHaveLength(DESTINATION_CONCURRENCY);
     expect(held).toHaveLength(DESTINATION_CONCURRENCY);
     // The huge answers count as delivered (the body is cut at the limit), so every call got its request.
-    await waitFor("every call at the huge-answering receiver", () => huge!.requests.length >= messageIds.length, { timeoutMs: 30_000 });
+    await waitFor("every call at the huge-answering receiver", () => huge.requests.length >= messageIds.length, { timeoutMs: 30_000 });
     // Nothing is acked before it is delivered or on the retry stream: the held batches are not acked yet.
     const calls = await f.js.consumers.get(f.names.callsStream, CALLS_CONSUMER);
     expect((await calls.info()).num_ack_pending).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
-import { WebhookReceiver, waitFor } from "@switchyard/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { waitFor } from "@switchyard/testkit";
+import { describe, expect, it } from "vitest";
+import { busCall, deliveryPerTest, trackPayload } from "./delivery-fixture.js";
 import { RETRY_CONSUMER } from "@switchyard/bus";
 
 /**
@@ -13,25 +13,18 @@ const CALLS = 6_000;
 const PARKED = CALLS / 2;
 const BATCH = 200;
 
-let fixture: DeliveryFixture | undefined;
-const receivers: WebhookReceiver[] = [];
-
-afterEach(async () => {
-  await fixture?.dispose();
-  fixture = undefined;
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
+const scope = deliveryPerTest();
 
 describe("parked retries", () => {
   it("do not keep a newer retry that is due from being made, with thousands of tasks parked", async () => {
     // Fails every other call with 503 and a Retry-After of an hour: those tasks wait (nak with delay) far past the test.
-    const halfFailing = await WebhookReceiver.start({ record: false });
-    halfFailing.respond((_request, index) => (index % 2 === 1 ? { status: 503, headers: { "retry-after": "3600" } } : { status: 200 }));
+    const halfFailing = await scope.receiver(
+      (_request, index) => (index % 2 === 1 ? { status: 503, headers: { "retry-after": "3600" } } : { status: 200 }),
+      { record: false },
+    );
     // Fails its first request only: its retry is due after the base delay (100 ms).
-    const recovering = await WebhookReceiver.start();
-    recovering.respond((_request, index) => ({ status: index === 0 ? 503 : 200 }));
-    receivers.push(halfFailing, recovering);
-    fixture = await startDeliveryFixture({
+    const recovering = await scope.receiver((_request, index) => ({ status: index === 0 ? 503 : 200 }));
+    const f = await scope.start({
       workspace: {
         sources: [
           { id: "busy", writeKeys: ["wk_parked_test_busy1"] },
@@ -49,7 +42,6 @@ describe("parked retries", () => {
       // A failing destination's calls are deferred together rather than tried one by one; keep them tried.
       env: { DELIVERY_RETRY_WINDOW_MS: "3600000", DELIVERY_FAILURE_THRESHOLD: "1000000" },
     });
-    const f = fixture;
     const jsm = await jetstreamManager(f.nc);
     for (let start = 0; start < CALLS; start += BATCH) {
       await f.publishCalls(

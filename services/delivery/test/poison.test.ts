@@ -2,30 +2,17 @@ import { BUS_MESSAGE_TYPE_HEADER, BUS_MESSAGE_TYPE_NAMES, POISON_HEADERS, busMes
 import { CallBatch } from "@switchyard/contracts";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { headerSafeId } from "@switchyard/bus";
-import { MetricsSnapshot, WebhookReceiver, waitFor } from "@switchyard/testkit";
+import { MetricsSnapshot, waitFor, type WebhookReceiver } from "@switchyard/testkit";
 import { verifyStandardWebhook } from "@switchyard/webhook-verify";
-import { afterEach, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { describe, expect, it } from "vitest";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
 
 const SIGNING_SECRET = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
 /** Ids older versions of ingest accepted, and ids any version accepts that are not header-safe. */
 const HOSTILE_IDS = ["bad\nid", "cr\r\nlf", "nul\0id", " spaced ", "😀 emoji", "x".repeat(200), "h_imitation"];
 
-let fixture: DeliveryFixture | undefined;
-const receivers: WebhookReceiver[] = [];
-
-afterEach(async () => {
-  await fixture?.dispose();
-  fixture = undefined;
-  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-});
-
-async function receiver(status: number): Promise<WebhookReceiver> {
-  const started = await WebhookReceiver.start();
-  started.respond(() => ({ status }));
-  receivers.push(started);
-  return started;
-}
+const scope = deliveryPerTest();
+const receiver = (status: number) => scope.receiver(() => ({ status }));
 
 async function deadLetterIds(f: DeliveryFixture, destinationId: string): Promise<Map<string, string>> {
   const entries = (await f.admin.listDeadLetters({ destinationId, limit: 1000 })).entries;
@@ -35,21 +22,16 @@ async function deadLetterIds(f: DeliveryFixture, destinationId: string): Promise
 describe("calls whose ids are not header-safe", () => {
   it("reach an end state at every destination with one request per attempt: delivered, dead-lettered at once, or after the window", async () => {
     const [ok, refused, failing, signed] = await Promise.all([receiver(200), receiver(400), receiver(500), receiver(200)]);
-    fixture = await startDeliveryFixture({
-      workspace: {
-        sources: [{ id: "web", writeKeys: ["wk_poison_test_0001"] }],
-        destinations: [
-          { id: "ok", settings: { webhooks: [{ url: ok.url() }] } },
-          { id: "refused", settings: { webhooks: [{ url: refused.url() }] } },
-          { id: "failing", settings: { webhooks: [{ url: failing.url() }] } },
-          { id: "signed", settings: { webhooks: [{ url: signed.url() }], standardWebhooks: { signingSecret: SIGNING_SECRET } } },
-        ],
-        connections: ["ok", "refused", "failing", "signed"].map((destinationId) => ({ sourceId: "web", destinationId })),
-      },
+    const f = await scope.start({
+      workspace: webSourceTo("wk_poison_test_0001", {
+        ok: ok.url(),
+        refused: refused.url(),
+        failing: failing.url(),
+        signed: { webhooks: [{ url: signed.url() }], standardWebhooks: { signingSecret: SIGNING_SECRET } },
+      }),
       // A short window, so the failing destination's calls reach their end within the test.
       env: { DELIVERY_RETRY_WINDOW_MS: "3000", DELIVERY_RETRY_BASE_DELAY_MS: "200", DELIVERY_RETRY_MAX_DELAY_MS: "400" },
     });
-    const f = fixture;
     await f.publishCalls("web", [busCall("good-1", trackPayload()), ...HOSTILE_IDS.map((id) => busCall(id, trackPayload()))]);
     const all = ["good-1", ...HOSTILE_IDS];
 
@@ -84,14 +66,8 @@ describe("calls whose ids are not header-safe", () => {
 /** Source "web" connected to destination "ok", whose receiver answers 200. */
 async function deliveringToOneReceiver(): Promise<{ ok: WebhookReceiver; f: DeliveryFixture }> {
   const ok = await receiver(200);
-  fixture = await startDeliveryFixture({
-    workspace: {
-      sources: [{ id: "web", writeKeys: ["wk_poison_test_0001"] }],
-      destinations: [{ id: "ok", settings: { webhooks: [{ url: ok.url() }] } }],
-      connections: [{ sourceId: "web", destinationId: "ok" }],
-    },
-  });
-  return { ok, f: fixture };
+  const f = await scope.start({ workspace: webSourceTo("wk_poison_test_0001", { ok: ok.url() }) });
+  return { ok, f };
 }
 
 describe("messages delivery cannot handle", () => {

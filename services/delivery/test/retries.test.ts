@@ -1,36 +1,17 @@
 import { status } from "@grpc/grpc-js";
 import { ListDeadLettersRequest, type DeadLetterEntry, type DeliveryAttempt } from "@switchyard/contracts";
-import { WebhookReceiver, waitFor } from "@switchyard/testkit";
-import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "@switchyard/testkit";
+import { describe, expect, it } from "vitest";
 import { RetryQueue } from "../src/retries/retry-queue.js";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
 
-let fixture: DeliveryFixture | undefined;
-const receivers: WebhookReceiver[] = [];
+const scope = deliveryPerTest();
 
-afterEach(async () => {
-  await fixture?.dispose();
-  fixture = undefined;
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-
-async function receiversAnswering(...statuses: number[]): Promise<WebhookReceiver[]> {
-  const started = await Promise.all(statuses.map(() => WebhookReceiver.start()));
-  started.forEach((receiver, i) => receiver.respond(() => ({ status: statuses[i] ?? 200 })));
-  receivers.push(...started);
-  return started;
-}
-
-async function start(urls: string[], env: Record<string, string> = {}): Promise<DeliveryFixture> {
-  fixture = await startDeliveryFixture({
-    workspace: {
-      sources: [{ id: "web", writeKeys: ["wk_retries_test_001"] }],
-      destinations: [{ id: "hook", settings: { webhooks: urls.map((url) => ({ url })) } }],
-      connections: [{ sourceId: "web", destinationId: "hook" }],
-    },
+function start(urls: string[], env: Record<string, string> = {}): Promise<DeliveryFixture> {
+  return scope.start({
+    workspace: webSourceTo("wk_retries_test_001", { hook: { webhooks: urls.map((url) => ({ url })) } }),
     env,
   });
-  return fixture;
 }
 
 async function attempts(f: DeliveryFixture, messageId: string): Promise<DeliveryAttempt[]> {
@@ -43,7 +24,7 @@ async function deadLetters(f: DeliveryFixture): Promise<DeadLetterEntry[]> {
 
 describe("fan-out and first success", () => {
   it("sends the first attempt to all three URLs in order (500, 200, 500) and retries nothing", async () => {
-    const [a, b, c] = await receiversAnswering(500, 200, 500);
+    const [a, b, c] = await scope.receiversAnswering(500, 200, 500);
     const f = await start([a!.url("/a"), b!.url("/b"), c!.url("/c")]);
     await f.publishCalls("web", [busCall("m-1", trackPayload())]);
     await waitFor("the third URL's request", () => c!.requests.length === 1);
@@ -66,7 +47,7 @@ describe("fan-out and first success", () => {
 
 describe("retries", () => {
   it("retries 5xx with growing delays and delivers once the receiver recovers", async () => {
-    const [receiver] = await receiversAnswering(500);
+    const [receiver] = await scope.receiversAnswering(500);
     receiver!.respond((_request, index) => ({ status: index < 5 ? 503 : 200 }));
     const f = await start([receiver!.url()]);
     await f.publishCalls("web", [busCall("m-recover", trackPayload())]);
@@ -83,7 +64,7 @@ describe("retries", () => {
   });
 
   it("dead-letters at the window's end, lists it, and replays it successfully", async () => {
-    const [receiver] = await receiversAnswering(500);
+    const [receiver] = await scope.receiversAnswering(500);
     const f = await start([receiver!.url()], { DELIVERY_RETRY_WINDOW_MS: "1500" });
     const acceptedAt = Date.now();
     await f.publishCalls("web", [busCall("m-dead", trackPayload(), { receivedAt: new Date(acceptedAt) })]);
@@ -118,7 +99,7 @@ describe("retries", () => {
 
   it("retries a replayed dead letter that fails again right away (its retry is not taken for the first run's)", async () => {
     // First run: 500, then 404 (permanent): a retry named after attempt 1, then a dead letter.
-    const [receiver] = await receiversAnswering(500);
+    const [receiver] = await scope.receiversAnswering(500);
     const answers = [500, 404, 503, 200];
     receiver!.respond((_request, index) => ({ status: answers[index] ?? 200 }));
     const f = await start([receiver!.url()]);
@@ -139,7 +120,7 @@ describe("retries", () => {
 
   it("dead-letters deferred calls at once when their window is over though their time has not come", async () => {
     // Deferred again near the end of the window, calls can be due after it; they must not come back every millisecond until then.
-    const [receiver] = await receiversAnswering(200);
+    const [receiver] = await scope.receiversAnswering(200);
     const f = await start([receiver!.url()], { DELIVERY_RETRY_WINDOW_MS: "2000" });
     const now = Date.now();
     await new RetryQueue(f.js, f.names).defer(
@@ -161,7 +142,7 @@ describe("retries", () => {
   });
 
   it("defers a failing destination's calls together, dead-letters each at the window's end, and replays them all", async () => {
-    const [receiver] = await receiversAnswering(500);
+    const [receiver] = await scope.receiversAnswering(500);
     // The first failure trips the breaker, so the second batch is deferred without a request.
     const f = await start([receiver!.url()], {
       DELIVERY_RETRY_WINDOW_MS: "2000",
@@ -201,7 +182,7 @@ describe("retries", () => {
   });
 
   it("refuses the admin API without the right token", async () => {
-    const [receiver] = await receiversAnswering(200);
+    const [receiver] = await scope.receiversAnswering(200);
     const f = await start([receiver!.url()]);
     for (const token of [null, "wrong-token-0000000000"]) {
       const error = await f.admin

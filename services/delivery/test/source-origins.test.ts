@@ -1,64 +1,21 @@
 import { status } from "@grpc/grpc-js";
-import { configApi } from "@switchyard/contracts";
-import { loadIngestConfig, startIngest, type IngestHandle } from "@switchyard/ingest";
-import { createLogger } from "@switchyard/platform";
 import { kvKeys } from "@switchyard/workspace";
 import { waitFor } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
+import { configService, grpcFailure as failure, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
 
 /** ConfigService.SetAllowedOrigins: the browser origins a source's write keys may be used from. */
 
 let fixture: DeliveryFixture;
-let ingest: IngestHandle | undefined;
 
 beforeEach(async () => {
   fixture = await startDeliveryFixture({ workspace: {} });
 });
 afterEach(async () => {
-  await ingest?.stop().catch(() => {});
-  ingest = undefined;
   await fixture.dispose();
 });
 
-function method<Request, Response>(name: string, type: { fromPartial(partial: any): Request }) {
-  return (request: Partial<Request>): Promise<Response> => fixture.admin.call<Request, Response>(fixture.admin.config, name, type, request);
-}
-const api = {
-  createSource: method<configApi.CreateSourceRequest, configApi.CreateSourceResponse>("createSource", configApi.CreateSourceRequest),
-  getSource: method<configApi.GetSourceRequest, configApi.GetSourceResponse>("getSource", configApi.GetSourceRequest),
-  setAllowedOrigins: method<configApi.SetAllowedOriginsRequest, configApi.SetAllowedOriginsResponse>(
-    "setAllowedOrigins",
-    configApi.SetAllowedOriginsRequest,
-  ),
-  rotateWriteKey: method<configApi.RotateWriteKeyRequest, configApi.RotateWriteKeyResponse>(
-    "rotateWriteKey",
-    configApi.RotateWriteKeyRequest,
-  ),
-};
-
-async function failure(promise: Promise<unknown>): Promise<{ code: number; details: string }> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e as { code: number; details: string },
-  );
-  if (!error) throw new Error("expected the call to fail");
-  return { code: error.code, details: error.details };
-}
-
-async function startIngestHere(): Promise<string> {
-  const config = loadIngestConfig({
-    NATS_URL: fixture.nats.url,
-    SWITCHYARD_NAMESPACE: fixture.names.namespace,
-    INGEST_GRPC_PORT: "0",
-    INGEST_OPS_PORT: "0",
-    INGEST_HTTP_PORT: "0",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-  });
-  ingest = await startIngest(config, createLogger({ service: "ingest", level: "silent" }));
-  return `http://127.0.0.1:${ingest.httpPort}`;
-}
+const api = configService(() => fixture.admin);
 
 /** analytics.js's request: text/plain, the key in the body, from `origin`. Resolves to the status. */
 async function browserTrack(ingestUrl: string, writeKey: string, origin: string): Promise<number> {
@@ -73,7 +30,7 @@ async function browserTrack(ingestUrl: string, writeKey: string, origin: string)
 
 describe("SetAllowedOrigins", () => {
   it("narrows a source to listed origins, ingest follows within moments, and unset opens it again", async () => {
-    const ingestUrl = await startIngestHere();
+    const ingestUrl = await fixture.startIngest();
     const { writeKey, source } = await api.createSource({ id: "shop" });
     expect(source?.allowedOrigins).toBeUndefined();
     await waitFor("the new source to work", async () => (await browserTrack(ingestUrl, writeKey, "https://evil.example")) === 200);

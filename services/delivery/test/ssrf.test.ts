@@ -1,6 +1,6 @@
-import { WebhookReceiver, waitFor } from "@switchyard/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { waitFor, type WebhookReceiver } from "@switchyard/testkit";
+import { describe, expect, it } from "vitest";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
 
 /**
  * SSRF protection through the whole delivery service: receivers on loopback
@@ -8,31 +8,10 @@ import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } fro
  * a permanent failure recorded in the delivery log with its reason.
  */
 
-let fixture: DeliveryFixture | undefined;
-const receivers: WebhookReceiver[] = [];
+const scope = deliveryPerTest();
 
-afterEach(async () => {
-  await fixture?.dispose();
-  fixture = undefined;
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-
-async function receiver(): Promise<WebhookReceiver> {
-  const started = await WebhookReceiver.start();
-  receivers.push(started);
-  return started;
-}
-
-async function start(url: string, env: Record<string, string>): Promise<DeliveryFixture> {
-  fixture = await startDeliveryFixture({
-    workspace: {
-      sources: [{ id: "web", writeKeys: ["wk_ssrf_test_000001"] }],
-      destinations: [{ id: "hook", settings: { webhooks: [{ url }] } }],
-      connections: [{ sourceId: "web", destinationId: "hook" }],
-    },
-    env,
-  });
-  return fixture;
+function start(url: string, env: Record<string, string>): Promise<DeliveryFixture> {
+  return scope.start({ workspace: webSourceTo("wk_ssrf_test_000001", { hook: url }), env });
 }
 
 /** No allowlist at all: what a production deployment has unless its operator sets one. */
@@ -47,7 +26,7 @@ describe("outbound address policy", () => {
       /^address refused: localhost resolves to (127\.0\.0\.1: loopback \(127\.0\.0\.0\/8\)|::1: loopback \(::1\/128\)), not in DELIVERY_ALLOWED_CIDRS$/,
     ],
   ])("sends nothing to a loopback receiver %s without an allowlist, and logs why", async (_name, urlOf, reason) => {
-    const hook = await receiver();
+    const hook = await scope.receiver();
     const f = await start(urlOf(hook), NO_ALLOWLIST);
     await f.publishCalls("web", [busCall("m-refused", trackPayload())]);
 
@@ -72,7 +51,7 @@ describe("outbound address policy", () => {
   });
 
   it("delivers to loopback by name when the allowlist permits it (every other delivery test does so by address)", async () => {
-    const hook = await receiver();
+    const hook = await scope.receiver();
     const f = await start(`http://localhost:${hook.port}/hook`, { DELIVERY_ALLOWED_CIDRS: "127.0.0.0/8,::1/128" });
     await f.publishCalls("web", [busCall("m-allowed", trackPayload())]);
     await waitFor("the delivery", () => hook.byMessageId("m-allowed").length >= 1);
@@ -81,8 +60,8 @@ describe("outbound address policy", () => {
   });
 
   it("never follows a redirect, even to an allowed receiver: the 3xx is recorded and the target gets nothing", async () => {
-    const target = await receiver();
-    const redirecting = await receiver();
+    const target = await scope.receiver();
+    const redirecting = await scope.receiver();
     redirecting.respond(() => ({ status: 307, headers: { Location: target.url() } }));
     const f = await start(redirecting.url(), {});
     await f.publishCalls("web", [busCall("m-redirect", trackPayload())]);

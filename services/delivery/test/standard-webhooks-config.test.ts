@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { configApi } from "@switchyard/contracts";
 import { kvKeys } from "@switchyard/workspace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
+import { configService, grpcFailure as failure, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
 
 /**
  * The configuration API's side of Standard Webhooks (opt-in, secret placeholder, rotation) and
@@ -21,11 +21,9 @@ afterAll(async () => {
   await fixture?.dispose();
 });
 
-function call<Request, Response>(name: string, type: { fromPartial(partial: any): Request }, request: Partial<Request>): Promise<Response> {
-  return fixture.admin.call<Request, Response>(fixture.admin.config, name, type, request);
-}
+const api = configService(() => fixture.admin);
 const put = (id: string, standardWebhooks?: Partial<configApi.StandardWebhooks>, headers: Record<string, string> = {}) =>
-  call<configApi.PutDestinationRequest, configApi.PutDestinationResponse>("putDestination", configApi.PutDestinationRequest, {
+  api.putDestination({
     destination: configApi.Destination.fromPartial({
       id,
       enabled: true,
@@ -33,25 +31,9 @@ const put = (id: string, standardWebhooks?: Partial<configApi.StandardWebhooks>,
       ...(standardWebhooks ? { standardWebhooks: configApi.StandardWebhooks.fromPartial(standardWebhooks) } : {}),
     }),
   });
-const rotate = (request: Partial<configApi.RotateSigningSecretRequest>) =>
-  call<configApi.RotateSigningSecretRequest, configApi.RotateSigningSecretResponse>(
-    "rotateSigningSecret",
-    configApi.RotateSigningSecretRequest,
-    request,
-  );
+const rotate = api.rotateSigningSecret;
 const apply = (workspace: unknown) =>
-  call<configApi.ApplyWorkspaceRequest, configApi.ApplyWorkspaceResponse>("applyWorkspace", configApi.ApplyWorkspaceRequest, {
-    workspaceJson: typeof workspace === "string" ? workspace : JSON.stringify(workspace),
-  });
-
-async function failure(promise: Promise<unknown>): Promise<{ code: number; details: string }> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e as { code: number; details: string },
-  );
-  if (!error) throw new Error("expected the call to fail");
-  return { code: error.code, details: error.details };
-}
+  api.applyWorkspace({ workspaceJson: typeof workspace === "string" ? workspace : JSON.stringify(workspace) });
 
 async function stored(id: string): Promise<any> {
   const entry = await fixture.configKv.get(kvKeys.destination(id));

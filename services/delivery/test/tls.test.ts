@@ -1,14 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeSelfSignedCertificate, WebhookReceiver, waitFor, type SelfSignedCertificate } from "@switchyard/testkit";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { busCall, startDeliveryFixture, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { makeSelfSignedCertificate, waitFor, type WebhookReceiver, type SelfSignedCertificate } from "@switchyard/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
 
 let certDir: string;
 let certificate: SelfSignedCertificate;
-let fixture: DeliveryFixture | undefined;
-let receiver: WebhookReceiver | undefined;
 
 beforeAll(async () => {
   certDir = await mkdtemp(join(tmpdir(), "switchyard-tls-"));
@@ -17,25 +15,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(certDir, { recursive: true, force: true });
 });
-afterEach(async () => {
-  await fixture?.dispose();
-  fixture = undefined;
-  await receiver?.close();
-  receiver = undefined;
-});
+
+const scope = deliveryPerTest();
 
 /** An HTTPS receiver presenting the self-signed certificate, and delivery with one destination, "hook", pointing at it. */
 async function startHttpsReceiverAndDelivery(env: Record<string, string> = {}): Promise<{ f: DeliveryFixture; https: WebhookReceiver }> {
-  receiver = await WebhookReceiver.start({ tls: { key: certificate.key, cert: certificate.cert } });
-  fixture = await startDeliveryFixture({
-    workspace: {
-      sources: [{ id: "web", writeKeys: ["wk_tls_test_000001"] }],
-      destinations: [{ id: "hook", settings: { webhooks: [{ url: receiver.url() }] } }],
-      connections: [{ sourceId: "web", destinationId: "hook" }],
-    },
-    env,
-  });
-  return { f: fixture, https: receiver };
+  const https = await scope.receiver(undefined, { tls: { key: certificate.key, cert: certificate.cert } });
+  const f = await scope.start({ workspace: webSourceTo("wk_tls_test_000001", { hook: https.url() }), env });
+  return { f, https };
 }
 
 describe("TLS certificate verification", () => {

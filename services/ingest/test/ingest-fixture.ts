@@ -1,7 +1,4 @@
-import { writeFile, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { credentials, Metadata, type ServiceError as GrpcError } from "@grpc/grpc-js";
+import { credentials, Metadata, type ChannelOptions, type ServiceError as GrpcError } from "@grpc/grpc-js";
 import { connect } from "@nats-io/transport-node";
 import type { NatsConnection } from "@nats-io/nats-core";
 import {
@@ -13,9 +10,9 @@ import {
 } from "@switchyard/contracts";
 import { basicAuthorization } from "@switchyard/workspace";
 import { busNames, type BusNames } from "@switchyard/bus";
-import { createLogger } from "@switchyard/platform";
-import { NatsServer, uniqueNamespace } from "@switchyard/testkit";
-import { loadIngestConfig, startIngest, type IngestHandle } from "../src/index.js";
+import { createLogger, type Logger } from "@switchyard/platform";
+import { NatsServer, uniqueNamespace, writeWorkspaceFile } from "@switchyard/testkit";
+import { loadIngestConfig, startIngest, type IngestConfig, type IngestHandle } from "../src/index.js";
 
 export const WRITE_KEY = "wk_test_ingest_0123456789";
 export const OTHER_WRITE_KEY = "wk_test_other_0123456789";
@@ -43,36 +40,25 @@ export async function startIngestFixture(
   options: { env?: Record<string, string>; sources?: unknown[]; logLines?: string[] } = {},
 ): Promise<IngestFixture> {
   const nats = await NatsServer.start();
-  const dir = await mkdtemp(join(tmpdir(), "switchyard-ws-"));
-  const workspaceFile = join(dir, "workspace.json");
-  await writeFile(
-    workspaceFile,
-    JSON.stringify({
-      sources: [
-        { id: "web", name: "Web backend", writeKeys: [WRITE_KEY] },
-        { id: "mobile", writeKeys: [OTHER_WRITE_KEY] },
-        ...(options.sources ?? []),
-      ],
-    }),
-  );
-  const namespace = uniqueNamespace();
-  const config = loadIngestConfig({
-    NATS_URL: nats.url,
-    SWITCHYARD_NAMESPACE: namespace,
-    SWITCHYARD_WORKSPACE_FILE: workspaceFile,
-    INGEST_GRPC_PORT: "0",
-    INGEST_OPS_PORT: "0",
-    INGEST_HTTP_PORT: "0",
-    INGEST_PUBLISH_TIMEOUT_MS: "2000",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-    ...options.env,
+  const workspaceFile = await writeWorkspaceFile({
+    sources: [
+      { id: "web", name: "Web backend", writeKeys: [WRITE_KEY] },
+      { id: "mobile", writeKeys: [OTHER_WRITE_KEY] },
+      ...(options.sources ?? []),
+    ],
   });
+  const namespace = uniqueNamespace();
   const logLines = options.logLines;
   const logger = logLines
     ? createLogger({ service: "ingest", level: "trace", destination: { write: (line: string) => void logLines.push(line) } })
-    : createLogger({ service: "ingest", level: "silent" });
-  const ingest = await startIngest(config, logger);
+    : silentIngestLogger();
+  const { ingest, config } = await startIngestInProcess({
+    natsUrl: nats.url,
+    namespace,
+    workspaceFile: workspaceFile.path,
+    env: { INGEST_PUBLISH_TIMEOUT_MS: "2000", ...options.env },
+    logger,
+  });
   const nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const grpc = new GrpcIngestClient(`127.0.0.1:${ingest.grpcPort}`);
   const samePorts = { ...config, INGEST_GRPC_PORT: ingest.grpcPort, INGEST_HTTP_PORT: ingest.httpPort };
@@ -92,18 +78,50 @@ export async function startIngestFixture(
       await nc.close();
       await fixture.ingest.stop().catch(() => {});
       await nats.dispose();
-      await rm(dir, { recursive: true, force: true });
+      await workspaceFile.remove();
     },
   };
   return fixture;
 }
 
-/** Promise wrapper over the generated grpc-js client, sending the write key as Basic auth. */
+function silentIngestLogger(): Logger {
+  return createLogger({ service: "ingest", level: "silent" });
+}
+
+/**
+ * Ingest in this process on `natsUrl` and `namespace`, on loopback, every port chosen by the
+ * system, logging nothing unless given a logger (`env` adds or replaces settings).
+ */
+export async function startIngestInProcess(options: {
+  natsUrl: string;
+  namespace: string;
+  workspaceFile?: string;
+  env?: Record<string, string>;
+  logger?: Logger;
+}): Promise<{ ingest: IngestHandle; config: IngestConfig }> {
+  const config = loadIngestConfig({
+    NATS_URL: options.natsUrl,
+    SWITCHYARD_NAMESPACE: options.namespace,
+    ...(options.workspaceFile === undefined ? {} : { SWITCHYARD_WORKSPACE_FILE: options.workspaceFile }),
+    INGEST_GRPC_PORT: "0",
+    INGEST_OPS_PORT: "0",
+    INGEST_HTTP_PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    ...options.env,
+  });
+  return { ingest: await startIngest(config, options.logger ?? silentIngestLogger()), config };
+}
+
+/**
+ * Promise wrapper over the generated grpc-js client, sending the write key as Basic auth
+ * (WRITE_KEY unless given; null sends none).
+ */
 export class GrpcIngestClient {
   private readonly client: IngestServiceClient;
 
-  constructor(target: string) {
-    this.client = new IngestServiceClient(target, credentials.createInsecure());
+  constructor(target: string, options: ChannelOptions = {}) {
+    this.client = new IngestServiceClient(target, credentials.createInsecure(), options);
   }
 
   ingestBatch(request: Partial<IngestBatchRequest>, writeKey: string | null = WRITE_KEY): Promise<IngestBatchResponse> {

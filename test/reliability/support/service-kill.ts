@@ -16,15 +16,12 @@ export const FAST_RETRY_ENV = {
 };
 
 /**
- * Scenario 1 for ingest or delivery: a client sends profile.killCalls calls
- * (a tenth through the Segment HTTP API) while `service` is SIGKILLed at
- * seeded random moments and restarted; every call the client saw accepted
- * must reach the receiver.
+ * A nats-server, a Tally receiver and ingest and delivery (fast retries) sending to it; `run`
+ * gets them, and they are closed after it however it ends.
  */
-export async function runServiceKillScenario(service: "ingest" | "delivery", file: string): Promise<void> {
-  const seed = scenarioSeed();
-  const rng = new SeededRandom(seed);
-  process.stdout.write(`kill-${service}: seed ${seed} (RELIABILITY_SEED=${seed} repeats the kill schedule)\n`);
+export async function withTalliedPipeline<T>(
+  run: (parts: { nats: NatsServer; tally: Tally; pipeline: Pipeline }) => Promise<T>,
+): Promise<T> {
   const nats = await NatsServer.start();
   const tally = await Tally.start();
   let pipeline: Pipeline | undefined;
@@ -35,6 +32,25 @@ export async function runServiceKillScenario(service: "ingest" | "delivery", fil
       services: ["ingest", "delivery"],
       env: { delivery: FAST_RETRY_ENV },
     });
+    return await run({ nats, tally, pipeline });
+  } finally {
+    await pipeline?.dispose();
+    await tally.close();
+    await nats.dispose();
+  }
+}
+
+/**
+ * Scenario 1 for ingest or delivery: a client sends profile.killCalls calls
+ * (a tenth through the Segment HTTP API) while `service` is SIGKILLed at
+ * seeded random moments and restarted; every call the client saw accepted
+ * must reach the receiver.
+ */
+export async function runServiceKillScenario(service: "ingest" | "delivery", file: string): Promise<void> {
+  const seed = scenarioSeed();
+  const rng = new SeededRandom(seed);
+  process.stdout.write(`kill-${service}: seed ${seed} (RELIABILITY_SEED=${seed} repeats the kill schedule)\n`);
+  await withTalliedPipeline(async ({ tally, pipeline }) => {
     const startedAt = Date.now();
     const load = new Load({
       grpcTarget: pipeline.ingestTarget,
@@ -78,9 +94,5 @@ export async function runServiceKillScenario(service: "ingest" | "delivery", fil
     expect(counts.missingSample, "accepted calls that never arrived").toEqual([]);
     expect(counts.lost).toBe(0);
     expect(figures.details.deadLetters).toBe(0);
-  } finally {
-    await pipeline?.dispose();
-    await tally.close();
-    await nats.dispose();
-  }
+  });
 }
