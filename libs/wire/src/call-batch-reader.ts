@@ -1,18 +1,31 @@
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import {
-  CallBatchField,
-  CallField,
-  ListValueField,
-  setMember,
-  StructField,
-  StructFieldsEntryField,
-  Timestamp,
-  ValueField,
-  type Call,
-  type CallBatch,
-} from "@switchyard/contracts";
+import { setMember, Timestamp, type Call, type CallBatch } from "@switchyard/contracts";
 import { PAYLOADS, type PayloadCase } from "./call-shape.js";
-import { fieldTag, lengthTag, WireType } from "./reader.js";
+import {
+  ANONYMOUS_ID,
+  BATCH_CALLS as CALLS,
+  BATCH_ID,
+  BATCH_RECEIVED_AT,
+  BATCH_SOURCE_ID as SOURCE_ID,
+  CONTEXT,
+  ENTRY_KEY,
+  ENTRY_VALUE,
+  INTEGRATIONS,
+  lengthTag,
+  LIST_VALUES,
+  MESSAGE_ID,
+  RECEIVED_AT,
+  STRUCT_FIELDS,
+  TIMESTAMP,
+  USER_ID,
+  VALUE_BOOL,
+  VALUE_LIST,
+  VALUE_NULL,
+  VALUE_NUMBER,
+  VALUE_STRING,
+  VALUE_STRUCT,
+  WireType,
+} from "./tags.js";
 // The generated decoder this one matches is the one with every Struct key kept (see struct-keys.ts).
 
 /**
@@ -48,27 +61,6 @@ export function readCallBatch(bytes: Uint8Array): CallBatch {
 }
 
 // Tags of the fields read, from the generated field numbers.
-const BATCH_ID = lengthTag(CallBatchField.BATCH_ID);
-const SOURCE_ID = lengthTag(CallBatchField.SOURCE_ID);
-const BATCH_RECEIVED_AT = lengthTag(CallBatchField.RECEIVED_AT);
-const CALLS = lengthTag(CallBatchField.CALLS);
-const MESSAGE_ID = lengthTag(CallField.MESSAGE_ID);
-const USER_ID = lengthTag(CallField.USER_ID);
-const ANONYMOUS_ID = lengthTag(CallField.ANONYMOUS_ID);
-const TIMESTAMP = lengthTag(CallField.TIMESTAMP);
-const CONTEXT = lengthTag(CallField.CONTEXT);
-const INTEGRATIONS = lengthTag(CallField.INTEGRATIONS);
-const RECEIVED_AT = lengthTag(CallField.RECEIVED_AT);
-const STRUCT_FIELDS = lengthTag(StructField.FIELDS);
-const ENTRY_KEY = lengthTag(StructFieldsEntryField.KEY);
-const ENTRY_VALUE = lengthTag(StructFieldsEntryField.VALUE);
-const VALUE_NULL = fieldTag(ValueField.NULL_VALUE, WireType.VARINT);
-const VALUE_NUMBER = fieldTag(ValueField.NUMBER_VALUE, WireType.I64);
-const VALUE_STRING = lengthTag(ValueField.STRING_VALUE);
-const VALUE_BOOL = fieldTag(ValueField.BOOL_VALUE, WireType.VARINT);
-const VALUE_STRUCT = lengthTag(ValueField.STRUCT_VALUE);
-const VALUE_LIST = lengthTag(ValueField.LIST_VALUE);
-const LIST_VALUES = lengthTag(ListValueField.VALUES);
 
 /** A payload message as this decoder reads it: its text fields, then its Struct, by tag and property name. */
 interface PayloadReadShape {

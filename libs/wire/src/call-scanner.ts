@@ -1,9 +1,21 @@
 import { isoTextLength, protoCallToJson } from "@switchyard/calls";
-import { Call, CallField, TimestampField } from "@switchyard/contracts";
+import { Call } from "@switchyard/contracts";
 import { CALL_TEXTS, MAX_PAYLOAD_TEXTS, PAYLOADS, type PayloadCase } from "./call-shape.js";
 import { INVALID_UTF8, JsonObjectSize, jsonStringSize } from "./json-size.js";
 import { enterMessage, walkStruct, type WalkNotes } from "./struct-walker.js";
-import { decodeText, fieldTag, lengthTag, WireReader, WireType } from "./reader.js";
+import { decodeText, WireReader } from "./reader.js";
+import {
+  ANONYMOUS_ID,
+  CONTEXT,
+  INTEGRATIONS,
+  lengthTag,
+  MESSAGE_ID,
+  RECEIVED_AT,
+  TIMESTAMP,
+  TIMESTAMP_NANOS,
+  TIMESTAMP_SECONDS,
+  USER_ID,
+} from "./tags.js";
 
 /**
  * Reads a switchyard.v1.Call from its protobuf bytes in one pass, for the gRPC
@@ -88,16 +100,6 @@ const PAYLOAD_TAGS = new Map<number, PayloadScanShape>(
     },
   ]),
 );
-
-const MESSAGE_ID = lengthTag(CallField.MESSAGE_ID);
-const USER_ID = lengthTag(CallField.USER_ID);
-const ANONYMOUS_ID = lengthTag(CallField.ANONYMOUS_ID);
-const TIMESTAMP = lengthTag(CallField.TIMESTAMP);
-const CONTEXT = lengthTag(CallField.CONTEXT);
-const INTEGRATIONS = lengthTag(CallField.INTEGRATIONS);
-const RECEIVED_AT = lengthTag(CallField.RECEIVED_AT);
-const TIMESTAMP_SECONDS = fieldTag(TimestampField.SECONDS, WireType.VARINT);
-const TIMESTAMP_NANOS = fieldTag(TimestampField.NANOS, WireType.VARINT);
 
 /** The Call's level, counted like the decoder counts it: inside IngestBatchRequest, IngestCallRequest or CallBatch. */
 const CALL_LEVEL = 2;

@@ -1,8 +1,8 @@
 import { isFourDigitYearTime, ISO_TEXT_LENGTH, MAX_MESSAGE_LEVEL, valueFitsAtLevel } from "@switchyard/calls";
 import { CallField, ListValueField, StructField, StructFieldsEntryField, TimestampField, ValueField } from "@switchyard/contracts";
 import { CALL_TEXTS, PAYLOAD_SHAPES, type PayloadCase } from "./call-shape.js";
-import { WireType } from "./reader.js";
 import { Unrepresentable, type ProtoWriter } from "./writer.js";
+import { WireType } from "./tags.js";
 
 /**
  * The client library's call encoder: writes a valid call as the bytes of a switchyard.v1.Call

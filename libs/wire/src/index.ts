@@ -4,7 +4,9 @@
  */
 
 /** The one cursor over wire data: checked reads (MalformedWireError) and plain reads (UNUSUAL); tags from field numbers. */
-export { lengthTag, MalformedWireError, UNUSUAL, WireReader, WireType } from "./reader.js";
+export { MalformedWireError, UNUSUAL, WireReader } from "./reader.js";
+/** Protobuf wire types and the tag of a length-delimited field. */
+export { lengthTag, WireType } from "./tags.js";
 /** The one writer: ProtoWriter writes whole messages into a growing buffer; Unrepresentable is a value it cannot carry. */
 export { ProtoWriter, Unrepresentable } from "./writer.js";
 /** A payload's case name, as the generated Call's oneof spells it. */

@@ -1,6 +1,7 @@
 import { isUtf8Bytes } from "@switchyard/calls";
 import { IngestBatchRequestField, IngestCallRequestField } from "@switchyard/contracts";
-import { decodeText, lengthTag, MalformedWireError, WireReader } from "./reader.js";
+import { decodeText, MalformedWireError, WireReader } from "./reader.js";
+import { lengthTag } from "./tags.js";
 
 /**
  * Light readers of the IngestService requests, used as gRPC request

@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
-import { ListValueField, StructField, StructFieldsEntryField, ValueField } from "@switchyard/contracts";
 import { CALL_STRUCTS, CALL_TEXTS, PAYLOADS, type PayloadShape } from "./call-shape.js";
-import { decodeText, lengthTag, WireReader } from "./reader.js";
+import { decodeText, WireReader } from "./reader.js";
+import { ENTRY_KEY, ENTRY_VALUE, lengthTag, LIST_VALUES, STRUCT_FIELDS, VALUE_LIST, VALUE_STRING, VALUE_STRUCT } from "./tags.js";
 
 /**
  * Where a Call's text is not valid UTF-8. Protobuf `string` fields must be
@@ -30,13 +30,6 @@ function payloadFields(shape: PayloadShape): Map<number, { key: string; struct: 
 }
 
 // google.protobuf.Struct, its map entry, Value and ListValue.
-const STRUCT_FIELDS = lengthTag(StructField.FIELDS);
-const ENTRY_KEY = lengthTag(StructFieldsEntryField.KEY);
-const ENTRY_VALUE = lengthTag(StructFieldsEntryField.VALUE);
-const VALUE_STRING = lengthTag(ValueField.STRING_VALUE);
-const VALUE_STRUCT = lengthTag(ValueField.STRUCT_VALUE);
-const VALUE_LIST = lengthTag(ValueField.LIST_VALUE);
-const LIST_VALUES = lengthTag(ListValueField.VALUES);
 
 /** The first text in the Call's bytes that is not valid UTF-8, in the order of the bytes; undefined when all is. */
 export function invalidTextIn(bytes: Buffer): InvalidText | undefined {

@@ -2,7 +2,8 @@ import { Call, CallField, Timestamp } from "@switchyard/contracts";
 import { callArbitrary } from "@switchyard/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MalformedWireError, UNUSUAL, WireReader, WireType } from "./reader.js";
+import { MalformedWireError, UNUSUAL, WireReader } from "./reader.js";
+import { WireType } from "./tags.js";
 
 const callFieldSlots = () => new Int32Array(2 * (Math.max(...Object.values(CallField)) + 1));
 

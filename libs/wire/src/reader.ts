@@ -1,4 +1,4 @@
-import { TimestampField } from "@switchyard/contracts";
+import { TIMESTAMP_NANOS, TIMESTAMP_SECONDS, WireType } from "./tags.js";
 
 /**
  * The one cursor over protobuf wire data, with two kinds of read for the two
@@ -34,19 +34,6 @@ export class MalformedWireError extends Error {
  */
 export const UNUSUAL = new Error("unusual protobuf encoding: left to the full decoder");
 
-/** Protobuf's wire types. */
-export const WireType = { VARINT: 0, I64: 1, LEN: 2, START_GROUP: 3, END_GROUP: 4, I32: 5 } as const;
-
-/** A tag: field number << 3 | wire type. */
-export function fieldTag(fieldNumber: number, wireType: number): number {
-  return (fieldNumber << 3) | wireType;
-}
-
-/** The tag of a length-delimited field (strings, messages). */
-export function lengthTag(fieldNumber: number): number {
-  return fieldTag(fieldNumber, WireType.LEN);
-}
-
 /** How deeply groups inside unknown fields may nest (the limit @bufbuild/protobuf's skip uses). */
 const MAX_GROUP_NESTING = 100;
 
@@ -54,9 +41,6 @@ const TWO_POW_32 = 0x1_0000_0000;
 
 /** The latest time a Date can hold (ECMAScript's time value range). */
 const MAX_DATE_MILLIS = 8.64e15;
-
-const TIMESTAMP_SECONDS = fieldTag(TimestampField.SECONDS, WireType.VARINT);
-const TIMESTAMP_NANOS = fieldTag(TimestampField.NANOS, WireType.VARINT);
 
 export class WireReader {
   pos: number;

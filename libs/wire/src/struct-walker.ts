@@ -9,8 +9,19 @@ import {
   NULL_JSON_SIZE,
   TRUE_JSON_SIZE,
 } from "./json-size.js";
-import { ListValueField, StructField, StructFieldsEntryField, ValueField } from "@switchyard/contracts";
-import { fieldTag, lengthTag, MalformedWireError, WireType, type WireReader } from "./reader.js";
+import { MalformedWireError, type WireReader } from "./reader.js";
+import {
+  ENTRY_KEY,
+  ENTRY_VALUE,
+  LIST_VALUES,
+  STRUCT_FIELDS,
+  VALUE_BOOL,
+  VALUE_LIST,
+  VALUE_NULL,
+  VALUE_NUMBER,
+  VALUE_STRING,
+  VALUE_STRUCT,
+} from "./tags.js";
 
 /**
  * The deepest a message may be nested, counting as the generated decoder does
@@ -44,16 +55,6 @@ export interface WalkNotes {
 }
 
 // Tags (field number << 3 | wire type) of google.protobuf.Struct, its map entry, Value and ListValue.
-const STRUCT_FIELDS = lengthTag(StructField.FIELDS);
-const ENTRY_KEY = lengthTag(StructFieldsEntryField.KEY);
-const ENTRY_VALUE = lengthTag(StructFieldsEntryField.VALUE);
-const VALUE_NULL = fieldTag(ValueField.NULL_VALUE, WireType.VARINT);
-const VALUE_NUMBER = fieldTag(ValueField.NUMBER_VALUE, WireType.I64);
-const VALUE_STRING = lengthTag(ValueField.STRING_VALUE);
-const VALUE_BOOL = fieldTag(ValueField.BOOL_VALUE, WireType.VARINT);
-const VALUE_STRUCT = lengthTag(ValueField.STRUCT_VALUE);
-const VALUE_LIST = lengthTag(ValueField.LIST_VALUE);
-const LIST_VALUES = lengthTag(ListValueField.VALUES);
 
 /**
  * Checks that reader.buf[reader.pos, end) is well-formed google.protobuf.Struct

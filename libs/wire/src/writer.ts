@@ -1,6 +1,6 @@
 import { isWellFormedText } from "@switchyard/calls";
 import { TimestampField } from "@switchyard/contracts";
-import { fieldTag, WireType } from "./reader.js";
+import { WireType, fieldTag } from "./tags.js";
 
 /**
  * The protobuf writer, in two forms sharing the varint encoding:

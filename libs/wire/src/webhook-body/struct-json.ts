@@ -1,5 +1,16 @@
-import { ListValueField, StructField, StructFieldsEntryField, ValueField } from "@switchyard/contracts";
-import { fieldTag, lengthTag, UNUSUAL, WireType, type WireReader } from "../reader.js";
+import { UNUSUAL, type WireReader } from "../reader.js";
+import {
+  ENTRY_KEY,
+  ENTRY_VALUE,
+  LIST_VALUES,
+  STRUCT_FIELDS,
+  VALUE_BOOL,
+  VALUE_LIST,
+  VALUE_NULL,
+  VALUE_NUMBER,
+  VALUE_STRING,
+  VALUE_STRUCT,
+} from "../tags.js";
 import type { JsonBytes } from "./json-bytes.js";
 
 /*
@@ -28,16 +39,6 @@ const TRUE = Buffer.from("true");
 const FALSE = Buffer.from("false");
 
 // Tags (field number << 3 | wire type) of google.protobuf.Struct, its map entry, Value and ListValue.
-const STRUCT_FIELDS = lengthTag(StructField.FIELDS);
-const ENTRY_KEY = lengthTag(StructFieldsEntryField.KEY);
-const ENTRY_VALUE = lengthTag(StructFieldsEntryField.VALUE);
-const VALUE_NULL = fieldTag(ValueField.NULL_VALUE, WireType.VARINT);
-const VALUE_NUMBER = fieldTag(ValueField.NUMBER_VALUE, WireType.I64);
-const VALUE_STRING = lengthTag(ValueField.STRING_VALUE);
-const VALUE_BOOL = fieldTag(ValueField.BOOL_VALUE, WireType.VARINT);
-const VALUE_STRUCT = lengthTag(ValueField.STRUCT_VALUE);
-const VALUE_LIST = lengthTag(ValueField.LIST_VALUE);
-const LIST_VALUES = lengthTag(ListValueField.VALUES);
 
 /** Nested messages deeper than this are left to the decoder, whose recursion limit (100) then applies. */
 const MAX_DEPTH = 60;
