@@ -16,7 +16,8 @@ import { firstRoundOf, type Round } from "./round.js";
 import { undeliverableAttempt, type Settler } from "./settle.js";
 import type { WebhookSender } from "../outbound/webhook-sender.js";
 
-export interface FirstAttemptDeps {
+/** What both delivery loops (first attempts and retries) work with. */
+export interface DeliveryDeps {
   workspace: WorkspaceView;
   sender: WebhookSender;
   gates: DestinationGates;
@@ -25,6 +26,9 @@ export interface FirstAttemptDeps {
   metrics: DeliveryMetrics;
   poison: PoisonMessages;
   logger: Logger;
+}
+
+export interface FirstAttemptDeps extends DeliveryDeps {
   /** Batches at most that wait for their outcomes without a batch slot (DELIVERY_AWAITING_BATCHES). */
   awaitingBatches: number;
   /** How often such a batch tells JetStream it is being worked on (as the consumer does for the others). */

@@ -1,17 +1,13 @@
 import type { JsMsg } from "@nats-io/jetstream";
 import type { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
-import type { Destination, WorkspaceView } from "@switchyard/workspace";
-import type { Logger } from "@switchyard/platform";
-import type { DestinationGates, Release } from "../pipeline/destination-gate.js";
+import type { Destination } from "@switchyard/workspace";
+import type { Release } from "../pipeline/destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "../pipeline/fan-out.js";
-import { firstRound, firstRoundWhenFree, roundOutcome } from "../pipeline/first-attempts.js";
-import type { DeliveryMetrics } from "../metrics.js";
-import type { PoisonMessages } from "./poison.js";
-import { decodeRetryWork, timingFromHeaders, timingOf, type RetryQueue, type RetryWork } from "./retry-queue.js";
+import { firstRound, firstRoundWhenFree, roundOutcome, type DeliveryDeps } from "../pipeline/first-attempts.js";
+import { decodeRetryWork, timingFromHeaders, timingOf, type RetryWork } from "./retry-queue.js";
 import { outgoingCall, undeliverableReason } from "../pipeline/outgoing-calls.js";
 import { firstRoundOf, firstTask, retryRoundOf, type FirstRoundTarget, type Round } from "../pipeline/round.js";
-import { undeliverableAttempt, type Settler } from "../pipeline/settle.js";
-import type { WebhookSender } from "../outbound/webhook-sender.js";
+import { undeliverableAttempt } from "../pipeline/settle.js";
 
 /** How long a retry waits while its destination is disabled. */
 const DISABLED_RECHECK_MS = 30_000;
@@ -43,16 +39,9 @@ export function nakDelay(now: number, delayMs: number, windowEnd: number): numbe
  */
 export class Retries {
   constructor(
-    private readonly deps: {
-      workspace: WorkspaceView;
-      sender: WebhookSender;
-      gates: DestinationGates;
-      settler: Settler;
-      retryQueue: RetryQueue;
-      metrics: DeliveryMetrics;
-      poison: PoisonMessages;
+    private readonly deps: DeliveryDeps & {
+      /** The retry window (DELIVERY_RETRY_WINDOW_MS). */
       windowMs: number;
-      logger: Logger;
     },
   ) {}
 
