@@ -18,8 +18,8 @@ function refusal(raw: Record<string, unknown>): { field: string; rule: string } 
   return { field: check.rejection.field, rule: check.rejection.rule };
 }
 
-const OPTIONAL_TEXTS = ["name", "category"] as const;
-const OBJECTS = ["traits", "properties"] as const;
+const OPTIONAL_TEXTS = [...new Set(KINDS.flatMap((type): readonly string[] => PAYLOAD_RULES[type].texts))];
+const OBJECTS = [...new Set(KINDS.flatMap((type) => PAYLOAD_RULES[type].object ?? []))];
 
 // The table the fast checks read, held to the zod schema it shadows, kind by kind.
 describe.each(KINDS)("PAYLOAD_RULES.%s and the schema", (type) => {

@@ -18,26 +18,37 @@ export type IdentityRule = "userId_or_anonymousId" | "userId";
 /**
  * A field a kind of call cannot do without: "text" is any non-empty string,
  * "id" one of at most MAX_ID_LENGTH characters. It is always the first text
- * field of the payload message (field 1 of TrackCall, GroupCall, AliasCall).
+ * field of the payload message (field 1 of Track, Group, Alias; a test holds
+ * the table to that, as the scan's quick rules read it there).
  */
 export interface RequiredField {
-  readonly field: "event" | "groupId" | "previousId";
+  readonly field: string;
   readonly kind: "text" | "id";
 }
 
-/** What one kind of call asks for beyond the fields every call has. */
+/**
+ * What one kind of call asks for beyond the fields every call has. Fields are
+ * named by their property name in the generated type (also their JSON key);
+ * payload-fields.ts finds their generated numbers by that name.
+ */
 export interface PayloadRule {
   readonly identity: IdentityRule;
   readonly required: RequiredField | undefined;
   /** Optional text fields (strings, may be empty). */
-  readonly texts: readonly ("name" | "category")[];
-  /** The optional free-form object, if the kind has one. */
-  readonly object: "traits" | "properties" | undefined;
+  readonly texts: readonly string[];
+  /** The optional free-form object (a google.protobuf.Struct), if the kind has one. */
+  readonly object: string | undefined;
 }
 
 const EITHER_ID: IdentityRule = "userId_or_anonymousId";
 
-/** Every kind of call and what it asks for: the table the schema's objects are written from. */
+/**
+ * Every kind of call and what it asks for: the one hand-written table of a
+ * call's payload fields. The zod schema (call-schema.ts), the JSON <-> protobuf
+ * conversion (proto-json.ts) and libs/wire's shapes (call-shape.ts) are built
+ * from it; payload-fields.test.ts fails when it and proto/ disagree. A text or
+ * object field added to a payload in the .proto is added here once.
+ */
 export const PAYLOAD_RULES = {
   identify: { identity: EITHER_ID, required: undefined, texts: [], object: "traits" },
   track: { identity: EITHER_ID, required: { field: "event", kind: "text" }, texts: [], object: "properties" },
@@ -46,6 +57,14 @@ export const PAYLOAD_RULES = {
   group: { identity: EITHER_ID, required: { field: "groupId", kind: "id" }, texts: [], object: "traits" },
   alias: { identity: "userId", required: { field: "previousId", kind: "id" }, texts: [], object: undefined },
 } as const satisfies Record<CallKind, PayloadRule>;
+
+/** The kinds of call, in the table's order. */
+export const CALL_KINDS = Object.keys(PAYLOAD_RULES) as readonly CallKind[];
+
+/** A kind's text fields: its required field first (when it has one), then its optional texts. */
+export function payloadTextsOf(rule: PayloadRule): readonly string[] {
+  return rule.required === undefined ? rule.texts : [rule.required.field, ...rule.texts];
+}
 
 /** The rule of a kind of call; undefined for anything else ("delete", no type, a type the rules do not know). */
 export function payloadRuleOf(type: unknown): PayloadRule | undefined {

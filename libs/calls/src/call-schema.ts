@@ -1,11 +1,14 @@
 import { z } from "zod";
 import {
   badIntegrationKey,
+  CALL_KINDS,
   IDENTITY_REQUIRED_MESSAGE,
   isPlainObject,
   PAYLOAD_RULES,
   payloadRuleOf,
-  type RequiredField,
+  payloadTextsOf,
+  type CallKind,
+  type PayloadRule,
 } from "./call-rules.js";
 import { unfaithfulValue } from "./faithful-values.js";
 import { isValidIsoDateTime } from "./iso-date.js";
@@ -44,11 +47,6 @@ const integrations = freeFormObject.superRefine((object, ctx) => {
   }
 });
 
-/** A kind's required field (call-rules.ts): its name, and the schema of its kind. */
-function requiredField<F extends RequiredField>(rule: F): { [K in F["field"]]: typeof requiredText } {
-  return { [rule.field]: rule.kind === "id" ? requiredId : requiredText } as { [K in F["field"]]: typeof requiredText };
-}
-
 const common = {
   messageId,
   userId: optionalId,
@@ -58,58 +56,65 @@ const common = {
   integrations: integrations.optional(),
 };
 
-// Written from PAYLOAD_RULES (call-rules.ts): the required fields come from the table, and
-// call-rules.test.ts holds the optional ones and the identity rule to it.
-const identify = z.object({ type: z.literal("identify"), ...common, traits: freeFormObject.optional() });
-const track = z.object({
-  type: z.literal("track"),
-  ...common,
-  ...requiredField(PAYLOAD_RULES.track.required),
-  properties: freeFormObject.optional(),
-});
-const page = z.object({
-  type: z.literal("page"),
-  ...common,
-  name: stringField.optional(),
-  category: stringField.optional(),
-  properties: freeFormObject.optional(),
-});
-const screen = z.object({
-  type: z.literal("screen"),
-  ...common,
-  name: stringField.optional(),
-  category: stringField.optional(),
-  properties: freeFormObject.optional(),
-});
-const group = z.object({
-  type: z.literal("group"),
-  ...common,
-  ...requiredField(PAYLOAD_RULES.group.required),
-  traits: freeFormObject.optional(),
-});
-// Identity rule "userId": the alias call's userId is required.
-const alias = z.object({ type: z.literal("alias"), ...common, userId: requiredId, ...requiredField(PAYLOAD_RULES.alias.required) });
+type Rules = typeof PAYLOAD_RULES;
+
+/** The schema's shape of one kind, as payloadSchema builds it from the kind's rule (types follow the table too). */
+type PayloadShape<T extends CallKind> = { type: z.ZodLiteral<T> } & Omit<typeof common, IdentityKeys<Rules[T]>> &
+  IdentityShape<Rules[T]> &
+  RequiredShape<Rules[T]> &
+  TextsShape<Rules[T]> &
+  ObjectShape<Rules[T]>;
+type IdentityKeys<R> = R extends { identity: "userId" } ? "userId" : never;
+type IdentityShape<R> = R extends { identity: "userId" } ? { userId: typeof requiredId } : unknown;
+type RequiredShape<R> = R extends { required: { field: infer F extends string } } ? { [K in F]: typeof requiredText } : unknown;
+type TextsShape<R> = R extends { texts: readonly (infer F extends string)[] } ? { [K in F]: z.ZodOptional<typeof stringField> } : unknown;
+type ObjectShape<R> = R extends { object: infer F extends string } ? { [K in F]: z.ZodOptional<typeof freeFormObject> } : unknown;
+
+/**
+ * One kind's object schema, from its rule in PAYLOAD_RULES: the common fields
+ * (userId required when the identity rule is "userId"), the required field,
+ * the optional texts, then the free-form object. The key order is the order
+ * zod checks in, so it decides which problem a call with several is refused for.
+ */
+function payloadSchema<T extends CallKind>(type: T): z.ZodObject<PayloadShape<T>> {
+  const rule: PayloadRule = PAYLOAD_RULES[type];
+  const shape: Record<string, z.ZodType> = { type: z.literal(type), ...common };
+  // Identity rule "userId": the alias call's userId is required (it keeps its place among the common fields).
+  if (rule.identity === "userId") shape.userId = requiredId;
+  if (rule.required) shape[rule.required.field] = rule.required.kind === "id" ? requiredId : requiredText;
+  for (const text of rule.texts) shape[text] = stringField.optional();
+  if (rule.object !== undefined) shape[rule.object] = freeFormObject.optional();
+  return z.object(shape) as unknown as z.ZodObject<PayloadShape<T>>;
+}
 
 /** Every field that may hold a string or a free-form object, in the order they are checked for faithful values (here and by the client library). */
-export const FREE_FORM_FIELDS = [
-  "messageId",
-  "userId",
-  "anonymousId",
-  "event",
-  "name",
-  "category",
-  "groupId",
-  "previousId",
-  "context",
-  "integrations",
-  "properties",
-  "traits",
-] as const;
+export const FREE_FORM_FIELDS: readonly string[] = [
+  ...new Set([
+    "messageId",
+    "userId",
+    "anonymousId",
+    ...CALL_KINDS.flatMap((type) => payloadTextsOf(PAYLOAD_RULES[type])),
+    "context",
+    "integrations",
+    ...CALL_KINDS.flatMap((type) => PAYLOAD_RULES[type].object ?? []),
+  ]),
+];
 
 export const callSchema = z
-  .discriminatedUnion("type", [identify, track, page, screen, group, alias], {
-    error: (issue) => (issue.code === "invalid_union" ? "must be one of identify, track, page, screen, group, alias" : undefined),
-  })
+  .discriminatedUnion(
+    "type",
+    [
+      payloadSchema("identify"),
+      payloadSchema("track"),
+      payloadSchema("page"),
+      payloadSchema("screen"),
+      payloadSchema("group"),
+      payloadSchema("alias"),
+    ],
+    {
+      error: (issue) => (issue.code === "invalid_union" ? "must be one of identify, track, page, screen, group, alias" : undefined),
+    },
+  )
   .superRefine((call, ctx) => {
     const identity = payloadRuleOf(call.type)?.identity;
     if (identity === "userId_or_anonymousId" && call.userId === undefined && call.anonymousId === undefined) {

@@ -10,6 +10,7 @@ export { hasFourDigitYear, isFourDigitYearTime, ISO_TEXT_LENGTH, isoTextLength, 
 export { isoMillis, simpleIsoMillis } from "./iso-millis.js";
 export {
   badIntegrationKey,
+  CALL_KINDS,
   idBytesSurelyValid,
   isIntegrationValue,
   isPlainObject,
@@ -17,9 +18,12 @@ export {
   isValidRequired,
   PAYLOAD_RULES,
   payloadRuleOf,
+  payloadTextsOf,
   requiredBytesSurelyValid,
 } from "./call-rules.js";
 export type { CallKind, IdentityRule, PayloadRule, RequiredField } from "./call-rules.js";
+export { callPayloadField, constantNameOf, PAYLOAD_FIELD_NUMBERS, payloadFieldNumber, propertyNameOf } from "./payload-fields.js";
+export type { PayloadCase } from "./payload-fields.js";
 export { passesQuickly, ScannedText } from "./quick-rules.js";
 export type { ScannedCallFacts } from "./quick-rules.js";
 export { quickAccept } from "./quick-accept.js";

@@ -1,6 +1,15 @@
 import type { Call } from "@switchyard/contracts";
 import type { ValidCall } from "./call-schema.js";
+import { CALL_KINDS, PAYLOAD_RULES, payloadTextsOf, type CallKind, type PayloadRule } from "./call-rules.js";
 import { isoText } from "./iso-text.js";
+
+/** Each kind's payload fields, from PAYLOAD_RULES once at load: its texts (required first), then its object. */
+const PAYLOAD_FIELDS = Object.fromEntries(
+  CALL_KINDS.map((type) => [
+    type,
+    { texts: payloadTextsOf(PAYLOAD_RULES[type]), object: PAYLOAD_RULES[type].object as string | undefined },
+  ]),
+) as Record<CallKind, { readonly texts: readonly string[]; readonly object: string | undefined }>;
 
 /**
  * A gRPC call in Segment JSON shape, so it can be checked by the same rules
@@ -18,30 +27,11 @@ export function protoCallToJson(call: Call): Record<string, unknown> {
   if (call.context) json.context = call.context;
   if (call.integrations) json.integrations = call.integrations;
   const payload = call.payload;
-  switch (payload?.$case) {
-    case "identify":
-      if (payload.value.traits) json.traits = payload.value.traits;
-      break;
-    case "track":
-      setText(json, "event", payload.value.event);
-      if (payload.value.properties) json.properties = payload.value.properties;
-      break;
-    case "page":
-    case "screen":
-      setText(json, "name", payload.value.name);
-      setText(json, "category", payload.value.category);
-      if (payload.value.properties) json.properties = payload.value.properties;
-      break;
-    case "group":
-      setText(json, "groupId", payload.value.groupId);
-      if (payload.value.traits) json.traits = payload.value.traits;
-      break;
-    case "alias":
-      setText(json, "previousId", payload.value.previousId);
-      break;
-    case "delete":
-    case undefined:
-      break;
+  if (payload !== undefined && payload.$case !== "delete") {
+    const value = payload.value as unknown as Record<string, unknown>;
+    const { texts, object } = PAYLOAD_FIELDS[payload.$case];
+    for (let index = 0; index < texts.length; index++) setText(json, texts[index]!, value[texts[index]!] as string);
+    if (object !== undefined && value[object]) json[object] = value[object];
   }
   return json;
 }
@@ -71,24 +61,12 @@ export function validCallToProto(call: ValidCall, enrichment: Enrichment): Call 
     integrations: call.integrations,
     receivedAt: enrichment.receivedAt,
   };
-  switch (call.type) {
-    case "identify":
-      return { ...base, payload: { $case: "identify", value: { traits: call.traits } } };
-    case "track":
-      return { ...base, payload: { $case: "track", value: { event: call.event, properties: call.properties } } };
-    case "page":
-      return {
-        ...base,
-        payload: { $case: "page", value: { name: call.name ?? "", category: call.category ?? "", properties: call.properties } },
-      };
-    case "screen":
-      return {
-        ...base,
-        payload: { $case: "screen", value: { name: call.name ?? "", category: call.category ?? "", properties: call.properties } },
-      };
-    case "group":
-      return { ...base, payload: { $case: "group", value: { groupId: call.groupId, traits: call.traits } } };
-    case "alias":
-      return { ...base, payload: { $case: "alias", value: { previousId: call.previousId } } };
-  }
+  const fields = call as Record<string, unknown>;
+  const rule: PayloadRule = PAYLOAD_RULES[call.type];
+  const value: Record<string, unknown> = {};
+  // An unset optional text is proto3's "" (the required one is set: the rules checked).
+  if (rule.required) value[rule.required.field] = fields[rule.required.field];
+  for (const text of rule.texts) value[text] = fields[text] ?? "";
+  if (rule.object !== undefined) value[rule.object] = fields[rule.object];
+  return { ...base, payload: { $case: call.type, value } as unknown as Call["payload"] };
 }

@@ -68,6 +68,8 @@ interface PayloadReadShape {
   readonly texts: readonly { readonly tag: number; readonly key: string }[];
   readonly structTag: number;
   readonly structKey: string;
+  /** The generated decoder's empty message: "" for a text, undefined for the Struct, keys in number order (a Struct may come before a text). */
+  readonly empty: readonly { readonly key: string; readonly value: "" | undefined }[];
 }
 
 /** The payloads by their tag in Call (tags are small: a sparse array is the quickest lookup). */
@@ -78,6 +80,12 @@ for (const shape of PAYLOADS) {
     texts: shape.texts.map(({ field, key }) => ({ tag: lengthTag(field), key })),
     structTag: shape.struct ? lengthTag(shape.struct.field) : -1,
     structKey: shape.struct?.key ?? "",
+    empty: [
+      ...shape.texts.map((text) => ({ ...text, value: "" as const })),
+      ...(shape.struct ? [{ ...shape.struct, value: undefined }] : []),
+    ]
+      .sort((a, b) => a.field - b.field)
+      .map(({ key, value }) => ({ key, value })),
   };
 }
 
@@ -195,8 +203,8 @@ function readPayload(reader: CallBatchReader, length: number, depth: number, sha
   const end = reader.pos + length;
   const texts = shape.texts;
   const payload: Record<string, unknown> = {};
-  for (let index = 0; index < texts.length; index++) payload[texts[index]!.key] = "";
-  if (shape.structTag >= 0) payload[shape.structKey] = undefined;
+  const empty = shape.empty;
+  for (let index = 0; index < empty.length; index++) payload[empty[index]!.key] = empty[index]!.value;
   while (reader.pos < end) {
     const tag = reader.uint32();
     let text = 0;

@@ -1,16 +1,24 @@
-import { AliasField, CallField, GroupField, IdentifyField, PageField, ScreenField, TrackField, type Call } from "@switchyard/contracts";
+import {
+  callPayloadField,
+  PAYLOAD_RULES,
+  payloadFieldNumber,
+  payloadTextsOf,
+  type CallKind,
+  type PayloadCase,
+  type PayloadRule,
+} from "@switchyard/calls";
+import { CallField } from "@switchyard/contracts";
 
 /**
  * The shape of a switchyard.v1.Call as the hand-written wire code needs it:
  * which fields are text and which are free-form Structs, by generated field
  * number and by property name in the generated type (which is also the JSON
  * key). The call scan, the UTF-8 check, the batch decoder and the client's
- * encoder all read their fields from here, so a text or Struct field added to
- * a payload in the .proto is added here once.
+ * encoder all read their fields from here. The payloads' fields are not
+ * listed here but derived from libs/calls' PAYLOAD_RULES (see PAYLOAD_SHAPES).
  */
 
-/** The payload oneof's case names (the generated `$case`). */
-export type PayloadCase = NonNullable<Call["payload"]>["$case"];
+export type { PayloadCase };
 
 /** One field of a message: its number and its property name (and JSON key). */
 export interface FieldShape {
@@ -27,41 +35,29 @@ export interface PayloadShape {
   readonly struct: FieldShape | undefined;
 }
 
-/** Every payload, by case; tsc refuses a case the generated Call has and this table lacks. */
+/** A payload's shape from its rule: texts (required one included) in number order, then its object as the Struct. */
+function shapeOf<T extends PayloadCase>(type: T): PayloadShape & { readonly type: T } {
+  const rule: PayloadRule | undefined = type === "delete" ? undefined : PAYLOAD_RULES[type as CallKind];
+  const field = (key: string): FieldShape => ({ field: payloadFieldNumber(type, key), key });
+  const texts = rule ? payloadTextsOf(rule).map(field) : [];
+  texts.sort((a, b) => a.field - b.field);
+  return { type, field: callPayloadField(type), texts, struct: rule?.object === undefined ? undefined : field(rule.object) };
+}
+
+/**
+ * Every payload, by case, built once at load from PAYLOAD_RULES (libs/calls, the one table of a
+ * call's payload fields) and the generated field numbers, looked up by name. A delete request is
+ * not a kind the rules accept: it has no fields (a test in libs/calls holds every generated payload
+ * field to the table, Delete's included).
+ */
 export const PAYLOAD_SHAPES: { readonly [T in PayloadCase]: PayloadShape & { readonly type: T } } = {
-  identify: { type: "identify", field: CallField.IDENTIFY, texts: [], struct: { field: IdentifyField.TRAITS, key: "traits" } },
-  track: {
-    type: "track",
-    field: CallField.TRACK,
-    texts: [{ field: TrackField.EVENT, key: "event" }],
-    struct: { field: TrackField.PROPERTIES, key: "properties" },
-  },
-  page: {
-    type: "page",
-    field: CallField.PAGE,
-    texts: [
-      { field: PageField.NAME, key: "name" },
-      { field: PageField.CATEGORY, key: "category" },
-    ],
-    struct: { field: PageField.PROPERTIES, key: "properties" },
-  },
-  screen: {
-    type: "screen",
-    field: CallField.SCREEN,
-    texts: [
-      { field: ScreenField.NAME, key: "name" },
-      { field: ScreenField.CATEGORY, key: "category" },
-    ],
-    struct: { field: ScreenField.PROPERTIES, key: "properties" },
-  },
-  group: {
-    type: "group",
-    field: CallField.GROUP,
-    texts: [{ field: GroupField.GROUP_ID, key: "groupId" }],
-    struct: { field: GroupField.TRAITS, key: "traits" },
-  },
-  alias: { type: "alias", field: CallField.ALIAS, texts: [{ field: AliasField.PREVIOUS_ID, key: "previousId" }], struct: undefined },
-  delete: { type: "delete", field: CallField.DELETE, texts: [], struct: undefined },
+  identify: shapeOf("identify"),
+  track: shapeOf("track"),
+  page: shapeOf("page"),
+  screen: shapeOf("screen"),
+  group: shapeOf("group"),
+  alias: shapeOf("alias"),
+  delete: shapeOf("delete"),
 };
 
 /** The payloads in Call field order. */

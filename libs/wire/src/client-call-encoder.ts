@@ -1,4 +1,11 @@
-import { isFourDigitYearTime, ISO_TEXT_LENGTH, MAX_MESSAGE_LEVEL, valueFitsAtLevel } from "@switchyard/calls";
+import {
+  isFourDigitYearTime,
+  ISO_TEXT_LENGTH,
+  MAX_MESSAGE_LEVEL,
+  valueFitsAtLevel,
+  type CallKind,
+  type PAYLOAD_RULES,
+} from "@switchyard/calls";
 import { CallField, ListValueField, StructField, StructFieldsEntryField, TimestampField, ValueField } from "@switchyard/contracts";
 import { CALL_TEXTS, PAYLOAD_SHAPES, type PayloadCase } from "./call-shape.js";
 import { Unrepresentable, type ProtoWriter } from "./writer.js";
@@ -69,24 +76,24 @@ export class NestedTooDeeply extends Error {
 /** Thrown from the walk and turned into NestedTooDeeply, with the field's name, by encodeCall; never escapes. */
 const TOO_DEEP = new Error("nested too deeply");
 
+type Rules = typeof PAYLOAD_RULES;
+/** Every payload's text fields (required ones included) and objects, by name, as PAYLOAD_RULES lists them. */
+type PayloadTexts = {
+  [K in CallKind]: Rules[K]["texts"][number] | (Rules[K]["required"] extends { field: infer F } ? F : never);
+}[CallKind];
+type PayloadObjects = Exclude<{ [K in CallKind]: Rules[K]["object"] }[CallKind], undefined>;
+
 /**
  * The fields of a valid call the encoder reads: a call as the rules returned it, or a caller's
  * message that quickAccept took as it is (without type or messageId, which come separately). The
- * fields a call of its type must have are there.
+ * fields a call of its type must have are there. The payloads' fields follow PAYLOAD_RULES.
  */
-export interface CallFields {
+export type CallFields = {
   userId?: string;
   anonymousId?: string;
   context?: object;
   integrations?: object;
-  traits?: object;
-  properties?: object;
-  event?: string;
-  name?: string;
-  category?: string;
-  groupId?: string;
-  previousId?: string;
-}
+} & { [K in PayloadTexts]?: string } & { [K in PayloadObjects]?: object };
 
 /** JSON sizes of the literals. */
 const NULL_SIZE = 4;

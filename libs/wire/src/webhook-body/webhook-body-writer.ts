@@ -1,6 +1,7 @@
-import { isoTextOfTime } from "@switchyard/calls";
-import { AliasField, CallField, GroupField, IdentifyField, PageField, ScreenField, Timestamp, TrackField } from "@switchyard/contracts";
+import { isoTextOfTime, PAYLOAD_FIELD_NUMBERS } from "@switchyard/calls";
+import { CallField, Timestamp } from "@switchyard/contracts";
 import { readStructBytes } from "../call-batch-reader.js";
+import { PAYLOADS, type PayloadCase } from "../call-shape.js";
 import { UNUSUAL, type WireReader } from "../reader.js";
 import type { JsonBytes } from "./json-bytes.js";
 import { writeStruct } from "./struct-json.js";
@@ -18,38 +19,86 @@ export interface WrittenCall {
 }
 
 const { MESSAGE_ID, USER_ID, ANONYMOUS_ID, TIMESTAMP, CONTEXT, INTEGRATIONS, RECEIVED_AT } = CallField;
-const { IDENTIFY, TRACK, PAGE, SCREEN, GROUP, ALIAS, DELETE } = CallField;
+
+const fragment = (text: string) => Buffer.from(text, "utf8");
+
+/**
+ * What a body shows of each payload after version and type (docs/contract.md §6.3): a payload
+ * field named by its property name, with the JSON name it gets ("Previous ID") when that differs,
+ * or the call's userId. Which members a body has is the contract's choice, so a field added to a
+ * payload shows only once it is listed here; its number, text or Struct kind come from
+ * PAYLOAD_SHAPES. A payload's Struct the body does not show is still walked (see BODY_PLANS).
+ */
+type BodyMember =
+  | { readonly text: string; readonly name?: string; readonly onlyWhenSet?: true }
+  | { readonly object: string }
+  | { readonly userId: "when set" | "always"; readonly name?: string };
+const USER_ID_WHEN_SET: BodyMember = { userId: "when set" };
+const BODY_MEMBERS: { readonly [T in PayloadCase]: readonly BodyMember[] } = {
+  page: [USER_ID_WHEN_SET, { text: "name", onlyWhenSet: true }, { text: "category", onlyWhenSet: true }, { object: "properties" }],
+  screen: [USER_ID_WHEN_SET, { text: "name" }],
+  identify: [USER_ID_WHEN_SET, { object: "traits" }],
+  track: [USER_ID_WHEN_SET, { text: "event" }, { object: "properties" }],
+  alias: [
+    { text: "previousId", name: "Previous ID" },
+    { userId: "always", name: "User ID" },
+  ],
+  group: [{ text: "groupId" }, USER_ID_WHEN_SET, { object: "traits" }],
+  delete: [USER_ID_WHEN_SET],
+};
+
+/** How a member is written: a text ("" when absent), a text only when set, a Struct ({} when absent). */
+const TEXT = 0;
+const TEXT_WHEN_SET = 1;
+const OBJECT = 2;
+
+/** One member, ready to write: where its field is (the call's or the payload's), its number, its `,"name":`. */
+interface MemberPlan {
+  readonly how: typeof TEXT | typeof TEXT_WHEN_SET | typeof OBJECT;
+  readonly inCall: boolean;
+  readonly field: number;
+  readonly key: Buffer;
+}
+
+/** A payload's body, ready to write: its opening, its members, and the Struct it walks without showing (0: none). */
+interface BodyPlan {
+  readonly opening: Buffer;
+  readonly members: readonly MemberPlan[];
+  readonly hiddenStruct: number;
+}
+
+/** Each payload's plan, by its field number in Call; built once at load from BODY_MEMBERS and PAYLOAD_SHAPES. */
+const BODY_PLANS: BodyPlan[] = [];
+for (const shape of PAYLOADS) {
+  const members = BODY_MEMBERS[shape.type].map((member): MemberPlan => {
+    if ("userId" in member) {
+      const how = member.userId === "always" ? TEXT : TEXT_WHEN_SET;
+      return { how, inCall: true, field: USER_ID, key: fragment(`,${JSON.stringify(member.name ?? "userId")}:`) };
+    }
+    if ("object" in member) {
+      if (shape.struct?.key !== member.object) throw new Error(`webhook body of ${shape.type}: ${member.object} is not its Struct`);
+      return { how: OBJECT, inCall: false, field: shape.struct.field, key: fragment(`,${JSON.stringify(member.object)}:`) };
+    }
+    const text = shape.texts.find(({ key }) => key === member.text);
+    if (!text) throw new Error(`webhook body of ${shape.type}: ${member.text} is not one of its text fields`);
+    const key = fragment(`,${JSON.stringify(member.name ?? member.text)}:`);
+    return { how: member.onlyWhenSet ? TEXT_WHEN_SET : TEXT, inCall: false, field: text.field, key };
+  });
+  const shown = members.some((member) => member.how === OBJECT);
+  // Every body but delete's starts with version and type (§6.3).
+  const opening = fragment(shape.type === "delete" ? '{"type":"delete"' : `{"version":1,"type":${JSON.stringify(shape.type)}`);
+  BODY_PLANS[shape.field] = { opening, members, hiddenStruct: shape.struct && !shown ? shape.struct.field : 0 };
+}
+
 /** The payload oneof's fields, in number order. */
-const PAYLOADS = [IDENTIFY, TRACK, PAGE, SCREEN, GROUP, ALIAS, DELETE];
+const PAYLOAD_FIELDS = PAYLOADS.map((shape) => shape.field);
 
 const highestField = (fields: Record<string, number>) => Math.max(0, ...Object.values(fields));
 /** Where each field of the call and of its payload message lies; see WireReader.fieldRanges. */
 const callFields = new Int32Array(2 * (highestField(CallField) + 1));
-const payloadFields = new Int32Array(
-  2 * (Math.max(...[AliasField, GroupField, IdentifyField, PageField, ScreenField, TrackField].map(highestField)) + 1),
-);
+const payloadFields = new Int32Array(2 * (Math.max(...Object.values(PAYLOAD_FIELD_NUMBERS).map(highestField)) + 1));
 
-const fragment = (text: string) => Buffer.from(text, "utf8");
-/** Each body's start, by payload field: docs/contract.md §6.3 puts version and type first (delete has no version). */
-const OPENINGS: Record<number, Buffer> = {
-  [IDENTIFY]: fragment('{"version":1,"type":"identify"'),
-  [TRACK]: fragment('{"version":1,"type":"track"'),
-  [PAGE]: fragment('{"version":1,"type":"page"'),
-  [SCREEN]: fragment('{"version":1,"type":"screen"'),
-  [GROUP]: fragment('{"version":1,"type":"group"'),
-  [ALIAS]: fragment('{"version":1,"type":"alias"'),
-  [DELETE]: fragment('{"type":"delete"'),
-};
 const KEYS = {
-  userId: fragment(',"userId":'),
-  name: fragment(',"name":'),
-  category: fragment(',"category":'),
-  properties: fragment(',"properties":'),
-  traits: fragment(',"traits":'),
-  event: fragment(',"event":'),
-  previousId: fragment(',"Previous ID":'),
-  aliasUserId: fragment(',"User ID":'),
-  groupId: fragment(',"groupId":'),
   timestamp: fragment(',"timestamp":'),
   messageId: fragment(',"messageId":'),
   anonymousId: fragment(',"anonymousId":'),
@@ -91,8 +140,8 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
   reader.fieldRanges(end, callFields);
   // The payload oneof: a call with two payloads is left to the decoder, which reads both.
   let payload = 0;
-  for (let index = 0; index < PAYLOADS.length; index++) {
-    const field = PAYLOADS[index]!;
+  for (let index = 0; index < PAYLOAD_FIELDS.length; index++) {
+    const field = PAYLOAD_FIELDS[index]!;
     if (!has(callFields, field)) continue;
     if (payload !== 0) throw UNUSUAL;
     payload = field;
@@ -116,43 +165,19 @@ export function writeWebhookBody(reader: WireReader, start: number, end: number,
 
   reader.pos = startOf(callFields, payload);
   reader.fieldRanges(endOf(callFields, payload), payloadFields);
-  out.raw(OPENINGS[payload]!);
-  switch (payload) {
-    case PAGE:
-      userId(reader, out);
-      // Only when set: an empty name or category is left out.
-      if (isSet(payloadFields, PageField.NAME)) text(reader, payloadFields, PageField.NAME, KEYS.name, out);
-      if (isSet(payloadFields, PageField.CATEGORY)) text(reader, payloadFields, PageField.CATEGORY, KEYS.category, out);
-      object(reader, payloadFields, PageField.PROPERTIES, KEYS.properties, out, exact);
-      break;
-    case SCREEN:
-      userId(reader, out);
-      text(reader, payloadFields, ScreenField.NAME, KEYS.name, out);
-      // Table 2.3 shows no properties for a screen, but the decoder reads them: they must decode.
-      if (has(payloadFields, ScreenField.PROPERTIES) && !exact)
-        checkStruct(reader, payloadFields, ScreenField.PROPERTIES, out, STRUCT_DEPTH + 1);
-      break;
-    case IDENTIFY:
-      userId(reader, out);
-      object(reader, payloadFields, IdentifyField.TRAITS, KEYS.traits, out, exact);
-      break;
-    case TRACK:
-      userId(reader, out);
-      text(reader, payloadFields, TrackField.EVENT, KEYS.event, out);
-      object(reader, payloadFields, TrackField.PROPERTIES, KEYS.properties, out, exact);
-      break;
-    case ALIAS:
-      text(reader, payloadFields, AliasField.PREVIOUS_ID, KEYS.previousId, out);
-      text(reader, callFields, USER_ID, KEYS.aliasUserId, out);
-      break;
-    case GROUP:
-      text(reader, payloadFields, GroupField.GROUP_ID, KEYS.groupId, out);
-      userId(reader, out);
-      object(reader, payloadFields, GroupField.TRAITS, KEYS.traits, out, exact);
-      break;
-    case DELETE:
-      userId(reader, out);
-      break;
+  const plan = BODY_PLANS[payload]!;
+  out.raw(plan.opening);
+  const members = plan.members;
+  for (let index = 0; index < members.length; index++) {
+    const member = members[index]!;
+    const fields = member.inCall ? callFields : payloadFields;
+    if (member.how === OBJECT) object(reader, fields, member.field, member.key, out, exact);
+    // Only when set: an empty page name, say, is left out.
+    else if (member.how === TEXT || isSet(fields, member.field)) text(reader, fields, member.field, member.key, out);
+  }
+  // A Struct the body does not show (a screen's properties) is still read by the decoder: it must decode.
+  if (plan.hiddenStruct !== 0 && has(payloadFields, plan.hiddenStruct) && !exact) {
+    checkStruct(reader, payloadFields, plan.hiddenStruct, out, STRUCT_DEPTH + 1);
   }
   out.raw(KEYS.timestamp);
   out.plainString(isoTextOfTime(Number.isNaN(timestampMs) ? (Number.isNaN(receivedAtMs) ? Date.now() : receivedAtMs) : timestampMs));
@@ -227,11 +252,6 @@ function timestampMillis(reader: WireReader, fields: Int32Array, field: number, 
     millis += nanos / 1_000_000;
     return millis;
   }
-}
-
-/** The call's userId, when it has one. */
-function userId(reader: WireReader, out: JsonBytes): void {
-  if (isSet(callFields, USER_ID)) text(reader, callFields, USER_ID, KEYS.userId, out);
 }
 
 /** Walks a Struct for its errors only: what it writes is dropped. */
