@@ -334,10 +334,12 @@ function batchRequest(json: unknown): ParsedRequest {
   const calls = batch.map((call: unknown) => {
     if (!isObject(call)) return call;
     const merged = withoutEmptyIds({ ...call });
-    merged.context = mergeObjects(context, call.context);
-    merged.integrations = mergeObjects(integrations, call.integrations);
-    if (merged.context === undefined) delete merged.context;
-    if (merged.integrations === undefined) delete merged.integrations;
+    // Set only when there is something to set: a member added and deleted again would leave the
+    // object in V8's slow dictionary form for everything that reads it after.
+    const mergedContext = mergeObjects(context, call.context);
+    if (mergedContext !== undefined) merged.context = mergedContext;
+    const mergedIntegrations = mergeObjects(integrations, call.integrations);
+    if (mergedIntegrations !== undefined) merged.integrations = mergedIntegrations;
     return merged;
   });
   return { calls: calls.map((call) => new JsonCall(call)) };
