@@ -107,10 +107,10 @@ const FALSE_SIZE = 5;
  * it for the 32 KB and 500 KB limits: the UTF-8 bytes of the call in Segment JSON shape as ingest
  * reads it back (the timestamp as full ISO 8601 text). `timestampMillis` is the call's timestamp,
  * undefined when it has none; `library`, when given, is written as context.library in place of
- * the caller's. A `messageId` left undefined is neither written nor counted (ingest writes its own
- * in front of the bytes). Throws NestedTooDeeply naming the field that nests too deeply, Unrepresentable for
- * a number that is not finite, a lone surrogate or a BigInt; what was
- * written of the call is then to be discarded.
+ * the caller's; `ingest`, when given, adds ingest's received_at. A `messageId` left undefined is
+ * neither written nor counted (ingest writes its own in front of the bytes). Throws
+ * NestedTooDeeply naming the field that nests too deeply, Unrepresentable for a number that is not
+ * finite, a lone surrogate or a BigInt; what was written of the call is then to be discarded.
  */
 export function encodeCall(
   writer: ProtoWriter,
