@@ -30,7 +30,8 @@
  *
  * Uses its own nats-server on a free port and temp store, or NATS_URL (in a
  * unique namespace, deleted afterwards; nats-server CPU is then unknown).
- * Writes bench/results/ingest-http-latest.json.
+ * Writes bench/results/ingest-http-latest.json. `--cpu-prof-dir DIR` profiles
+ * the ingest process (written when it stops, at the end of the run).
  */
 import os from "node:os";
 import { fileURLToPath } from "node:url";
@@ -78,6 +79,7 @@ interface Parameters {
   concurrency: number;
   grpcChannels: number;
   bodiesPerLane: number;
+  cpuProfDir: string | undefined;
 }
 
 function parseParameters(argv: string[]): Parameters {
@@ -91,6 +93,7 @@ function parseParameters(argv: string[]): Parameters {
       concurrency: { type: "string", default: "16" },
       "grpc-channels": { type: "string", default: "4" },
       "bodies-per-lane": { type: "string", default: "8" },
+      "cpu-prof-dir": { type: "string" },
     },
   });
   return {
@@ -101,6 +104,7 @@ function parseParameters(argv: string[]): Parameters {
     concurrency: positiveInt("--concurrency", values.concurrency),
     grpcChannels: positiveInt("--grpc-channels", values["grpc-channels"]),
     bodiesPerLane: positiveInt("--bodies-per-lane", values["bodies-per-lane"]),
+    cpuProfDir: values["cpu-prof-dir"],
   };
 }
 
@@ -234,7 +238,13 @@ async function main(cleanup: Cleanup): Promise<void> {
   if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names, referenceStream));
 
   const workspaceFile = await writeWorkspaceFile(cleanup, WORKSPACE);
-  const { ingest, grpcPort, httpPort } = await startIngestChild(cleanup, { cwd: REPO_ROOT, natsUrl: nats.url, namespace, workspaceFile });
+  const { ingest, grpcPort, httpPort } = await startIngestChild(cleanup, {
+    cwd: REPO_ROOT,
+    natsUrl: nats.url,
+    namespace,
+    workspaceFile,
+    nodeFlags: params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${params.cpuProfDir}`] : [],
+  });
   const reference = await HttpReferenceChild.start(cleanup, { cwd: REPO_ROOT, natsUrl: nats.url, subject: referenceSubject });
 
   console.log(`building ${params.concurrency * params.bodiesPerLane} batches of ${params.batchSize} calls …`);

@@ -176,7 +176,7 @@ function acceptsConnections(port: number): Promise<boolean> {
  */
 export async function startIngestChild(
   cleanup: Cleanup,
-  options: { cwd: string; natsUrl: string; namespace: string; workspaceFile: string },
+  options: { cwd: string; natsUrl: string; namespace: string; workspaceFile: string; nodeFlags?: string[] },
 ): Promise<{ ingest: ServiceChild; grpcPort: number; httpPort: number }> {
   const grpcPort = await freePort();
   const httpPort = await freePort();
@@ -191,6 +191,7 @@ export async function startIngestChild(
       INGEST_GRPC_PORT: String(grpcPort),
       INGEST_HTTP_PORT: String(httpPort),
     },
+    nodeFlags: options.nodeFlags ?? [],
   });
   cleanup.add("stop ingest", () => ingest.stop());
   await ingest.waitUntilReady();

@@ -13,6 +13,8 @@ describe("batch ids", () => {
     expect(resolveBatchId(undefined, ["m1m2"])).not.toBe(resolveBatchId(undefined, ["m1", "m2"]));
     expect(resolveBatchId(undefined, ["a\nb"])).not.toBe(resolveBatchId(undefined, ["a", "b"]));
     expect(resolveBatchId(undefined, ["1:a"])).not.toBe(resolveBatchId(undefined, ["1:", "a"]));
+    // Ids already stored depend on the digest: a batch re-sent after an upgrade must still be recognised.
+    expect(resolveBatchId(undefined, ["m1", "ü-2"])).toBe("d-9b0bb42ff88e323b0fcf759684d0f3b0");
   });
 
   it("makes a fresh id when some call has no messageId of its own", () => {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CallKind } from "./call-rules.js";
-import { quickAccept } from "./quick-accept.js";
+import { quickAccept, quickAcceptJson } from "./quick-accept.js";
 import { CHECK_RULES, checkCall, type CallCheck } from "./validate.js";
 
 /**
@@ -126,5 +126,38 @@ describe("quickAccept", () => {
     expect(quickAccept("track", fields)).toBe(true);
     expect(quickAccept("track", Object.create(fields) as Record<string, unknown>)).toBe(false);
     expect(quickAccept("track", new Message(fields) as unknown as Record<string, unknown>)).toBe(false);
+  });
+});
+
+describe("quickAcceptJson", () => {
+  const jsonTypes = fc.constantFrom<unknown>("identify", "track", "page", "screen", "group", "alias", "delete", "Track", undefined, 5);
+
+  it("accepts only what the call rules accept, the call as the HTTP front door parsed it", () => {
+    let quick = 0;
+    fc.assert(
+      fc.property(jsonTypes, messages, (type, fields) => {
+        const call: Record<string, unknown> = { ...(fields as Record<string, unknown>), type };
+        if (call.type === undefined) delete call.type;
+        // No Date in JSON: a Date stands for its ISO text here.
+        if (call.timestamp instanceof Date) call.timestamp = Number.isNaN(call.timestamp.getTime()) ? "x" : call.timestamp.toISOString();
+        const check = checkCall(call, 0, 0);
+        if (quickAcceptJson(call)) {
+          quick++;
+          expect(check.ok).toBe(true);
+        } else if (!check.ok) expectNamedRefusal(check);
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(quick).toBeGreaterThan(50);
+  });
+
+  it("takes the timestamps SDKs send, with offsets and microseconds, and leaves invalid ones to the rules", () => {
+    const call = { type: "track", userId: "u", event: "E" };
+    for (const timestamp of ["2026-11-21T10:00:00.123Z", "2026-11-21T10:00:00.123456+00:00", "2026-11-21T12:00:00+02:00", "2026-11-21"]) {
+      expect(quickAcceptJson({ ...call, timestamp })).toBe(true);
+    }
+    for (const timestamp of ["2026-02-30T10:00:00Z", "2026-11-21T24:00:00Z", "yesterday", "", 5, null]) {
+      expect(quickAcceptJson({ ...call, timestamp })).toBe(false);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { badIntegrationKey, isPlainObject, isValidId, isValidRequired, payloadRuleOf } from "./call-rules.js";
+import { isValidIsoDateTime } from "./iso-date.js";
 import { simpleIsoMillis } from "./iso-millis.js";
 import { isFourDigitYearTime } from "./iso-text.js";
 import { hasControlCharacter } from "./text-rules.js";
@@ -21,11 +22,35 @@ import { hasControlCharacter } from "./text-rules.js";
  * for, as the client's encoder meets every value anyway and refuses them there.
  */
 export function quickAccept(type: string, fields: Record<string, unknown>): boolean {
+  return fields.timestamp === undefined || usualTimestamp(fields.timestamp) ? acceptsAllButTimestamp(type, fields) : false;
+}
+
+/**
+ * The same quick check for a call in Segment JSON shape as a front door parsed it (its type
+ * inside), for ingest's HTTP fast path: true only when checkCall would accept it, given that its
+ * free-form values carry no NaN, ±Infinity or lone surrogate and it is within the size and
+ * nesting limits, which the fast encoder (@switchyard/wire) checks as it writes. Any timestamp
+ * the rules accept passes (SDKs send offsets and microseconds): the rule itself is asked when the
+ * text is not of the usual form.
+ */
+export function quickAcceptJson(call: Record<string, unknown>): boolean {
+  const { type, timestamp } = call;
+  if (typeof type !== "string") return false;
+  if (
+    timestamp !== undefined &&
+    !(typeof timestamp === "string" && (!Number.isNaN(simpleIsoMillis(timestamp)) || isValidIsoDateTime(timestamp)))
+  ) {
+    return false;
+  }
+  return acceptsAllButTimestamp(type, call);
+}
+
+/** Every check of quickAccept but the timestamp's. */
+function acceptsAllButTimestamp(type: string, fields: Record<string, unknown>): boolean {
   if (!isPlainObject(fields)) return false;
   if (!optionalId(fields.messageId) || !optionalId(fields.userId) || !optionalId(fields.anonymousId)) return false;
   // The messageId goes into NATS and HTTP headers: the rules refuse control characters in it.
   if (typeof fields.messageId === "string" && hasControlCharacter(fields.messageId)) return false;
-  if (fields.timestamp !== undefined && !usualTimestamp(fields.timestamp)) return false;
   if (!optionalObject(fields.context)) return false;
   if (fields.integrations !== undefined && !(isPlainObject(fields.integrations) && badIntegrationKey(fields.integrations) === undefined)) {
     return false;

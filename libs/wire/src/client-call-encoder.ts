@@ -35,7 +35,7 @@ import { WireType } from "./tags.js";
  */
 
 const [MESSAGE_ID, USER_ID, ANONYMOUS_ID] = CALL_TEXTS.map((text) => text.field) as [number, number, number];
-const { TIMESTAMP, CONTEXT, INTEGRATIONS } = CallField;
+const { TIMESTAMP, CONTEXT, INTEGRATIONS, RECEIVED_AT } = CallField;
 
 // google.protobuf.Struct, its map entry, Value and ListValue.
 const STRUCT_FIELDS = StructField.FIELDS;
@@ -95,6 +95,15 @@ export type CallFields = {
   integrations?: object;
 } & { [K in PayloadTexts]?: string } & { [K in PayloadObjects]?: object };
 
+/**
+ * What ingest adds when it encodes a call it received as JSON (the HTTP fast path): the accept
+ * time as received_at, written in field-number order, so that the bytes are those the generated
+ * encoder writes for the same call.
+ */
+export interface IngestFields {
+  receivedAtMillis: number;
+}
+
 /** JSON sizes of the literals. */
 const NULL_SIZE = 4;
 const TRUE_SIZE = 4;
@@ -105,20 +114,22 @@ const FALSE_SIZE = 5;
  * it for the 32 KB and 500 KB limits: the UTF-8 bytes of the call in Segment JSON shape as ingest
  * reads it back (the timestamp as full ISO 8601 text). `timestampMillis` is the call's timestamp,
  * undefined when it has none; `library`, when given, is written as context.library in place of
- * the caller's. Throws NestedTooDeeply naming the field that nests too deeply, Unrepresentable for
- * a number that is not finite, a lone surrogate or a BigInt; what was
- * written of the call is then to be discarded.
+ * the caller's; `ingest`, when given, adds ingest's received_at. A `messageId` left undefined is
+ * neither written nor counted (ingest writes its own in front of the bytes). Throws
+ * NestedTooDeeply naming the field that nests too deeply, Unrepresentable for a number that is not
+ * finite, a lone surrogate or a BigInt; what was written of the call is then to be discarded.
  */
 export function encodeCall(
   writer: ProtoWriter,
   type: ClientCallType,
-  messageId: string,
+  messageId: string | undefined,
   call: CallFields,
   timestampMillis: number | undefined,
   library?: object,
+  ingest?: IngestFields,
 ): number {
   let json = 1 + memberSize("type", type.length + 2);
-  json += memberSize("messageId", writer.string(MESSAGE_ID, messageId));
+  if (messageId !== undefined) json += memberSize("messageId", writer.string(MESSAGE_ID, messageId));
   if (call.userId) json += memberSize("userId", writer.string(USER_ID, call.userId));
   if (call.anonymousId) json += memberSize("anonymousId", writer.string(ANONYMOUS_ID, call.anonymousId));
   if (timestampMillis !== undefined) json += memberSize("timestamp", writeTimestamp(writer, TIMESTAMP, timestampMillis));
@@ -129,6 +140,8 @@ export function encodeCall(
     }
     field = "integrations";
     if (call.integrations) json += memberSize("integrations", writeStructField(writer, INTEGRATIONS, call.integrations, ROOT_LEVEL));
+    // Not part of the call's JSON: ingest's own field, in field-number order.
+    if (ingest) writeTimestamp(writer, RECEIVED_AT, ingest.receivedAtMillis);
 
     // The payload's texts (required ones are non-empty: the rules checked), then its Struct.
     const shape = PAYLOAD_SHAPES[type];
@@ -171,6 +184,11 @@ function writeTimestamp(writer: ProtoWriter, field: number, millis: number): num
     writer.int64(nanos);
   }
   writer.end(mark);
+  return timestampJsonSize(millis);
+}
+
+/** The JSON size of a timestamp's full ISO 8601 text, as encodeCall counts it. */
+export function timestampJsonSize(millis: number): number {
   // "YYYY-MM-DDTHH:MM:SS.mmmZ" with quotes for years 0000-9999; longer (±YYYYYY) outside them.
   return (isFourDigitYearTime(millis) ? ISO_TEXT_LENGTH : new Date(millis).toISOString().length) + 2;
 }
@@ -218,7 +236,9 @@ function writeStructBody(writer: ProtoWriter, object: object, level: number, ext
 
 function writeStructEntry(writer: ProtoWriter, key: string, value: unknown, level: number): number {
   const entry = writer.begin(STRUCT_FIELDS);
-  const size = writer.string(ENTRY_KEY, key) + 1 + writeValueField(writer, ENTRY_VALUE, value, level);
+  // An empty key is proto3's default: left out, as the generated encoder leaves it out ("" is 2 bytes of JSON).
+  const keySize = key === "" ? 2 : writer.string(ENTRY_KEY, key);
+  const size = keySize + 1 + writeValueField(writer, ENTRY_VALUE, value, level);
   writer.end(entry);
   return size;
 }

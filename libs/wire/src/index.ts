@@ -31,6 +31,8 @@ export { readCallBatch } from "./call-batch-reader.js";
 export { encodeCall, messageIdOf, NestedTooDeeply } from "./client-call-encoder.js";
 /** What encodeCall reads of a call, and the call types a client sends. */
 export type { CallFields, ClientCallType } from "./client-call-encoder.js";
+/** Ingest's fast path for Segment JSON calls: a surely valid call straight to the bytes the generated encoder writes. */
+export { encodeJsonCall, FastJsonCall } from "./json-call-encoder.js";
 /** gRPC request deserializers for IngestService: the calls stay bytes. */
 export { parseIngestBatchRequest, parseIngestCallRequest } from "./ingest-requests.js";
 /** What the ingest request readers return. */

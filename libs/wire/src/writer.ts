@@ -130,6 +130,15 @@ export class Unrepresentable extends Error {
 /** Control characters JSON.stringify writes as two characters (\b \t \n \f \r); the others take six (\u00XX). */
 const JSON_SHORT_ESCAPES = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 
+/** Extra bytes JSON.stringify writes for an ASCII byte it escapes: `"` and `\\` one, control characters one or five. */
+const ESCAPE_EXTRA = new Uint8Array(256);
+for (let byte = 0; byte < 0x20; byte++) ESCAPE_EXTRA[byte] = JSON_SHORT_ESCAPES.has(byte) ? 1 : 5;
+ESCAPE_EXTRA[0x22] = 1;
+ESCAPE_EXTRA[0x5c] = 1;
+
+/** From this length on, text is copied natively and checked as bytes; shorter text is copied by hand, which costs less. */
+const NATIVE_COPY_LENGTH = 32;
+
 /**
  * A minimal protobuf writer into a growing buffer. Nested messages reserve
  * one byte for their length and move their body only in the rare case it is
@@ -223,13 +232,26 @@ export class ProtoWriter {
     const buf = this.buf;
     const start = this.pos;
     let escapes = 0;
-    for (let index = 0; index < length; index++) {
-      const code = text.charCodeAt(index);
-      if (code < 0x20 || code === 0x22 || code === 0x5c || code >= 0x80) {
-        if (code >= 0x80) return this.utf8String(text, lengthMark);
-        escapes += code >= 0x20 ? 1 : JSON_SHORT_ESCAPES.has(code) ? 1 : 5;
+    if (length < NATIVE_COPY_LENGTH) {
+      for (let index = 0; index < length; index++) {
+        const code = text.charCodeAt(index);
+        if (code < 0x20 || code === 0x22 || code === 0x5c || code >= 0x80) {
+          if (code >= 0x80) return this.utf8String(text, lengthMark);
+          escapes += code >= 0x20 ? 1 : JSON_SHORT_ESCAPES.has(code) ? 1 : 5;
+        }
+        buf[start + index] = code;
       }
-      buf[start + index] = code;
+    } else {
+      // Copied natively as UTF-8 into room for ASCII, then its bytes checked: text with any other
+      // character either fills the room only in part (the character that does not fit is left
+      // out whole) or puts a byte of 0x80 or more in it.
+      let high = buf.write(text, start, length, "utf8") === length ? 0 : 0x80;
+      for (let index = start, end = start + length; index < end; index++) {
+        const byte = buf[index]!;
+        escapes += ESCAPE_EXTRA[byte]!;
+        high |= byte;
+      }
+      if (high >= 0x80) return this.utf8String(text, lengthMark);
     }
     this.pos = start + length;
     return length + 2 + escapes;

@@ -60,7 +60,7 @@ export class CallAcceptor {
     const rejections: Rejection[] = [];
 
     request.calls.forEach((call, index) => {
-      const check = call.check(index);
+      const check = call.check(index, acceptTime);
       if (!check.ok) {
         rejections.push(check.rejection);
         return;

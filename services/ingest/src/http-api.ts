@@ -334,10 +334,12 @@ function batchRequest(json: unknown): ParsedRequest {
   const calls = batch.map((call: unknown) => {
     if (!isObject(call)) return call;
     const merged = withoutEmptyIds({ ...call });
-    merged.context = mergeObjects(context, call.context);
-    merged.integrations = mergeObjects(integrations, call.integrations);
-    if (merged.context === undefined) delete merged.context;
-    if (merged.integrations === undefined) delete merged.integrations;
+    // Set only when there is something to set: a member added and deleted again would leave the
+    // object in V8's slow dictionary form for everything that reads it after.
+    const mergedContext = mergeObjects(context, call.context);
+    if (mergedContext !== undefined) merged.context = mergedContext;
+    const mergedIntegrations = mergeObjects(integrations, call.integrations);
+    if (mergedIntegrations !== undefined) merged.integrations = mergedIntegrations;
     return merged;
   });
   return { calls: calls.map((call) => new JsonCall(call)) };
@@ -346,12 +348,20 @@ function batchRequest(json: unknown): ParsedRequest {
 /**
  * Drops a userId or anonymousId that is null or "": SDKs send them so for a user not identified
  * yet (analytics.js null, analytics-kotlin ""), and gRPC, where "" is the unset value, reads them
- * as absent too.
+ * as absent too. The call is copied without them rather than `delete`d from, which would leave it
+ * in V8's slow dictionary form for everything that reads it after.
  */
 function withoutEmptyIds(call: Record<string, unknown>): Record<string, unknown> {
-  if (call.userId === "" || call.userId === null) delete call.userId;
-  if (call.anonymousId === "" || call.anonymousId === null) delete call.anonymousId;
-  return call;
+  const { userId, anonymousId } = call;
+  if (!isEmptyId(userId) && !isEmptyId(anonymousId)) return call;
+  const { userId: _userId, anonymousId: _anonymousId, ...rest } = call;
+  if (userId !== undefined && !isEmptyId(userId)) rest.userId = userId;
+  if (anonymousId !== undefined && !isEmptyId(anonymousId)) rest.anonymousId = anonymousId;
+  return rest;
+}
+
+function isEmptyId(id: unknown): boolean {
+  return id === "" || id === null;
 }
 
 /** The call's own value wins; a non-object value is left for validation to refuse. */

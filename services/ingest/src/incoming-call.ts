@@ -13,8 +13,11 @@ export type IncomingCheck = { ok: true; messageId: string | undefined } | { ok: 
 export interface IncomingCall {
   /** The client's own messageId, used to recognise a re-sent batch. */
   readonly clientMessageId: string | undefined;
-  /** Checks the call by the rules in @switchyard/calls; `index` is its position in the request. */
-  check(index: number): IncomingCheck;
+  /**
+   * Checks the call by the rules in @switchyard/calls; `index` is its position in the request,
+   * `acceptTime` the time encode() will be given (a fast path may encode the call while checking it).
+   */
+  check(index: number, acceptTime: AcceptTime): IncomingCheck;
   /**
    * The accepted call with what ingest adds (its messageId, the accept time
    * as received_at and, when the client gave none, as timestamp), encoded as

@@ -1,16 +1,20 @@
 import { checkCall, tooDeeplyNestedField, validCallToProto, type ValidCall } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
-import { EncodedCallBytes, type EncodedCall } from "@switchyard/wire";
+import { EncodedCallBytes, encodeJsonCall, type EncodedCall, type FastJsonCall } from "@switchyard/wire";
 import type { AcceptTime } from "@switchyard/wire";
 
 /**
  * A call in Segment JSON shape: an HTTP call as parsed, or a gRPC call decoded
- * in full when it cannot take the fast path. Encoded for the bus by the
- * generated encoder.
+ * in full when it cannot take the fast path. An ordinary call is encoded for
+ * the bus while it is checked (encodeJsonCall, @switchyard/wire); any other
+ * is checked by the rules and encoded by the generated encoder, to the same
+ * bytes.
  */
 export class JsonCall implements IncomingCall {
-  /** The call as the rules returned it, once check() passed it. */
+  /** The call's bytes, once check() took the fast path. */
+  private fast: FastJsonCall | undefined;
+  /** The call as the rules returned it, once check() passed it on the ordinary path. */
   private valid: ValidCall | undefined;
 
   /**
@@ -28,8 +32,13 @@ export class JsonCall implements IncomingCall {
     return undefined;
   }
 
-  check(index: number): IncomingCheck {
-    const check = checkCall(this.json, index, this.jsonBytes);
+  check(index: number, acceptTime?: AcceptTime): IncomingCheck {
+    const json = this.json;
+    if (acceptTime && typeof json === "object" && json !== null) {
+      this.fast = encodeJsonCall(json as Record<string, unknown>, acceptTime, this.jsonBytes);
+      if (this.fast) return { ok: true, messageId: this.fast.clientMessageId };
+    }
+    const check = checkCall(json, index, this.jsonBytes);
     if (!check.ok) return check;
     // The fast gRPC path checks this while walking the bytes; JSON calls are checked here.
     const field = tooDeeplyNestedField(check.call);
@@ -45,6 +54,7 @@ export class JsonCall implements IncomingCall {
   }
 
   encode(messageId: string, acceptTime: AcceptTime): EncodedCall {
+    if (this.fast) return this.fast.encoded(messageId);
     if (!this.valid) throw new Error("a call is encoded only once check() accepted it");
     return new EncodedCallBytes(Call.encode(validCallToProto(this.valid, { messageId, receivedAt: acceptTime.date })).finish());
   }

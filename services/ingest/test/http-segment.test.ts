@@ -96,6 +96,27 @@ describe("Segment-compatible HTTP API", () => {
     expect(call?.receivedAt?.getTime()).toBeGreaterThan(call?.timestamp?.getTime() ?? Infinity);
   });
 
+  it("stores SDK-shaped calls as sent: offsets and microseconds in timestamps, null and empty ids, a messageId of its own", async () => {
+    const batch = [
+      // analytics-python: isoformat() with microseconds and an offset.
+      { type: "track", userId: "u1", event: "Paid", timestamp: "2026-11-21T10:00:00.123456+02:00", messageId: "py-1" },
+      // analytics.js before identify: userId null; analytics-kotlin: "".
+      { type: "page", userId: null, anonymousId: "a1", name: "", properties: { path: "/", "": 1 }, timestamp: "2026-11-21T08:00:00Z" },
+      { type: "identify", userId: "", anonymousId: "a2", traits: { plan: "pro" } },
+    ];
+    const response = await post("/v1/batch", { batch, context: { library: { name: "analytics-python", version: "2.3.2" } } });
+    expect(response).toEqual({ status: 200, body: { success: true } });
+    const [track, page, identify] = await storedCalls();
+    expect(track?.messageId).toBe("py-1");
+    expect(track?.timestamp?.toISOString()).toBe("2026-11-21T08:00:00.123Z");
+    expect(track?.context).toEqual({ library: { name: "analytics-python", version: "2.3.2" } });
+    expect(page?.userId).toBe("");
+    expect(page?.anonymousId).toBe("a1");
+    expect(page?.payload).toEqual({ $case: "page", value: { name: "", category: "", properties: { path: "/", "": 1 } } });
+    expect(identify?.messageId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(identify?.timestamp?.getTime()).toBe(identify?.receivedAt?.getTime());
+  });
+
   it("refuses a batch call nested thousands of levels deep with 400 max_depth, not a 500", async () => {
     const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
     const response = await post("/v1/batch", undefined, {
