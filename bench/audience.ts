@@ -129,12 +129,6 @@ function positiveInt(name: string, text: string | undefined): number {
 /** One source, no destinations: the calls only need to land on the calls stream. */
 const WORKSPACE = { sources: [{ id: SOURCE_ID, writeKeys: ["wk_bench_audience_0123"] }] };
 
-/** On a shared server, removes everything this run created under its namespace. */
-async function deleteNamespaceStreams(jsm: JetStreamManager, names: BusNames): Promise<void> {
-  const streams = [names.callsStream, `KV_${names.configBucket}`, `KV_${names.audienceStateBucket}`, `OBJ_${names.audienceStateObjects}`];
-  for (const stream of streams) await jsm.streams.delete(stream).catch(() => false);
-}
-
 async function startAudienceSync(params: Parameters, natsUrl: string, namespace: string, workspaceFile: string, cleanup: Cleanup) {
   const nodeFlags = [
     ...(params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${params.cpuProfDir}`] : []),
@@ -372,7 +366,6 @@ async function main(cleanup: Cleanup): Promise<void> {
   const date = new Date();
   const loadAverageAtStart = os.loadavg();
   const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
-  if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names));
 
   const child = await startAudienceSync(params, nats.url, namespace, await writeWorkspaceFile(cleanup, WORKSPACE), cleanup);
   const client = new AudienceServiceClient(`127.0.0.1:${child.grpcPort}`, credentials.createInsecure());

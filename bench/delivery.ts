@@ -322,19 +322,6 @@ function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hosti
   };
 }
 
-/** On a shared server, removes everything this run created under its namespace. */
-async function deleteNamespace(jsm: JetStreamManager, names: BusNames): Promise<void> {
-  const streams = [
-    names.callsStream,
-    names.retryStream,
-    names.deadStream,
-    names.deliveryLogStream,
-    `KV_${names.configBucket}`,
-    `KV_${names.deliveryStatsBucket}`,
-  ];
-  for (const stream of streams) await jsm.streams.delete(stream).catch(() => false);
-}
-
 /** The settings every service of a run shares. */
 function serviceEnv(ctx: Context): Record<string, string> {
   return { NATS_URL: ctx.natsUrl, SWITCHYARD_NAMESPACE: ctx.namespace, SWITCHYARD_WORKSPACE_FILE: ctx.workspaceFile };
@@ -1032,7 +1019,6 @@ async function main(cleanup: Cleanup): Promise<void> {
   // The machine may be shared: a busy one at the start or end explains odd figures.
   const loadAverageAtStart = os.loadavg();
   const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
-  if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespace(jsm, names));
   // As the services create it (their defaults), so the backlogs can be published before delivery starts.
   await ensureCallsStream(jsm, names, { duplicateWindowMs: 10 * 60_000, maxAgeMs: 7 * 24 * 3600_000, replicas: 1 });
 

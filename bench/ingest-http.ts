@@ -39,7 +39,6 @@ import { parseArgs } from "node:util";
 import { StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import { IngestServiceService } from "@switchyard/contracts";
 import { basicAuthorization } from "@switchyard/workspace";
-import type { BusNames } from "@switchyard/bus";
 import { GrpcHttp2Sender } from "./lib/grpc-http2-sender.js";
 import { HttpReferenceChild } from "./lib/http-reference-child.js";
 import {
@@ -212,12 +211,6 @@ function summarize({ side, windows }: Measured): SideSummary {
   };
 }
 
-async function deleteNamespaceStreams(jsm: JetStreamManager, names: BusNames, referenceStream: string): Promise<void> {
-  for (const stream of [names.callsStream, `KV_${names.configBucket}`, referenceStream]) {
-    await jsm.streams.delete(stream).catch(() => false);
-  }
-}
-
 /** Every accepted request must be stored: a shortfall would inflate a rate. */
 async function checkStored(jsm: JetStreamManager, stream: string, expected: number): Promise<void> {
   const { state } = await jsm.streams.info(stream);
@@ -235,7 +228,6 @@ async function main(cleanup: Cleanup): Promise<void> {
   const referenceStream = `${namespace.toUpperCase()}_BENCH_HTTP_REFERENCE`;
   const referenceSubject = `${namespace}.bench.http-reference`;
   await jsm.streams.add({ name: referenceStream, subjects: [referenceSubject], storage: StorageType.File });
-  if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names, referenceStream));
 
   const workspaceFile = await writeWorkspaceFile(cleanup, WORKSPACE);
   const { ingest, grpcPort, httpPort } = await startIngestChild(cleanup, {

@@ -57,7 +57,6 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { IngestServiceService, type IngestBatchResponse } from "@switchyard/contracts";
 import { basicAuthorization } from "@switchyard/workspace";
 import { connectBus, createLogger } from "@switchyard/platform";
-import { type BusNames } from "@switchyard/bus";
 import { freePort } from "@switchyard/testkit";
 import {
   machineFacts,
@@ -147,13 +146,6 @@ function parseParameters(argv: string[]): Parameters {
 }
 
 // ---------------------------------------------------------------- setup
-
-/** On a shared server, removes everything this run created under its namespace. */
-async function deleteNamespaceStreams(jsm: JetStreamManager, names: BusNames, rawStream: string): Promise<void> {
-  for (const stream of [names.callsStream, `KV_${names.configBucket}`, rawStream]) {
-    await jsm.streams.delete(stream).catch(() => false);
-  }
-}
 
 interface Run {
   natsUrl: string;
@@ -429,7 +421,6 @@ async function main(cleanup: Cleanup): Promise<void> {
   const loadAverageAtStart = os.loadavg();
   const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
   const raw = await createRawStream(jsm, namespace);
-  if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, names, raw.stream));
   const run: Run = {
     natsUrl: nats.url,
     natsPid: nats.pid,

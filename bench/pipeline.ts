@@ -34,8 +34,6 @@
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { JetStreamManager } from "@nats-io/jetstream";
-import type { BusNames } from "@switchyard/bus";
 import { DELIVERY_NODE_OPTIONS } from "@switchyard/delivery";
 import { freePort, LOOPBACK_CIDRS, waitFor } from "@switchyard/testkit";
 import {
@@ -125,18 +123,6 @@ function batchBodies(random: () => number, calls: number, batchSize: number): { 
   return { bodies, meanCallJsonBytes: jsonBytes };
 }
 
-async function deleteNamespace(jsm: JetStreamManager, names: BusNames): Promise<void> {
-  const streams = [
-    names.callsStream,
-    names.retryStream,
-    names.deadStream,
-    names.deliveryLogStream,
-    `KV_${names.configBucket}`,
-    `KV_${names.deliveryStatsBucket}`,
-  ];
-  for (const stream of streams) await jsm.streams.delete(stream).catch(() => false);
-}
-
 /** The share of one core above which a process counts as keeping it busy. */
 const SATURATED_CORE_SHARE = 0.8;
 
@@ -159,8 +145,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const params = parseParameters(process.argv.slice(2));
   const date = new Date();
   const loadAverageAtStart = os.loadavg();
-  const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
-  if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespace(jsm, names));
+  const { nats, namespace, nc } = await openBenchBus(cleanup);
 
   const sink = await WebhookSinkChild.start(REPO_ROOT);
   cleanup.add("stop the webhook sink", () => sink.stop());

@@ -72,7 +72,21 @@ export async function openBenchBus(cleanup: Cleanup): Promise<{
   const namespace = uniqueNamespace();
   const nc = await connect({ servers: nats.url });
   cleanup.add("close the NATS connection", () => nc.close());
-  return { nats, namespace, names: busNames(namespace), nc, jsm: await jetstreamManager(nc) };
+  const jsm = await jetstreamManager(nc);
+  if (nats.external) cleanup.add(`delete the ${namespace} streams`, () => deleteNamespaceStreams(jsm, namespace));
+  return { nats, namespace, names: busNames(namespace), nc, jsm };
+}
+
+/**
+ * On a shared server, removes every stream the run created under its (unique) namespace: the
+ * services' streams (`<NS>_…`), key-value buckets (`KV_<ns>_…`), object stores (`OBJ_<ns>_…`) and
+ * a benchmark's own reference streams, which follow the `<NS>_` form too.
+ */
+async function deleteNamespaceStreams(jsm: JetStreamManager, namespace: string): Promise<void> {
+  const prefixes = [`${namespace.toUpperCase()}_`, `KV_${namespace}_`, `OBJ_${namespace}_`];
+  const names: string[] = [];
+  for await (const name of jsm.streams.names()) if (prefixes.some((prefix) => name.startsWith(prefix))) names.push(name);
+  for (const name of names) await jsm.streams.delete(name).catch(() => false);
 }
 
 /** Writes the run's workspace file into a temp folder removed at clean-up; returns its path. */
