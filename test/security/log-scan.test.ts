@@ -170,6 +170,7 @@ describe("logs of a full run", () => {
               webhooks: [{ url: hook.url(`/api?token=${URL_TOKEN}`), headers: destinationHeaders }],
               sharedSecret: API_SHARED_SECRET,
               standardWebhooks: undefined,
+              maxRequestsPerSecond: 0,
             },
           },
           admin,

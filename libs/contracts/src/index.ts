@@ -64,3 +64,4 @@ export type { AudienceServiceServer, DeletionServiceServer } from "./gen/switchy
 export * as audiencesApi from "./gen/switchyard/v1/audiences.js";
 export * as deliveryApi from "./gen/switchyard/v1/delivery.js";
 export * as ingestApi from "./gen/switchyard/v1/ingest.js";
+export * as insightsApi from "./gen/switchyard/v1/insights.js";

@@ -36,6 +36,7 @@ export function workspaceRecords(file: WorkspaceFile): Map<string, unknown> {
       ...(source.name === undefined ? {} : { name: source.name }),
       writeKeyHashes: source.writeKeys.map((key) => (typeof key === "string" ? hashWriteKey(key) : key.hash)),
       ...(source.allowedOrigins === undefined ? {} : { allowedOrigins: source.allowedOrigins }),
+      ...(source.blocked === undefined ? {} : { blocked: source.blocked }),
     };
     records.set(kvKeys.source(source.id), record);
   }

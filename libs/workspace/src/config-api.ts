@@ -10,6 +10,8 @@ import { kvKeys } from "./kv-keys.js";
 import { holdsMaskedValues, keepMaskedValues, maskHeaders, maskUrl } from "./masking.js";
 import {
   allowedOriginsSchema,
+  type BlockedCalls,
+  blockedCallsSchema,
   connectionSchema,
   describeIssues,
   type Destination,
@@ -57,6 +59,21 @@ export function configService(deps: { kv: KV; logger: Logger }): AsyncService<co
   };
   const deleteConnections = async (matches: (key: string) => boolean) => {
     for await (const key of await kv.keys("connection.>")) if (matches(key)) await kv.delete(key);
+  };
+  /**
+   * Rewrites a source record with compare-and-set: a key rotation at the same time must not be
+   * undone by this write. Returns the source as the API shows it.
+   */
+  const updateSource = async (id: string, change: (record: SourceRecord) => SourceRecord): Promise<configApi.Source> => {
+    const entry = await kv.get(kvKeys.source(id));
+    if (!entry || entry.operation !== "PUT") throw new ServiceError("NOT_FOUND", `source_id: no source "${id}"`);
+    const updated = change(sourceRecordSchema.parse(entry.json()));
+    try {
+      await kv.update(kvKeys.source(id), JSON.stringify(updated), entry.revision);
+    } catch (error) {
+      throw new ServiceError("ABORTED", `source_id: source "${id}" changed meanwhile; try again`, { cause: error });
+    }
+    return sourceMessage(updated);
   };
 
   return {
@@ -130,18 +147,39 @@ export function configService(deps: { kv: KV; logger: Logger }): AsyncService<co
         if (!parsed.success) throw new ServiceError("INVALID_ARGUMENT", describeIssues(parsed.error, "allowed_origins.origins").join("; "));
         origins = parsed.data;
       }
-      const entry = await kv.get(kvKeys.source(id));
-      if (!entry || entry.operation !== "PUT") throw new ServiceError("NOT_FOUND", `source_id: no source "${id}"`);
-      const { allowedOrigins: _previous, ...rest } = sourceRecordSchema.parse(entry.json());
-      const updated: SourceRecord = { ...rest, ...(origins === undefined ? {} : { allowedOrigins: origins }) };
-      try {
-        // Compare-and-set: a key rotation at the same time must not be undone by this write.
-        await kv.update(kvKeys.source(id), JSON.stringify(updated), entry.revision);
-      } catch (error) {
-        throw new ServiceError("ABORTED", `source_id: source "${id}" changed meanwhile; try again`, { cause: error });
-      }
+      const source = await updateSource(id, ({ allowedOrigins: _previous, ...rest }) => ({
+        ...rest,
+        ...(origins === undefined ? {} : { allowedOrigins: origins }),
+      }));
       logger.info({ sourceId: id, allowedOrigins: origins ?? "any" }, "source allowed origins set");
-      return { source: sourceMessage(updated) };
+      return { source };
+    },
+
+    blockCalls: async (request: configApi.BlockCallsRequest) => {
+      const id = validId("source_id", request.sourceId);
+      const block = parseBlockedCalls("block", request.block);
+      const source = await updateSource(id, (record) => {
+        const current = record.blocked ?? { types: [], trackEvents: [] };
+        const merged = parseBlockedCalls("block", {
+          types: [...current.types, ...block.types],
+          trackEvents: [...current.trackEvents, ...block.trackEvents],
+        });
+        return { ...record, blocked: merged };
+      });
+      logger.info({ sourceId: id, types: block.types, trackEvents: block.trackEvents.length }, "source calls blocked");
+      return { source };
+    },
+
+    unblockCalls: async (request: configApi.UnblockCallsRequest) => {
+      const id = validId("source_id", request.sourceId);
+      const unblock = parseBlockedCalls("unblock", request.unblock);
+      const source = await updateSource(id, ({ blocked, ...rest }) => {
+        const types = (blocked?.types ?? []).filter((type) => !unblock.types.includes(type));
+        const trackEvents = (blocked?.trackEvents ?? []).filter((name) => !unblock.trackEvents.includes(name));
+        return types.length === 0 && trackEvents.length === 0 ? rest : { ...rest, blocked: { types, trackEvents } };
+      });
+      logger.info({ sourceId: id, types: unblock.types, trackEvents: unblock.trackEvents.length }, "source calls unblocked");
+      return { source };
     },
 
     putDestination: async (request: configApi.PutDestinationRequest) => {
@@ -207,7 +245,7 @@ export function configService(deps: { kv: KV; logger: Logger }): AsyncService<co
       if (!(await readJson(kvKeys.destination(connection.destinationId), storedDestinationSchema)))
         throw new ServiceError("NOT_FOUND", `destination_id: no destination "${connection.destinationId}"`);
       await kv.put(kvKeys.connection(connection.sourceId, connection.destinationId), JSON.stringify(connection));
-      return { connection };
+      return { connection: { ...connection, filter: undefined } };
     },
 
     disconnect: async (request: configApi.DisconnectRequest) => {
@@ -217,7 +255,8 @@ export function configService(deps: { kv: KV; logger: Logger }): AsyncService<co
 
     listConnections: async (request: configApi.ListConnectionsRequest) => {
       const connections = await readAll("connection", connectionSchema);
-      return { connections: request.sourceId ? connections.filter((c) => c.sourceId === request.sourceId) : connections };
+      const wanted = request.sourceId ? connections.filter((c) => c.sourceId === request.sourceId) : connections;
+      return { connections: wanted.map((c) => ({ ...c, filter: undefined })) };
     },
 
     rotateSigningSecret: async (request: configApi.RotateSigningSecretRequest) => {
@@ -315,6 +354,13 @@ function generateSigningSecret(): string {
 }
 
 /** INVALID_ARGUMENT listing what zod found, each issue as "field: rule", the first few only. */
+/** A BlockedCalls message checked against the workspace's rules; `field` names it in errors. */
+function parseBlockedCalls(field: string, message: configApi.BlockedCalls | undefined): BlockedCalls {
+  const parsed = blockedCallsSchema.safeParse(message ?? {});
+  if (!parsed.success) throw invalidArgument(parsed.error, field);
+  return parsed.data;
+}
+
 function invalidArgument(error: z.ZodError, prefix: string): ServiceError {
   const issues = describeIssues(error, prefix);
   const listed = issues.slice(0, MAX_LISTED_ISSUES);
@@ -362,6 +408,7 @@ function sourceMessage(record: SourceRecord, nowMs = Date.now()): configApi.Sour
     retiringWriteKeyCount: retiring.count,
     retiringWriteKeysExpireAt: retiring.lastExpiresAtMs === undefined ? undefined : new Date(retiring.lastExpiresAtMs),
     allowedOrigins: record.allowedOrigins === undefined ? undefined : { origins: record.allowedOrigins },
+    blocked: record.blocked,
   };
 }
 
@@ -373,6 +420,7 @@ function destinationMessage(record: Destination): configApi.Destination {
     // Static headers and URL query values carry receivers' credentials: reads show fingerprints.
     webhooks: record.settings.webhooks.map((entry) => ({ url: maskUrl(entry.url), headers: maskHeaders(entry.headers) })),
     sharedSecret: record.settings.sharedSecret ? SECRET_PLACEHOLDER : "",
+    maxRequestsPerSecond: 0,
     standardWebhooks: record.settings.standardWebhooks
       ? {
           signingSecret: SECRET_PLACEHOLDER,

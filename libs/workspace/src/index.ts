@@ -27,19 +27,30 @@ export {
   SIGNING_SECRET_RULE,
   STANDARD_WEBHOOK_HEADER_NAMES,
   allowedOriginsSchema,
+  BLOCKABLE_CALL_TYPES,
+  blockedCallsSchema,
   connectionSchema,
   describeIssues,
   destinationSchema,
   isSigningSecret,
   isWebOrigin,
   sourceAllowsOrigin,
+  sourceBlocks,
   sourceRecordSchema,
   standardWebhooksSchema,
   storedDestinationSchema,
   webhookSettingsSchema,
   workspaceFileSchema,
 } from "./schema.js";
-export type { Connection, Destination, SourceRecord, StandardWebhooksSettings, WebhookSettings, WorkspaceFile } from "./schema.js";
+export type {
+  BlockedCalls,
+  Connection,
+  Destination,
+  SourceRecord,
+  StandardWebhooksSettings,
+  WebhookSettings,
+  WorkspaceFile,
+} from "./schema.js";
 /** The live, in-memory view every service reads. */
 export { WorkspaceView } from "./view.js";
 /** Write keys: stored and compared only as digests; read from HTTP Basic credentials. */

@@ -50,11 +50,55 @@ export function sourceAllowsOrigin(source: { allowedOrigins?: readonly string[] 
   return source.allowedOrigins === undefined || source.allowedOrigins.includes(origin);
 }
 
+/** Most track event names one source can block. */
+export const MAX_BLOCKED_TRACK_EVENTS = 1000;
+/** Longest track event name a block can name. */
+export const MAX_BLOCKED_EVENT_CHARS = 200;
+/** Call types a block can name (delete calls come from Switchyard itself, never from clients). */
+export const BLOCKABLE_CALL_TYPES = ["identify", "track", "page", "screen", "group", "alias"] as const;
+
+/**
+ * What a source accepts but forwards nowhere: whole call types, and track calls by event name.
+ * Each list is kept without repeats.
+ */
+export const blockedCallsSchema = z.object({
+  types: z
+    .array(z.enum(BLOCKABLE_CALL_TYPES, { error: `must be one of ${BLOCKABLE_CALL_TYPES.join(", ")}` }), {
+      error: "must be a list of call types",
+    })
+    .transform((types) => [...new Set(types)])
+    .default([]),
+  trackEvents: z
+    .array(
+      z
+        .string({ error: "must be a string" })
+        .min(1, "must not be empty")
+        .max(MAX_BLOCKED_EVENT_CHARS, `must be at most ${MAX_BLOCKED_EVENT_CHARS} characters`),
+      { error: "must be a list of event names" },
+    )
+    .transform((names) => [...new Set(names)])
+    .refine((names) => names.length <= MAX_BLOCKED_TRACK_EVENTS, `holds at most ${MAX_BLOCKED_TRACK_EVENTS} event names`)
+    .default([]),
+});
+/** A source's blocks, as checked. */
+export type BlockedCalls = z.output<typeof blockedCallsSchema>;
+
+/** Whether a source blocks a call of this type (and, for track calls, this event name). */
+export function sourceBlocks(source: { blocked?: BlockedCalls | undefined }, type: string, event: string | undefined): boolean {
+  const blocked = source.blocked;
+  if (blocked === undefined) return false;
+  return (
+    blocked.types.includes(type as BlockedCalls["types"][number]) ||
+    (type === "track" && event !== undefined && blocked.trackEvents.includes(event))
+  );
+}
+
 export const sourceFileSchema = z.object({
   id: idRule,
   name: z.string().min(1, "must not be empty").optional(),
   writeKeys: z.array(writeKeyInFile).min(1, "needs at least one write key"),
   allowedOrigins: allowedOriginsSchema.optional(),
+  blocked: blockedCallsSchema.optional(),
 });
 
 /** HTTP header token (RFC 9110) for names; visible ASCII and spaces/tabs for values. */
@@ -310,6 +354,8 @@ export const sourceRecordSchema = z.object({
   retiringWriteKeys: z.array(z.object({ hash: keyHash, expiresAt: z.iso.datetime() })).optional(),
   /** See allowedOriginsSchema; absent: any origin. */
   allowedOrigins: z.array(z.string()).optional(),
+  /** See blockedCallsSchema; absent: nothing blocked. */
+  blocked: blockedCallsSchema.optional(),
 });
 /** A source as stored and as services see it. */
 export type SourceRecord = z.output<typeof sourceRecordSchema>;

@@ -33,6 +33,7 @@ function destination(id: string, overrides: Partial<configApi.Destination> = {})
     webhooks: [{ url: receiver.url(`/${id}`), headers: {} }],
     sharedSecret: "",
     standardWebhooks: undefined,
+    maxRequestsPerSecond: 0,
     ...overrides,
   };
 }

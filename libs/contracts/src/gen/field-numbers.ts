@@ -189,6 +189,35 @@ export const SourceField = {
   RETIRING_WRITE_KEY_COUNT: 4,
   RETIRING_WRITE_KEYS_EXPIRE_AT: 5,
   ALLOWED_ORIGINS: 6,
+  BLOCKED: 7,
+} as const;
+
+/** Field numbers of switchyard.v1.BlockedCalls (switchyard/v1/config.proto). */
+export const BlockedCallsField = {
+  TYPES: 1,
+  TRACK_EVENTS: 2,
+} as const;
+
+/** Field numbers of switchyard.v1.BlockCallsRequest (switchyard/v1/config.proto). */
+export const BlockCallsRequestField = {
+  SOURCE_ID: 1,
+  BLOCK: 2,
+} as const;
+
+/** Field numbers of switchyard.v1.BlockCallsResponse (switchyard/v1/config.proto). */
+export const BlockCallsResponseField = {
+  SOURCE: 1,
+} as const;
+
+/** Field numbers of switchyard.v1.UnblockCallsRequest (switchyard/v1/config.proto). */
+export const UnblockCallsRequestField = {
+  SOURCE_ID: 1,
+  UNBLOCK: 2,
+} as const;
+
+/** Field numbers of switchyard.v1.UnblockCallsResponse (switchyard/v1/config.proto). */
+export const UnblockCallsResponseField = {
+  SOURCE: 1,
 } as const;
 
 /** Field numbers of switchyard.v1.AllowedOrigins (switchyard/v1/config.proto). */
@@ -269,6 +298,7 @@ export const DestinationField = {
   WEBHOOKS: 4,
   SHARED_SECRET: 5,
   STANDARD_WEBHOOKS: 6,
+  MAX_REQUESTS_PER_SECOND: 7,
 } as const;
 
 /** Field numbers of switchyard.v1.StandardWebhooks (switchyard/v1/config.proto). */
@@ -331,12 +361,42 @@ export const DeleteDestinationResponseField = {
 export const ConnectionField = {
   SOURCE_ID: 1,
   DESTINATION_ID: 2,
+  FILTER: 3,
+} as const;
+
+/** Field numbers of switchyard.v1.CallFilter (switchyard/v1/config.proto). */
+export const CallFilterField = {
+  ALL: 1,
+  ANY: 2,
+  NOT: 3,
+  FIELD: 4,
+} as const;
+
+/** Field numbers of switchyard.v1.CallFilterList (switchyard/v1/config.proto). */
+export const CallFilterListField = {
+  FILTERS: 1,
+} as const;
+
+/** Field numbers of switchyard.v1.FieldCondition (switchyard/v1/config.proto). */
+export const FieldConditionField = {
+  PATH: 1,
+  EQUALS: 2,
+  NOT_EQUALS: 3,
+  EXISTS: 4,
+  IN: 5,
+  NOT_IN: 6,
+  GREATER_THAN: 7,
+  GREATER_OR_EQUAL: 8,
+  LESS_THAN: 9,
+  LESS_OR_EQUAL: 10,
+  CONTAINS: 11,
 } as const;
 
 /** Field numbers of switchyard.v1.ConnectRequest (switchyard/v1/config.proto). */
 export const ConnectRequestField = {
   SOURCE_ID: 1,
   DESTINATION_ID: 2,
+  FILTER: 3,
 } as const;
 
 /** Field numbers of switchyard.v1.ConnectResponse (switchyard/v1/config.proto). */
@@ -526,4 +586,87 @@ export const IngestCallRequestField = {
 export const IngestCallResponseField = {
   MESSAGE_ID: 1,
   DUPLICATE: 2,
+} as const;
+
+/** Field numbers of switchyard.v1.GetSourceSchemaRequest (switchyard/v1/insights.proto). */
+export const GetSourceSchemaRequestField = {
+  SOURCE_ID: 1,
+} as const;
+
+/** Field numbers of switchyard.v1.GetSourceSchemaResponse (switchyard/v1/insights.proto). */
+export const GetSourceSchemaResponseField = {
+  SOURCE_ID: 1,
+  ENTRIES: 2,
+  NAME_LIMIT: 3,
+  UPDATED_AT: 4,
+} as const;
+
+/** Field numbers of switchyard.v1.SchemaEntry (switchyard/v1/insights.proto). */
+export const SchemaEntryField = {
+  TYPE: 1,
+  NAME: 2,
+  OVERFLOW: 3,
+  COUNT_24H: 4,
+  COUNT_7D: 5,
+  COUNT_TOTAL: 6,
+  FILTERED_TOTAL: 7,
+  FIRST_SEEN: 8,
+  LAST_SEEN: 9,
+  KEYS: 10,
+  BLOCKED: 11,
+} as const;
+
+/** Field numbers of switchyard.v1.SchemaKey (switchyard/v1/insights.proto). */
+export const SchemaKeyField = {
+  KEY: 1,
+  TYPES: 2,
+} as const;
+
+/** Field numbers of switchyard.v1.GetUsageRequest (switchyard/v1/insights.proto). */
+export const GetUsageRequestField = {
+  SOURCE_ID: 1,
+  FROM_DAY: 2,
+  TO_DAY: 3,
+} as const;
+
+/** Field numbers of switchyard.v1.GetUsageResponse (switchyard/v1/insights.proto). */
+export const GetUsageResponseField = {
+  DAYS: 1,
+} as const;
+
+/** Field numbers of switchyard.v1.SourceUsage (switchyard/v1/insights.proto). */
+export const SourceUsageField = {
+  SOURCE_ID: 1,
+  DAY: 2,
+  ACCEPTED: 3,
+  FILTERED: 4,
+  REJECTED: 5,
+  DESTINATIONS: 6,
+} as const;
+
+/** Field numbers of switchyard.v1.DestinationUsage (switchyard/v1/insights.proto). */
+export const DestinationUsageField = {
+  DESTINATION_ID: 1,
+  DELIVERED: 2,
+  FILTERED: 3,
+  FAILED: 4,
+  DEAD_LETTERED: 5,
+} as const;
+
+/** Field numbers of switchyard.v1.RejectedCalls (switchyard/v1/insights.proto). */
+export const RejectedCallsField = {
+  SOURCE_ID: 1,
+  RECEIVED_AT: 2,
+  COUNT: 3,
+} as const;
+
+/** Field numbers of switchyard.v1.DeliveryOutcomes (switchyard/v1/insights.proto). */
+export const DeliveryOutcomesField = {
+  SOURCE_ID: 1,
+  DESTINATION_ID: 2,
+  AT: 3,
+  DELIVERED: 4,
+  FILTERED: 5,
+  FAILED: 6,
+  DEAD_LETTERED: 7,
 } as const;

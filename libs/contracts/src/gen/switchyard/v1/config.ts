@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { ListValue, Value } from "../../google/protobuf/struct.js";
 import { Timestamp } from "../../google/protobuf/timestamp.js";
 
 export const protobufPackage = "switchyard.v1";
@@ -37,7 +38,42 @@ export interface Source {
     | Date
     | undefined;
   /** Browser origins allowed to send with the source's write keys. Unset: any origin. */
-  allowedOrigins: AllowedOrigins | undefined;
+  allowedOrigins:
+    | AllowedOrigins
+    | undefined;
+  /** Calls accepted but forwarded nowhere. Unset or empty: none. */
+  blocked: BlockedCalls | undefined;
+}
+
+/**
+ * What a source blocks. A call is blocked when its type is listed, or when it is a track call
+ * whose event name is listed (exact, case-sensitive).
+ */
+export interface BlockedCalls {
+  /** Call types: "identify", "track", "page", "screen", "group", "alias". At most 6. */
+  types: string[];
+  /** Track event names, 1-200 characters each. At most 1000. */
+  trackEvents: string[];
+}
+
+export interface BlockCallsRequest {
+  sourceId: string;
+  /** Added to the source's blocks; entries already blocked are kept once. */
+  block: BlockedCalls | undefined;
+}
+
+export interface BlockCallsResponse {
+  source: Source | undefined;
+}
+
+export interface UnblockCallsRequest {
+  sourceId: string;
+  /** Removed from the source's blocks; entries not blocked are ignored. */
+  unblock: BlockedCalls | undefined;
+}
+
+export interface UnblockCallsResponse {
+  source: Source | undefined;
 }
 
 /**
@@ -134,7 +170,15 @@ export interface Destination {
    */
   sharedSecret: string;
   /** Opt-in Standard Webhooks signing, in addition to X-Signature. Unset: off. */
-  standardWebhooks: StandardWebhooks | undefined;
+  standardWebhooks:
+    | StandardWebhooks
+    | undefined;
+  /**
+   * Most requests per second sent to this destination, all URLs and all delivery replicas
+   * together (1-100000). 0: no limit. Calls over the limit wait their turn; waiting neither drops
+   * nor dead-letters them.
+   */
+  maxRequestsPerSecond: number;
 }
 
 /**
@@ -199,11 +243,73 @@ export interface DeleteDestinationResponse {
 export interface Connection {
   sourceId: string;
   destinationId: string;
+  /** Which of the source's calls the destination receives. Unset: all of them. */
+  filter: CallFilter | undefined;
+}
+
+/**
+ * A condition on a call, evaluated by delivery for one connection. A call that does not match is
+ * counted as filtered for that destination and is not sent (nor retried, nor dead-lettered).
+ * Exactly one of the fields is set. At most 8 levels deep and 100 conditions in all.
+ */
+export interface CallFilter {
+  filter:
+    | //
+    /** Every filter in the list matches (an empty list matches every call). */
+    { $case: "all"; value: CallFilterList }
+    | //
+    /** At least one filter in the list matches (an empty list matches no call). */
+    { $case: "any"; value: CallFilterList }
+    | //
+    /** The filter does not match. */
+    { $case: "not"; value: CallFilter }
+    | //
+    /** A test of one field of the call. */
+    { $case: "field"; value: FieldCondition }
+    | undefined;
+}
+
+export interface CallFilterList {
+  filters: CallFilter[];
+}
+
+/**
+ * A test of one field of the call, named by its path as the webhook body spells it:
+ * "type", "event", "name", "userId", "anonymousId", "messageId", "groupId", "previousId",
+ * or a dotted path under "properties.", "traits." or "context." (e.g. "context.app.version").
+ * A path that is absent matches only `exists: false`, `not_equals` and `not_in`.
+ */
+export interface FieldCondition {
+  path: string;
+  test:
+    | //
+    /** The field's JSON value equals this one (strings exactly, numbers numerically). */
+    { $case: "equals"; value: any | undefined }
+    | { $case: "notEquals"; value: any | undefined }
+    | //
+    /** True: the field is present (null counts as present). False: it is absent. */
+    { $case: "exists"; value: boolean }
+    | //
+    /** The field's value equals one of these (at most 1000). */
+    { $case: "in"; value: Array<any> | undefined }
+    | { $case: "notIn"; value: Array<any> | undefined }
+    | //
+    /** Numeric comparisons: the field is a number (JSON number, not a numeric string) and ... */
+    { $case: "greaterThan"; value: number }
+    | { $case: "greaterOrEqual"; value: number }
+    | { $case: "lessThan"; value: number }
+    | { $case: "lessOrEqual"; value: number }
+    | //
+    /** The field is a string containing this text (case-sensitive), or an array holding this string. */
+    { $case: "contains"; value: string }
+    | undefined;
 }
 
 export interface ConnectRequest {
   sourceId: string;
   destinationId: string;
+  /** Replaces the connection's filter; unset removes it. */
+  filter: CallFilter | undefined;
 }
 
 export interface ConnectResponse {
@@ -268,6 +374,7 @@ function createBaseSource(): Source {
     retiringWriteKeyCount: 0,
     retiringWriteKeysExpireAt: undefined,
     allowedOrigins: undefined,
+    blocked: undefined,
   };
 }
 
@@ -290,6 +397,9 @@ export const Source: MessageFns<Source> = {
     }
     if (message.allowedOrigins !== undefined) {
       AllowedOrigins.encode(message.allowedOrigins, writer.uint32(50).fork()).join();
+    }
+    if (message.blocked !== undefined) {
+      BlockedCalls.encode(message.blocked, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -355,6 +465,14 @@ export const Source: MessageFns<Source> = {
             message.allowedOrigins = AllowedOrigins.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.blocked = BlockedCalls.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -391,6 +509,7 @@ export const Source: MessageFns<Source> = {
         : isSet(object.allowed_origins)
         ? AllowedOrigins.fromJSON(object.allowed_origins)
         : undefined,
+      blocked: isSet(object.blocked) ? BlockedCalls.fromJSON(object.blocked) : undefined,
     };
   },
 
@@ -414,6 +533,9 @@ export const Source: MessageFns<Source> = {
     if (message.allowedOrigins !== undefined) {
       obj.allowedOrigins = AllowedOrigins.toJSON(message.allowedOrigins);
     }
+    if (message.blocked !== undefined) {
+      obj.blocked = BlockedCalls.toJSON(message.blocked);
+    }
     return obj;
   },
 
@@ -429,6 +551,418 @@ export const Source: MessageFns<Source> = {
     message.retiringWriteKeysExpireAt = object.retiringWriteKeysExpireAt ?? undefined;
     message.allowedOrigins = (object.allowedOrigins !== undefined && object.allowedOrigins !== null)
       ? AllowedOrigins.fromPartial(object.allowedOrigins)
+      : undefined;
+    message.blocked = (object.blocked !== undefined && object.blocked !== null)
+      ? BlockedCalls.fromPartial(object.blocked)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseBlockedCalls(): BlockedCalls {
+  return { types: [], trackEvents: [] };
+}
+
+export const BlockedCalls: MessageFns<BlockedCalls> = {
+  encode(message: BlockedCalls, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.types) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.trackEvents) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BlockedCalls {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBlockedCalls();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.types.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.trackEvents.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BlockedCalls {
+    return {
+      types: globalThis.Array.isArray(object?.types) ? object.types.map((e: any) => globalThis.String(e)) : [],
+      trackEvents: globalThis.Array.isArray(object?.trackEvents)
+        ? object.trackEvents.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.track_events)
+        ? object.track_events.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: BlockedCalls): unknown {
+    const obj: any = {};
+    if (message.types?.length) {
+      obj.types = message.types;
+    }
+    if (message.trackEvents?.length) {
+      obj.trackEvents = message.trackEvents;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BlockedCalls>): BlockedCalls {
+    return BlockedCalls.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BlockedCalls>): BlockedCalls {
+    const message = createBaseBlockedCalls();
+    message.types = object.types?.map((e) => e) || [];
+    message.trackEvents = object.trackEvents?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseBlockCallsRequest(): BlockCallsRequest {
+  return { sourceId: "", block: undefined };
+}
+
+export const BlockCallsRequest: MessageFns<BlockCallsRequest> = {
+  encode(message: BlockCallsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sourceId !== "") {
+      writer.uint32(10).string(message.sourceId);
+    }
+    if (message.block !== undefined) {
+      BlockedCalls.encode(message.block, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BlockCallsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBlockCallsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.block = BlockedCalls.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BlockCallsRequest {
+    return {
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+      block: isSet(object.block) ? BlockedCalls.fromJSON(object.block) : undefined,
+    };
+  },
+
+  toJSON(message: BlockCallsRequest): unknown {
+    const obj: any = {};
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.block !== undefined) {
+      obj.block = BlockedCalls.toJSON(message.block);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BlockCallsRequest>): BlockCallsRequest {
+    return BlockCallsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BlockCallsRequest>): BlockCallsRequest {
+    const message = createBaseBlockCallsRequest();
+    message.sourceId = object.sourceId ?? "";
+    message.block = (object.block !== undefined && object.block !== null)
+      ? BlockedCalls.fromPartial(object.block)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseBlockCallsResponse(): BlockCallsResponse {
+  return { source: undefined };
+}
+
+export const BlockCallsResponse: MessageFns<BlockCallsResponse> = {
+  encode(message: BlockCallsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== undefined) {
+      Source.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BlockCallsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBlockCallsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = Source.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BlockCallsResponse {
+    return { source: isSet(object.source) ? Source.fromJSON(object.source) : undefined };
+  },
+
+  toJSON(message: BlockCallsResponse): unknown {
+    const obj: any = {};
+    if (message.source !== undefined) {
+      obj.source = Source.toJSON(message.source);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BlockCallsResponse>): BlockCallsResponse {
+    return BlockCallsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BlockCallsResponse>): BlockCallsResponse {
+    const message = createBaseBlockCallsResponse();
+    message.source = (object.source !== undefined && object.source !== null)
+      ? Source.fromPartial(object.source)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUnblockCallsRequest(): UnblockCallsRequest {
+  return { sourceId: "", unblock: undefined };
+}
+
+export const UnblockCallsRequest: MessageFns<UnblockCallsRequest> = {
+  encode(message: UnblockCallsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sourceId !== "") {
+      writer.uint32(10).string(message.sourceId);
+    }
+    if (message.unblock !== undefined) {
+      BlockedCalls.encode(message.unblock, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UnblockCallsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUnblockCallsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.unblock = BlockedCalls.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UnblockCallsRequest {
+    return {
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+      unblock: isSet(object.unblock) ? BlockedCalls.fromJSON(object.unblock) : undefined,
+    };
+  },
+
+  toJSON(message: UnblockCallsRequest): unknown {
+    const obj: any = {};
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.unblock !== undefined) {
+      obj.unblock = BlockedCalls.toJSON(message.unblock);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UnblockCallsRequest>): UnblockCallsRequest {
+    return UnblockCallsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UnblockCallsRequest>): UnblockCallsRequest {
+    const message = createBaseUnblockCallsRequest();
+    message.sourceId = object.sourceId ?? "";
+    message.unblock = (object.unblock !== undefined && object.unblock !== null)
+      ? BlockedCalls.fromPartial(object.unblock)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUnblockCallsResponse(): UnblockCallsResponse {
+  return { source: undefined };
+}
+
+export const UnblockCallsResponse: MessageFns<UnblockCallsResponse> = {
+  encode(message: UnblockCallsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== undefined) {
+      Source.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UnblockCallsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUnblockCallsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = Source.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UnblockCallsResponse {
+    return { source: isSet(object.source) ? Source.fromJSON(object.source) : undefined };
+  },
+
+  toJSON(message: UnblockCallsResponse): unknown {
+    const obj: any = {};
+    if (message.source !== undefined) {
+      obj.source = Source.toJSON(message.source);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UnblockCallsResponse>): UnblockCallsResponse {
+    return UnblockCallsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UnblockCallsResponse>): UnblockCallsResponse {
+    const message = createBaseUnblockCallsResponse();
+    message.source = (object.source !== undefined && object.source !== null)
+      ? Source.fromPartial(object.source)
       : undefined;
     return message;
   },
@@ -1444,7 +1978,15 @@ export const SetAllowedOriginsResponse: MessageFns<SetAllowedOriginsResponse> = 
 };
 
 function createBaseDestination(): Destination {
-  return { id: "", name: "", enabled: false, webhooks: [], sharedSecret: "", standardWebhooks: undefined };
+  return {
+    id: "",
+    name: "",
+    enabled: false,
+    webhooks: [],
+    sharedSecret: "",
+    standardWebhooks: undefined,
+    maxRequestsPerSecond: 0,
+  };
 }
 
 export const Destination: MessageFns<Destination> = {
@@ -1466,6 +2008,9 @@ export const Destination: MessageFns<Destination> = {
     }
     if (message.standardWebhooks !== undefined) {
       StandardWebhooks.encode(message.standardWebhooks, writer.uint32(50).fork()).join();
+    }
+    if (message.maxRequestsPerSecond !== 0) {
+      writer.uint32(56).uint32(message.maxRequestsPerSecond);
     }
     return writer;
   },
@@ -1531,6 +2076,14 @@ export const Destination: MessageFns<Destination> = {
             message.standardWebhooks = StandardWebhooks.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.maxRequestsPerSecond = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1561,6 +2114,11 @@ export const Destination: MessageFns<Destination> = {
         : isSet(object.standard_webhooks)
         ? StandardWebhooks.fromJSON(object.standard_webhooks)
         : undefined,
+      maxRequestsPerSecond: isSet(object.maxRequestsPerSecond)
+        ? globalThis.Number(object.maxRequestsPerSecond)
+        : isSet(object.max_requests_per_second)
+        ? globalThis.Number(object.max_requests_per_second)
+        : 0,
     };
   },
 
@@ -1584,6 +2142,9 @@ export const Destination: MessageFns<Destination> = {
     if (message.standardWebhooks !== undefined) {
       obj.standardWebhooks = StandardWebhooks.toJSON(message.standardWebhooks);
     }
+    if (message.maxRequestsPerSecond !== 0) {
+      obj.maxRequestsPerSecond = Math.round(message.maxRequestsPerSecond);
+    }
     return obj;
   },
 
@@ -1600,6 +2161,7 @@ export const Destination: MessageFns<Destination> = {
     message.standardWebhooks = (object.standardWebhooks !== undefined && object.standardWebhooks !== null)
       ? StandardWebhooks.fromPartial(object.standardWebhooks)
       : undefined;
+    message.maxRequestsPerSecond = object.maxRequestsPerSecond ?? 0;
     return message;
   },
 };
@@ -2414,7 +2976,7 @@ export const DeleteDestinationResponse: MessageFns<DeleteDestinationResponse> = 
 };
 
 function createBaseConnection(): Connection {
-  return { sourceId: "", destinationId: "" };
+  return { sourceId: "", destinationId: "", filter: undefined };
 }
 
 export const Connection: MessageFns<Connection> = {
@@ -2424,6 +2986,9 @@ export const Connection: MessageFns<Connection> = {
     }
     if (message.destinationId !== "") {
       writer.uint32(18).string(message.destinationId);
+    }
+    if (message.filter !== undefined) {
+      CallFilter.encode(message.filter, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -2457,6 +3022,14 @@ export const Connection: MessageFns<Connection> = {
             message.destinationId = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.filter = CallFilter.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2481,6 +3054,7 @@ export const Connection: MessageFns<Connection> = {
         : isSet(object.destination_id)
         ? globalThis.String(object.destination_id)
         : "",
+      filter: isSet(object.filter) ? CallFilter.fromJSON(object.filter) : undefined,
     };
   },
 
@@ -2492,6 +3066,9 @@ export const Connection: MessageFns<Connection> = {
     if (message.destinationId !== "") {
       obj.destinationId = message.destinationId;
     }
+    if (message.filter !== undefined) {
+      obj.filter = CallFilter.toJSON(message.filter);
+    }
     return obj;
   },
 
@@ -2502,12 +3079,524 @@ export const Connection: MessageFns<Connection> = {
     const message = createBaseConnection();
     message.sourceId = object.sourceId ?? "";
     message.destinationId = object.destinationId ?? "";
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? CallFilter.fromPartial(object.filter)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCallFilter(): CallFilter {
+  return { filter: undefined };
+}
+
+export const CallFilter: MessageFns<CallFilter> = {
+  encode(message: CallFilter, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.filter?.$case) {
+      case "all":
+        CallFilterList.encode(message.filter.value, writer.uint32(10).fork()).join();
+        break;
+      case "any":
+        CallFilterList.encode(message.filter.value, writer.uint32(18).fork()).join();
+        break;
+      case "not":
+        CallFilter.encode(message.filter.value, writer.uint32(26).fork()).join();
+        break;
+      case "field":
+        FieldCondition.encode(message.filter.value, writer.uint32(34).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallFilter {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallFilter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.filter = { $case: "all", value: CallFilterList.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.filter = { $case: "any", value: CallFilterList.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.filter = { $case: "not", value: CallFilter.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.filter = { $case: "field", value: FieldCondition.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallFilter {
+    return {
+      filter: isSet(object.all)
+        ? { $case: "all", value: CallFilterList.fromJSON(object.all) }
+        : isSet(object.any)
+        ? { $case: "any", value: CallFilterList.fromJSON(object.any) }
+        : isSet(object.not)
+        ? { $case: "not", value: CallFilter.fromJSON(object.not) }
+        : isSet(object.field)
+        ? { $case: "field", value: FieldCondition.fromJSON(object.field) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: CallFilter): unknown {
+    const obj: any = {};
+    if (message.filter?.$case === "all") {
+      obj.all = CallFilterList.toJSON(message.filter.value);
+    } else if (message.filter?.$case === "any") {
+      obj.any = CallFilterList.toJSON(message.filter.value);
+    } else if (message.filter?.$case === "not") {
+      obj.not = CallFilter.toJSON(message.filter.value);
+    } else if (message.filter?.$case === "field") {
+      obj.field = FieldCondition.toJSON(message.filter.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallFilter>): CallFilter {
+    return CallFilter.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallFilter>): CallFilter {
+    const message = createBaseCallFilter();
+    switch (object.filter?.$case) {
+      case "all": {
+        if (object.filter?.value !== undefined && object.filter?.value !== null) {
+          message.filter = { $case: "all", value: CallFilterList.fromPartial(object.filter.value) };
+        }
+        break;
+      }
+      case "any": {
+        if (object.filter?.value !== undefined && object.filter?.value !== null) {
+          message.filter = { $case: "any", value: CallFilterList.fromPartial(object.filter.value) };
+        }
+        break;
+      }
+      case "not": {
+        if (object.filter?.value !== undefined && object.filter?.value !== null) {
+          message.filter = { $case: "not", value: CallFilter.fromPartial(object.filter.value) };
+        }
+        break;
+      }
+      case "field": {
+        if (object.filter?.value !== undefined && object.filter?.value !== null) {
+          message.filter = { $case: "field", value: FieldCondition.fromPartial(object.filter.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseCallFilterList(): CallFilterList {
+  return { filters: [] };
+}
+
+export const CallFilterList: MessageFns<CallFilterList> = {
+  encode(message: CallFilterList, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.filters) {
+      CallFilter.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallFilterList {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallFilterList();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.filters.push(CallFilter.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallFilterList {
+    return {
+      filters: globalThis.Array.isArray(object?.filters) ? object.filters.map((e: any) => CallFilter.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: CallFilterList): unknown {
+    const obj: any = {};
+    if (message.filters?.length) {
+      obj.filters = message.filters.map((e) => CallFilter.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CallFilterList>): CallFilterList {
+    return CallFilterList.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CallFilterList>): CallFilterList {
+    const message = createBaseCallFilterList();
+    message.filters = object.filters?.map((e) => CallFilter.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseFieldCondition(): FieldCondition {
+  return { path: "", test: undefined };
+}
+
+export const FieldCondition: MessageFns<FieldCondition> = {
+  encode(message: FieldCondition, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    switch (message.test?.$case) {
+      case "equals":
+        Value.encode(Value.wrap(message.test.value), writer.uint32(18).fork()).join();
+        break;
+      case "notEquals":
+        Value.encode(Value.wrap(message.test.value), writer.uint32(26).fork()).join();
+        break;
+      case "exists":
+        writer.uint32(32).bool(message.test.value);
+        break;
+      case "in":
+        ListValue.encode(ListValue.wrap(message.test.value), writer.uint32(42).fork()).join();
+        break;
+      case "notIn":
+        ListValue.encode(ListValue.wrap(message.test.value), writer.uint32(50).fork()).join();
+        break;
+      case "greaterThan":
+        writer.uint32(57).double(message.test.value);
+        break;
+      case "greaterOrEqual":
+        writer.uint32(65).double(message.test.value);
+        break;
+      case "lessThan":
+        writer.uint32(73).double(message.test.value);
+        break;
+      case "lessOrEqual":
+        writer.uint32(81).double(message.test.value);
+        break;
+      case "contains":
+        writer.uint32(90).string(message.test.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldCondition {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldCondition();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.test = { $case: "equals", value: Value.unwrap(Value.decode(reader, reader.uint32())) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.test = { $case: "notEquals", value: Value.unwrap(Value.decode(reader, reader.uint32())) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.test = { $case: "exists", value: reader.bool() };
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.test = { $case: "in", value: ListValue.unwrap(ListValue.decode(reader, reader.uint32())) };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.test = { $case: "notIn", value: ListValue.unwrap(ListValue.decode(reader, reader.uint32())) };
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.test = { $case: "greaterThan", value: reader.double() };
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.test = { $case: "greaterOrEqual", value: reader.double() };
+            continue;
+          }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.test = { $case: "lessThan", value: reader.double() };
+            continue;
+          }
+          case 10: {
+            if (tag !== 81) {
+              break;
+            }
+
+            message.test = { $case: "lessOrEqual", value: reader.double() };
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.test = { $case: "contains", value: reader.string() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldCondition {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      test: isSet(object.equals)
+        ? { $case: "equals", value: object.equals }
+        : isSet(object.notEquals)
+        ? { $case: "notEquals", value: object.notEquals }
+        : isSet(object.not_equals)
+        ? { $case: "notEquals", value: object.not_equals }
+        : isSet(object.exists)
+        ? { $case: "exists", value: globalThis.Boolean(object.exists) }
+        : isSet(object.in)
+        ? { $case: "in", value: [...object.in] }
+        : isSet(object.notIn)
+        ? { $case: "notIn", value: [...object.notIn] }
+        : isSet(object.not_in)
+        ? { $case: "notIn", value: [...object.not_in] }
+        : isSet(object.greaterThan)
+        ? { $case: "greaterThan", value: globalThis.Number(object.greaterThan) }
+        : isSet(object.greater_than)
+        ? { $case: "greaterThan", value: globalThis.Number(object.greater_than) }
+        : isSet(object.greaterOrEqual)
+        ? { $case: "greaterOrEqual", value: globalThis.Number(object.greaterOrEqual) }
+        : isSet(object.greater_or_equal)
+        ? { $case: "greaterOrEqual", value: globalThis.Number(object.greater_or_equal) }
+        : isSet(object.lessThan)
+        ? { $case: "lessThan", value: globalThis.Number(object.lessThan) }
+        : isSet(object.less_than)
+        ? { $case: "lessThan", value: globalThis.Number(object.less_than) }
+        : isSet(object.lessOrEqual)
+        ? { $case: "lessOrEqual", value: globalThis.Number(object.lessOrEqual) }
+        : isSet(object.less_or_equal)
+        ? { $case: "lessOrEqual", value: globalThis.Number(object.less_or_equal) }
+        : isSet(object.contains)
+        ? { $case: "contains", value: globalThis.String(object.contains) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: FieldCondition): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.test?.$case === "equals") {
+      obj.equals = message.test.value;
+    } else if (message.test?.$case === "notEquals") {
+      obj.notEquals = message.test.value;
+    } else if (message.test?.$case === "exists") {
+      obj.exists = message.test.value;
+    } else if (message.test?.$case === "in") {
+      obj.in = message.test.value;
+    } else if (message.test?.$case === "notIn") {
+      obj.notIn = message.test.value;
+    } else if (message.test?.$case === "greaterThan") {
+      obj.greaterThan = floatToJson(message.test.value);
+    } else if (message.test?.$case === "greaterOrEqual") {
+      obj.greaterOrEqual = floatToJson(message.test.value);
+    } else if (message.test?.$case === "lessThan") {
+      obj.lessThan = floatToJson(message.test.value);
+    } else if (message.test?.$case === "lessOrEqual") {
+      obj.lessOrEqual = floatToJson(message.test.value);
+    } else if (message.test?.$case === "contains") {
+      obj.contains = message.test.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FieldCondition>): FieldCondition {
+    return FieldCondition.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FieldCondition>): FieldCondition {
+    const message = createBaseFieldCondition();
+    message.path = object.path ?? "";
+    switch (object.test?.$case) {
+      case "equals": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "equals", value: object.test.value };
+        }
+        break;
+      }
+      case "notEquals": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "notEquals", value: object.test.value };
+        }
+        break;
+      }
+      case "exists": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "exists", value: object.test.value };
+        }
+        break;
+      }
+      case "in": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "in", value: object.test.value };
+        }
+        break;
+      }
+      case "notIn": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "notIn", value: object.test.value };
+        }
+        break;
+      }
+      case "greaterThan": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "greaterThan", value: object.test.value };
+        }
+        break;
+      }
+      case "greaterOrEqual": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "greaterOrEqual", value: object.test.value };
+        }
+        break;
+      }
+      case "lessThan": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "lessThan", value: object.test.value };
+        }
+        break;
+      }
+      case "lessOrEqual": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "lessOrEqual", value: object.test.value };
+        }
+        break;
+      }
+      case "contains": {
+        if (object.test?.value !== undefined && object.test?.value !== null) {
+          message.test = { $case: "contains", value: object.test.value };
+        }
+        break;
+      }
+    }
     return message;
   },
 };
 
 function createBaseConnectRequest(): ConnectRequest {
-  return { sourceId: "", destinationId: "" };
+  return { sourceId: "", destinationId: "", filter: undefined };
 }
 
 export const ConnectRequest: MessageFns<ConnectRequest> = {
@@ -2517,6 +3606,9 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
     }
     if (message.destinationId !== "") {
       writer.uint32(18).string(message.destinationId);
+    }
+    if (message.filter !== undefined) {
+      CallFilter.encode(message.filter, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -2550,6 +3642,14 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
             message.destinationId = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.filter = CallFilter.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2574,6 +3674,7 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
         : isSet(object.destination_id)
         ? globalThis.String(object.destination_id)
         : "",
+      filter: isSet(object.filter) ? CallFilter.fromJSON(object.filter) : undefined,
     };
   },
 
@@ -2585,6 +3686,9 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
     if (message.destinationId !== "") {
       obj.destinationId = message.destinationId;
     }
+    if (message.filter !== undefined) {
+      obj.filter = CallFilter.toJSON(message.filter);
+    }
     return obj;
   },
 
@@ -2595,6 +3699,9 @@ export const ConnectRequest: MessageFns<ConnectRequest> = {
     const message = createBaseConnectRequest();
     message.sourceId = object.sourceId ?? "";
     message.destinationId = object.destinationId ?? "";
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? CallFilter.fromPartial(object.filter)
+      : undefined;
     return message;
   },
 };
@@ -3422,6 +4529,31 @@ export const ConfigServiceService = {
       Buffer.from(SetAllowedOriginsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SetAllowedOriginsResponse => SetAllowedOriginsResponse.decode(value),
   },
+  /**
+   * Blocks call types or track event names at the source: ingest still accepts such calls (the
+   * client must not retry them) and counts them as filtered, but forwards them to no destination.
+   * Applies to calls accepted after the change, on every ingest replica within a second.
+   */
+  blockCalls: {
+    path: "/switchyard.v1.ConfigService/BlockCalls" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BlockCallsRequest): Buffer => Buffer.from(BlockCallsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BlockCallsRequest => BlockCallsRequest.decode(value),
+    responseSerialize: (value: BlockCallsResponse): Buffer => Buffer.from(BlockCallsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BlockCallsResponse => BlockCallsResponse.decode(value),
+  },
+  /** Lifts blocks set by BlockCalls, for calls accepted after the change. */
+  unblockCalls: {
+    path: "/switchyard.v1.ConfigService/UnblockCalls" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UnblockCallsRequest): Buffer => Buffer.from(UnblockCallsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UnblockCallsRequest => UnblockCallsRequest.decode(value),
+    responseSerialize: (value: UnblockCallsResponse): Buffer =>
+      Buffer.from(UnblockCallsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UnblockCallsResponse => UnblockCallsResponse.decode(value),
+  },
   /** Creates or replaces a webhook destination. */
   putDestination: {
     path: "/switchyard.v1.ConfigService/PutDestination" as const,
@@ -3484,7 +4616,10 @@ export const ConfigServiceService = {
       Buffer.from(RotateSigningSecretResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RotateSigningSecretResponse => RotateSigningSecretResponse.decode(value),
   },
-  /** Connects a source to a destination: the destination receives the source's calls. */
+  /**
+   * Connects a source to a destination: the destination receives the source's calls (those its
+   * filter matches, when it has one). Connecting again replaces the filter.
+   */
   connect: {
     path: "/switchyard.v1.ConfigService/Connect" as const,
     requestStream: false as const,
@@ -3550,6 +4685,14 @@ export interface ConfigServiceServer extends UntypedServiceImplementation {
    * be used from. Ingest applies the change within a second.
    */
   setAllowedOrigins: handleUnaryCall<SetAllowedOriginsRequest, SetAllowedOriginsResponse>;
+  /**
+   * Blocks call types or track event names at the source: ingest still accepts such calls (the
+   * client must not retry them) and counts them as filtered, but forwards them to no destination.
+   * Applies to calls accepted after the change, on every ingest replica within a second.
+   */
+  blockCalls: handleUnaryCall<BlockCallsRequest, BlockCallsResponse>;
+  /** Lifts blocks set by BlockCalls, for calls accepted after the change. */
+  unblockCalls: handleUnaryCall<UnblockCallsRequest, UnblockCallsResponse>;
   /** Creates or replaces a webhook destination. */
   putDestination: handleUnaryCall<PutDestinationRequest, PutDestinationResponse>;
   getDestination: handleUnaryCall<GetDestinationRequest, GetDestinationResponse>;
@@ -3562,7 +4705,10 @@ export interface ConfigServiceServer extends UntypedServiceImplementation {
    * receivers can switch without rejecting a request. Needs Standard Webhooks to be on.
    */
   rotateSigningSecret: handleUnaryCall<RotateSigningSecretRequest, RotateSigningSecretResponse>;
-  /** Connects a source to a destination: the destination receives the source's calls. */
+  /**
+   * Connects a source to a destination: the destination receives the source's calls (those its
+   * filter matches, when it has one). Connecting again replaces the filter.
+   */
   connect: handleUnaryCall<ConnectRequest, ConnectResponse>;
   disconnect: handleUnaryCall<DisconnectRequest, DisconnectResponse>;
   listConnections: handleUnaryCall<ListConnectionsRequest, ListConnectionsResponse>;
@@ -3676,6 +4822,42 @@ export interface ConfigServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SetAllowedOriginsResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Blocks call types or track event names at the source: ingest still accepts such calls (the
+   * client must not retry them) and counts them as filtered, but forwards them to no destination.
+   * Applies to calls accepted after the change, on every ingest replica within a second.
+   */
+  blockCalls(
+    request: BlockCallsRequest,
+    callback: (error: ServiceError | null, response: BlockCallsResponse) => void,
+  ): ClientUnaryCall;
+  blockCalls(
+    request: BlockCallsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BlockCallsResponse) => void,
+  ): ClientUnaryCall;
+  blockCalls(
+    request: BlockCallsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BlockCallsResponse) => void,
+  ): ClientUnaryCall;
+  /** Lifts blocks set by BlockCalls, for calls accepted after the change. */
+  unblockCalls(
+    request: UnblockCallsRequest,
+    callback: (error: ServiceError | null, response: UnblockCallsResponse) => void,
+  ): ClientUnaryCall;
+  unblockCalls(
+    request: UnblockCallsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UnblockCallsResponse) => void,
+  ): ClientUnaryCall;
+  unblockCalls(
+    request: UnblockCallsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UnblockCallsResponse) => void,
+  ): ClientUnaryCall;
   /** Creates or replaces a webhook destination. */
   putDestination(
     request: PutDestinationRequest,
@@ -3758,7 +4940,10 @@ export interface ConfigServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RotateSigningSecretResponse) => void,
   ): ClientUnaryCall;
-  /** Connects a source to a destination: the destination receives the source's calls. */
+  /**
+   * Connects a source to a destination: the destination receives the source's calls (those its
+   * filter matches, when it has one). Connecting again replaces the filter.
+   */
   connect(
     request: ConnectRequest,
     callback: (error: ServiceError | null, response: ConnectResponse) => void,
@@ -3835,6 +5020,10 @@ export const ConfigServiceClient = makeGenericClientConstructor(
   service: typeof ConfigServiceService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
