@@ -31,6 +31,21 @@ export interface BusNames {
   readonly deliveryLogStream: string;
   /** Wildcard covering every destination's delivery-log subject. */
   readonly deliveryLogSubjects: string;
+  /**
+   * Stream of calls a source accepted but blocked (BlockCalls): kept like the calls stream, so
+   * they can be counted, inspected and replayed, but no delivery replica reads it.
+   */
+  readonly filteredStream: string;
+  /** Wildcard covering every source's filtered subject. */
+  readonly filteredSubjects: string;
+  /** Stream of usage reports: invalid calls refused by ingest, and delivery outcomes. */
+  readonly usageStream: string;
+  /** Wildcard covering both kinds of usage report. */
+  readonly usageSubjects: string;
+  /** KV bucket of each source's schema: the calls it sent, by type and name. */
+  readonly schemaBucket: string;
+  /** KV bucket of usage counts per source and UTC day. */
+  readonly usageBucket: string;
   /** KV bucket of delivery counts per destination. */
   readonly deliveryStatsBucket: string;
   /** KV bucket pointing at the current state of each audience and computed trait. */
@@ -45,6 +60,12 @@ export interface BusNames {
   deadSubject(destinationId: string): string;
   /** Subject of one destination's failed attempts and dead letters, for operators. */
   deliveryLogSubject(destinationId: string): string;
+  /** Subject on which the blocked calls of one source are published. */
+  filteredSubject(sourceId: string): string;
+  /** Subject of ingest's reports of invalid calls refused for one source. */
+  rejectedUsageSubject(sourceId: string): string;
+  /** Subject of delivery's reports of what became of calls at one destination. */
+  deliveryUsageSubject(destinationId: string): string;
   /** Subject of poison messages taken from one of delivery's streams ("calls" or "retry"). */
   poisonSubject(from: "calls" | "retry"): string;
 }
@@ -68,6 +89,12 @@ export function busNames(namespace: string): BusNames {
     poisonSubjects: `${namespace}.poison.>`,
     deliveryLogStream: `${upper}_DELIVERY_LOG`,
     deliveryLogSubjects: `${namespace}.deliverylog.>`,
+    filteredStream: `${upper}_FILTERED`,
+    filteredSubjects: `${namespace}.filtered.>`,
+    usageStream: `${upper}_USAGE`,
+    usageSubjects: `${namespace}.usage.>`,
+    schemaBucket: `${namespace}_schema`,
+    usageBucket: `${namespace}_usage`,
     deliveryStatsBucket: `${namespace}_delivery_stats`,
     audienceStateBucket: `${namespace}_audience_state`,
     audienceStateObjects: `${namespace}_audience_members`,
@@ -75,6 +102,9 @@ export function busNames(namespace: string): BusNames {
     retrySubject: (destinationId) => `${namespace}.retry.${destinationId}`,
     deadSubject: (destinationId) => `${namespace}.dead.${destinationId}`,
     deliveryLogSubject: (destinationId) => `${namespace}.deliverylog.${destinationId}`,
+    filteredSubject: (sourceId) => `${namespace}.filtered.${sourceId}`,
+    rejectedUsageSubject: (sourceId) => `${namespace}.usage.rejected.${sourceId}`,
+    deliveryUsageSubject: (destinationId) => `${namespace}.usage.delivery.${destinationId}`,
     poisonSubject: (from) => `${namespace}.poison.${from}`,
   };
 }

@@ -19,6 +19,8 @@ describe("names on the bus", () => {
       "switchyard.v1.DeferredCalls",
       "switchyard.v1.DeadLetter",
       "switchyard.v1.DeliveryAttempt",
+      "switchyard.v1.RejectedCalls",
+      "switchyard.v1.DeliveryOutcomes",
     ]);
     expect(Object.values(RETRY_HEADERS)).toEqual(["Switchyard-Destination", "Switchyard-Not-Before", "Switchyard-Window-Start"]);
     expect(Object.values(POISON_HEADERS).every((name) => name.startsWith("Switchyard-Poison-"))).toBe(true);

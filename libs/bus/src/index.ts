@@ -27,6 +27,7 @@ export {
   DEFAULT_CALLS_STREAM_OPTIONS,
   RETRY_CONSUMER,
   ensureCallsStream,
+  ensureIntakeStreams,
   ensureDeliveryConsumers,
   ensureDeliveryStreams,
 } from "./streams.js";

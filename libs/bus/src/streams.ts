@@ -58,6 +58,38 @@ export async function ensureCallsStream(jsm: JetStreamManager, names: BusNames, 
   await upsertStream(jsm, config);
 }
 
+/** Usage reports are small and read once by the insights service; a day is ample to catch up. */
+const USAGE_REPORTS_MAX_AGE_MS = 24 * 3600_000;
+
+/**
+ * The streams beside the calls stream that ingest writes to: blocked calls (kept as long as
+ * calls, with the same duplicate window, since they are published the same way) and usage
+ * reports. Every service that publishes to them or reads them calls this at start-up.
+ */
+export async function ensureIntakeStreams(jsm: JetStreamManager, names: BusNames, options: CallsStreamOptions): Promise<void> {
+  await upsertStream(jsm, {
+    name: names.filteredStream,
+    subjects: [names.filteredSubjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(options.duplicateWindowMs),
+    max_age: nanos(options.maxAgeMs),
+    num_replicas: options.replicas,
+    max_msg_size: CALLS_MAX_MESSAGE_BYTES,
+  });
+  await upsertStream(jsm, {
+    name: names.usageStream,
+    subjects: [names.usageSubjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(options.duplicateWindowMs),
+    max_age: nanos(USAGE_REPORTS_MAX_AGE_MS),
+    num_replicas: options.replicas,
+  });
+}
+
 type StreamSettings = Partial<StreamConfig> & { name: string };
 
 /** Creates a stream, or updates an existing one to `config`; safe when replicas race to create it. */
