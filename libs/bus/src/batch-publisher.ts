@@ -25,6 +25,12 @@ export interface EncodedBatch {
   payload: Uint8Array;
   /** Which of the batch's accepted calls this message holds, when the batch is published in parts. */
   part?: { first: number; last: number };
+  /**
+   * The calls are ones their source blocks: published on `<ns>.filtered.<sourceId>` (the filtered
+   * stream, which no delivery replica reads) rather than the calls subject. `part` then counts
+   * among the blocked calls.
+   */
+  blocked?: boolean;
 }
 
 /** What a BatchPublisher publishes through. */
@@ -41,7 +47,8 @@ export interface BatchPublisherOptions {
 /**
  * Publishes call batches to the calls stream, for every service that puts
  * calls on the bus (ingest the calls it accepts, audience-sync the calls it
- * makes), and reports only what JetStream confirmed. Nats-Msg-Id is
+ * makes), or ingest's blocked calls to the filtered stream, and reports only
+ * what JetStream confirmed. Nats-Msg-Id is
  * "<source>:<batch id>", so a re-sent batch inside the duplicate window is
  * stored once; a part of a batch too large for one message adds
  * "#calls=<first>-<last>" (positions among the accepted calls), so a re-send
@@ -66,7 +73,9 @@ export class BatchPublisher {
     this.inFlight++;
     const started = performance.now();
     try {
-      const ack = await js.publish(names.callsSubject(batch.sourceId), batch.payload, {
+      const subject = batch.blocked ? names.filteredSubject(batch.sourceId) : names.callsSubject(batch.sourceId);
+      // The same id on either stream: each stream has its own duplicate window.
+      const ack = await js.publish(subject, batch.payload, {
         msgID: batch.part
           ? `${batch.sourceId}:${batch.batchId}#calls=${batch.part.first}-${batch.part.last}`
           : `${batch.sourceId}:${batch.batchId}`,

@@ -6,6 +6,8 @@ Commands:
   tail [subject...]     Follow the NATS bus; every message decoded from protobuf to a JSON line
   send                  Send a test call (gRPC ingest, or the Segment HTTP API with --http)
   config                Workspace: get, apply <file>, rotate-signing-secret <destination>
+  block <source>        Block call types or track events at a source (accepted, forwarded nowhere)
+  unblock <source>      Lift blocks set by block
   deliveries            Failed deliveries and dead letters: list, replay, stats
   verify                Check an X-Signature or Standard Webhooks signature (exit code 0 or 1)
   call <Service/Method> Call any Switchyard gRPC method with JSON
@@ -25,6 +27,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   tail: async () => (await import("./commands/tail.js")).tail,
   send: async () => (await import("./commands/send.js")).send,
   config: async () => (await import("./commands/config.js")).config,
+  block: async () => (await import("./commands/block.js")).block,
+  unblock: async () => (await import("./commands/block.js")).unblock,
   deliveries: async () => (await import("./commands/deliveries.js")).deliveries,
   verify: async () => (await import("./commands/verify.js")).verify,
   call: async () => (await import("./commands/call.js")).call,

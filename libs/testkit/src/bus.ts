@@ -18,24 +18,38 @@ export interface StoredBatch {
   batch: CallBatch;
 }
 
-/** Every batch in the calls stream, decoded, in stream order. */
-export async function readCallBatches(nc: NatsConnection, names: BusNames): Promise<StoredBatch[]> {
+/** Every batch in the calls stream (or `stream`, e.g. the filtered stream), decoded, in stream order. */
+export async function readCallBatches(nc: NatsConnection, names: BusNames, stream = names.callsStream): Promise<StoredBatch[]> {
+  return (await readStream(nc, stream)).map(({ data, ...message }) => ({ ...message, batch: CallBatch.decode(data) }));
+}
+
+/** A message stored in a stream, its payload as stored. */
+export interface StoredMessage {
+  sequence: number;
+  subject: string;
+  msgId: string | undefined;
+  type: string | undefined;
+  data: Uint8Array;
+}
+
+/** Every message in a stream, in stream order. */
+export async function readStream(nc: NatsConnection, stream: string): Promise<StoredMessage[]> {
   const js = jetstream(nc);
-  const consumer = await js.consumers.get(names.callsStream);
+  const consumer = await js.consumers.get(stream);
   const info = await consumer.info(true);
   const total = info.num_pending;
-  const batches: StoredBatch[] = [];
-  if (total === 0) return batches;
+  const stored: StoredMessage[] = [];
+  if (total === 0) return stored;
   const messages = await consumer.fetch({ max_messages: total, expires: 5_000 });
   for await (const message of messages) {
-    batches.push({
+    stored.push({
       sequence: message.seq,
       subject: message.subject,
       msgId: message.headers?.get(NATS_MSG_ID_HEADER),
       type: message.headers?.get(BUS_MESSAGE_TYPE_HEADER),
-      batch: CallBatch.decode(message.data),
+      data: message.data,
     });
-    if (batches.length === total) break;
+    if (stored.length === total) break;
   }
-  return batches;
+  return stored;
 }

@@ -1,5 +1,5 @@
-export { readCallBatches, uniqueNamespace } from "./bus.js";
-export type { StoredBatch } from "./bus.js";
+export { readCallBatches, readStream, uniqueNamespace } from "./bus.js";
+export type { StoredBatch, StoredMessage } from "./bus.js";
 export { callArbitrary, callBatchArbitrary, damagedBatchBytes } from "./call-arbitraries.js";
 export { anyCall, anyStruct, anyText, callBytes, callNearSize, deeplyNestedCall, lengthDelimited, varint } from "./wire-arbitraries.js";
 export { signedUpCall } from "./calls.js";

@@ -43,6 +43,8 @@ export interface ScannedCall {
    * PAYLOAD_TEXT_1 its second (category).
    */
   textBytes(field: TextFieldId): number;
+  /** A text field decoded exactly as the generated decoder decodes it; "" when unset. */
+  text(field: TextFieldId): string;
   /**
    * The call as the generated decoder would return it, except that its
    * free-form Structs are `{}` placeholders (present or absent like the real
@@ -163,8 +165,7 @@ class CallScan implements ScannedCall, WalkNotes {
     return protoCallToJson(this.outline);
   }
 
-  /** A text field decoded exactly as the generated decoder decodes it; "" when unset. */
-  private text(field: number): string {
+  text(field: number): string {
     const start = this.textRanges[2 * field]!;
     return start < 0 ? "" : decodeText(this.bytes, start, this.textRanges[2 * field + 1]!);
   }

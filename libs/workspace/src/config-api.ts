@@ -353,14 +353,19 @@ function generateSigningSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
-/** INVALID_ARGUMENT listing what zod found, each issue as "field: rule", the first few only. */
-/** A BlockedCalls message checked against the workspace's rules; `field` names it in errors. */
+/**
+ * A BlockedCalls message checked against the workspace's rules; `field` names it in errors. An
+ * empty one is refused: a request that changes nothing is more likely a mistake than meant.
+ */
 function parseBlockedCalls(field: string, message: configApi.BlockedCalls | undefined): BlockedCalls {
   const parsed = blockedCallsSchema.safeParse(message ?? {});
   if (!parsed.success) throw invalidArgument(parsed.error, field);
+  if (parsed.data.types.length === 0 && parsed.data.trackEvents.length === 0)
+    throw new ServiceError("INVALID_ARGUMENT", `${field}: must name at least one call type (types) or track event (trackEvents)`);
   return parsed.data;
 }
 
+/** INVALID_ARGUMENT listing what zod found, each issue as "field: rule", the first few only. */
 function invalidArgument(error: z.ZodError, prefix: string): ServiceError {
   const issues = describeIssues(error, prefix);
   const listed = issues.slice(0, MAX_LISTED_ISSUES);

@@ -28,6 +28,7 @@ export {
   STANDARD_WEBHOOK_HEADER_NAMES,
   allowedOriginsSchema,
   BLOCKABLE_CALL_TYPES,
+  blockedCallSets,
   blockedCallsSchema,
   connectionSchema,
   describeIssues,
@@ -44,6 +45,7 @@ export {
 } from "./schema.js";
 export type {
   BlockedCalls,
+  BlockedCallSets,
   Connection,
   Destination,
   SourceRecord,

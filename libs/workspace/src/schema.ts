@@ -83,14 +83,38 @@ export const blockedCallsSchema = z.object({
 /** A source's blocks, as checked. */
 export type BlockedCalls = z.output<typeof blockedCallsSchema>;
 
+/** A source's blocks as Sets, for a look-up per call (see blockedCallSets). */
+export interface BlockedCallSets {
+  readonly types: ReadonlySet<string>;
+  readonly trackEvents: ReadonlySet<string>;
+}
+
+/**
+ * Sets made of each stored `blocked` value, null when it blocks nothing. Keyed by the object:
+ * a change to the workspace replaces a source's record (and its `blocked`) rather than changing
+ * it, so an entry never goes stale, and a replaced one is collected with its record.
+ */
+const blockedSetsOf = new WeakMap<BlockedCalls, BlockedCallSets | null>();
+
+/** A source's blocks as Sets, made once per stored record; undefined when it blocks nothing. */
+export function blockedCallSets(source: { blocked?: BlockedCalls | undefined }): BlockedCallSets | undefined {
+  const blocked = source.blocked;
+  if (blocked === undefined) return undefined;
+  let sets = blockedSetsOf.get(blocked);
+  if (sets === undefined) {
+    sets =
+      blocked.types.length === 0 && blocked.trackEvents.length === 0
+        ? null
+        : { types: new Set(blocked.types), trackEvents: new Set(blocked.trackEvents) };
+    blockedSetsOf.set(blocked, sets);
+  }
+  return sets ?? undefined;
+}
+
 /** Whether a source blocks a call of this type (and, for track calls, this event name). */
 export function sourceBlocks(source: { blocked?: BlockedCalls | undefined }, type: string, event: string | undefined): boolean {
-  const blocked = source.blocked;
-  if (blocked === undefined) return false;
-  return (
-    blocked.types.includes(type as BlockedCalls["types"][number]) ||
-    (type === "track" && event !== undefined && blocked.trackEvents.includes(event))
-  );
+  const sets = blockedCallSets(source);
+  return sets !== undefined && (sets.types.has(type) || (type === "track" && event !== undefined && sets.trackEvents.has(event)));
 }
 
 export const sourceFileSchema = z.object({

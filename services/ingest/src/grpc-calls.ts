@@ -3,7 +3,8 @@ import { Call } from "@switchyard/contracts";
 import { ServiceError } from "@switchyard/platform";
 import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
 import { JsonCall } from "./json-call.js";
-import { scanCall, type ScannedCall } from "@switchyard/wire";
+import { scanCall, TextFieldId, type ScannedCall } from "@switchyard/wire";
+import type { BlockedCallSets } from "@switchyard/workspace";
 import { invalidTextIn } from "@switchyard/wire";
 import { PassThroughCall, type AcceptTime } from "@switchyard/wire";
 import { MalformedWireError } from "@switchyard/wire";
@@ -46,6 +47,14 @@ export class WireCall implements IncomingCall {
     return new PassThroughCall(this.scanned, messageId, acceptTime);
   }
 
+  blockedBy(blocks: BlockedCallSets): boolean {
+    const type = this.scanned.type;
+    if (type === undefined) return false;
+    if (blocks.types.has(type)) return true;
+    // A track call's first payload text is its event; decoded only when some event is blocked.
+    return type === "track" && blocks.trackEvents.size > 0 && blocks.trackEvents.has(this.scanned.text(TextFieldId.PAYLOAD_TEXT_0));
+  }
+
   /** The exact JSON size, for when the sum of the bounds is over the batch limit. */
   exactJsonSize(): number {
     return jsonSizeOf(protoCallToJson(Call.decode(this.scanned.bytes)));
@@ -84,6 +93,10 @@ export class MalformedCall implements IncomingCall {
 
   encode(): never {
     throw new Error("a malformed call is never accepted");
+  }
+
+  blockedBy(): boolean {
+    return false;
   }
 }
 

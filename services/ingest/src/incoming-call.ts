@@ -1,6 +1,7 @@
 import type { Rejection } from "@switchyard/calls";
 import type { EncodedCall } from "@switchyard/wire";
 import type { AcceptTime } from "@switchyard/wire";
+import type { BlockedCallSets } from "@switchyard/workspace";
 
 /** A call's verdict by the shared rules: accepted (with the client's messageId, if any), or why not. */
 export type IncomingCheck = { ok: true; messageId: string | undefined } | { ok: false; rejection: Rejection };
@@ -24,4 +25,9 @@ export interface IncomingCall {
    * a switchyard.v1.Call. Only for a call whose check() said ok.
    */
   encode(messageId: string, acceptTime: AcceptTime): EncodedCall;
+  /**
+   * Whether the source's blocks name this call: its type, or, for a track call, its event name.
+   * Only for a call whose check() said ok, and only asked when the source blocks something.
+   */
+  blockedBy(blocks: BlockedCallSets): boolean;
 }

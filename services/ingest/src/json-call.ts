@@ -3,6 +3,7 @@ import { Call } from "@switchyard/contracts";
 import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
 import { EncodedCallBytes, encodeJsonCall, type EncodedCall, type FastJsonCall } from "@switchyard/wire";
 import type { AcceptTime } from "@switchyard/wire";
+import type { BlockedCallSets } from "@switchyard/workspace";
 
 /**
  * A call in Segment JSON shape: an HTTP call as parsed, or a gRPC call decoded
@@ -51,6 +52,12 @@ export class JsonCall implements IncomingCall {
       ok: false,
       rejection: { index, messageId, field, rule: "max_depth", message: `${field}: objects and lists are nested too deeply to store` },
     };
+  }
+
+  blockedBy(blocks: BlockedCallSets): boolean {
+    // Accepted, so the call is an object whose type is a call type and whose track event is a string.
+    const { type, event } = this.json as { type: string; event?: unknown };
+    return blocks.types.has(type) || (type === "track" && typeof event === "string" && blocks.trackEvents.has(event));
   }
 
   encode(messageId: string, acceptTime: AcceptTime): EncodedCall {

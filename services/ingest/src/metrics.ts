@@ -11,23 +11,32 @@ type HistogramChild = ReturnType<Histogram["labels"]>;
 
 /**
  * Ingest's metrics (docs/operations.md lists them). Calls are counted once
- * each: accepted when JetStream confirmed them, rejected with the validation
- * rule they broke, or with "unavailable" when JetStream did not confirm.
+ * each: accepted or blocked (their source blocks them) when JetStream
+ * confirmed them, rejected with the validation rule they broke, or with
+ * "unavailable" when JetStream did not confirm.
  * Requests refused as a whole (bad write key, unreadable body...) are counted
  * separately, since their calls were never read.
  */
 export class IngestMetrics {
   private readonly accepted: Record<Transport, CounterChild>;
+  private readonly blocked: Record<Transport, CounterChild>;
   private readonly rejected: Record<Transport, ChildCache<CounterChild>>;
   private readonly refusedRequests: Record<Transport, ChildCache<CounterChild>>;
   private readonly duplicates: Record<Transport, CounterChild>;
   private readonly publishOk: HistogramChild;
   private readonly publishFailed: HistogramChild;
+  private readonly usageReportsFailed: Counter;
 
   constructor(registry: Registry) {
     const accepted = new Counter({
       name: `${METRIC_PREFIX}ingest_calls_accepted_total`,
       help: "Calls stored in the calls stream (JetStream confirmed), re-sent duplicates included",
+      labelNames: ["transport"],
+      registers: [registry],
+    });
+    const blocked = new Counter({
+      name: `${METRIC_PREFIX}ingest_calls_blocked_total`,
+      help: "Valid calls their source blocks, answered as accepted and stored in the filtered stream (JetStream confirmed)",
       labelNames: ["transport"],
       registers: [registry],
     });
@@ -58,16 +67,30 @@ export class IngestMetrics {
     });
 
     this.accepted = childrenByLabel(TRANSPORTS, (t) => accepted.labels(t));
+    this.blocked = childrenByLabel(TRANSPORTS, (t) => blocked.labels(t));
     this.duplicates = childrenByLabel(TRANSPORTS, (t) => duplicates.labels(t));
     this.rejected = childrenByLabel(TRANSPORTS, (t) => new ChildCache((reason) => rejected.labels(t, reason)));
     this.refusedRequests = childrenByLabel(TRANSPORTS, (t) => new ChildCache((reason) => refused.labels(t, reason)));
     this.publishOk = publish.labels("ok");
     this.publishFailed = publish.labels("failed");
+    this.usageReportsFailed = new Counter({
+      name: `${METRIC_PREFIX}ingest_usage_reports_failed_total`,
+      help: "Reports of refused calls to usage that JetStream did not confirm (the requests were answered as usual)",
+      registers: [registry],
+    });
   }
 
   callsAccepted(transport: Transport, count: number, duplicate: boolean): void {
     this.accepted[transport].inc(count);
     if (duplicate) this.duplicates[transport].inc();
+  }
+
+  callsBlocked(transport: Transport, count: number): void {
+    this.blocked[transport].inc(count);
+  }
+
+  usageReportFailed(): void {
+    this.usageReportsFailed.inc();
   }
 
   callsRejected(transport: Transport, reason: string, count = 1): void {

@@ -1,6 +1,6 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { BatchPublisher } from "@switchyard/bus";
+import { BatchPublisher, ensureIntakeStreams } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
 import { startServiceRuntime } from "@switchyard/runtime";
 import { CallAcceptor } from "./acceptor.js";
@@ -10,6 +10,7 @@ import { ingestGrpcService } from "./grpc-service.js";
 import { createHttpApi } from "./http-api.js";
 import { IngestMetrics } from "./metrics.js";
 import { IngestRateLimiter } from "./rate-limit.js";
+import { RejectedCallsReporter } from "./rejected-reports.js";
 
 export interface IngestHandle {
   readonly grpcPort: number;
@@ -27,11 +28,20 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
     config,
     logger,
     ports: { grpc: config.INGEST_GRPC_PORT, ops: config.INGEST_OPS_PORT },
+    // Blocked calls and usage reports have streams of their own, ready before the first request.
+    ensureStreams: (jsm, names) =>
+      ensureIntakeStreams(jsm, names, {
+        duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
+        maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
+        replicas: config.SWITCHYARD_STREAM_REPLICAS,
+      }),
     start: async ({ ops, bus, js, names, workspace, tls }) => {
       const metrics = new IngestMetrics(ops.registry);
-      const publisher = new BatchPublisher({ bus, js, names, timeoutMs: config.INGEST_PUBLISH_TIMEOUT_MS, metrics });
+      const timeoutMs = config.INGEST_PUBLISH_TIMEOUT_MS;
+      const publisher = new BatchPublisher({ bus, js, names, timeoutMs, metrics });
+      const reporter = new RejectedCallsReporter({ bus, js, names, logger, metrics, timeoutMs });
       const rateLimit = rateLimitOf(config);
-      const acceptor = new CallAcceptor(publisher, metrics, logger, rateLimit ? new IngestRateLimiter(rateLimit) : undefined);
+      const acceptor = new CallAcceptor(publisher, metrics, logger, rateLimit ? new IngestRateLimiter(rateLimit) : undefined, reporter);
       const http = createHttpApi(
         {
           workspace,
@@ -55,13 +65,16 @@ export async function startIngest(config: IngestConfig, logger: Logger): Promise
             metrics: false,
           },
         ],
+        readiness: { streams: [names.filteredStream, names.usageStream] },
         readyLog: { httpPort, tls: tls !== undefined },
         stopAccepting: () => {
           const closed = new Promise<void>((resolve) => http.close(() => resolve()));
           http.closeIdleConnections();
           return closed;
         },
-        finish: () => publisher.idle(),
+        finish: async () => {
+          await Promise.all([publisher.idle(), reporter.idle()]);
+        },
         own: { httpPort },
       };
     },

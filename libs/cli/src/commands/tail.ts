@@ -17,8 +17,9 @@ export const TAIL_HELP = `Usage: switchyard tail [subject...] [options]
 
 Follows NATS subjects live and prints every message as one JSON line on stdout: its subject,
 its protobuf type (the Switchyard-Type header) and its payload decoded to proto3 JSON.
-Without a subject it follows everything of the namespace (<ns>.>). Shorthands: calls, retry,
-dead, poison, deliverylog (each means <ns>.<name>.>); anything else is used as a NATS subject.
+Without a subject it follows everything of the namespace (<ns>.>). Shorthands: calls, filtered
+(calls blocked at their source), usage, retry, dead, poison, deliverylog (each means
+<ns>.<name>.>); anything else is used as a NATS subject.
 A poison message's line also has "poison": where it came from and why it was set aside.
 
 Options:
@@ -36,6 +37,8 @@ Examples:
 /** Shorthand names of the namespace's subject families, and the wildcard each stands for. */
 const FAMILIES: Record<string, (names: BusNames) => string> = {
   calls: (names) => names.callsSubjects,
+  filtered: (names) => names.filteredSubjects,
+  usage: (names) => names.usageSubjects,
   retry: (names) => names.retrySubjects,
   dead: (names) => names.deadSubjects,
   poison: (names) => names.poisonSubjects,
