@@ -36,7 +36,7 @@ export interface AcceptResult {
  * are published even when others in the batch are refused. Resolves only
  * after JetStream confirmed; throws ServiceError(UNAVAILABLE) otherwise.
  *
- * Valid calls the source blocks (BlockCalls) are accepted like the others,
+ * Valid calls the source blocks (BlockCalls, contract §8.2) are accepted like the others,
  * since a client must not retry them, but published as a batch of their own,
  * with the same batch id, on the filtered stream, which no destination reads.
  * A request that refused invalid calls is reported to usage once answered.
