@@ -6,6 +6,7 @@ Commands:
   tail [subject...]     Follow the NATS bus; every message decoded from protobuf to a JSON line
   send                  Send a test call (gRPC ingest, or the Segment HTTP API with --http)
   config                Workspace: get, apply <file>, rotate-signing-secret <destination>
+  connect <src> <dest>  Connect a source to a destination, optionally with --filter '<json>'
   deliveries            Failed deliveries and dead letters: list, replay, stats
   verify                Check an X-Signature or Standard Webhooks signature (exit code 0 or 1)
   call <Service/Method> Call any Switchyard gRPC method with JSON
@@ -25,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   tail: async () => (await import("./commands/tail.js")).tail,
   send: async () => (await import("./commands/send.js")).send,
   config: async () => (await import("./commands/config.js")).config,
+  connect: async () => (await import("./commands/connect.js")).connect,
   deliveries: async () => (await import("./commands/deliveries.js")).deliveries,
   verify: async () => (await import("./commands/verify.js")).verify,
   call: async () => (await import("./commands/call.js")).call,
