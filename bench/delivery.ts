@@ -43,6 +43,14 @@
  *     for the first 3 s, and per second. Target: p99 with them ≤ 3 × p99
  *     alone. Also prints the CPU each process used: the hostile receivers
  *     share this machine's cores.
+ *  5. filters: the throughput phase's load (backlogs of 100-call batches,
+ *     the same mix of calls) to two destinations of their own, one whose
+ *     connection has a realistic filter that every call matches (FILTER:
+ *     type, context.app.version, and properties.revenue for track calls) and
+ *     one without, in the same delivery process, taking turns (plain,
+ *     filtered, plain, filtered, …) after a warm-up of both. Compares the
+ *     webhooks per second and the service's CPU per webhook. Target: the
+ *     filtered rate ≥ 0.95 × the plain one.
  *
  * Rates are taken from the receiver's arrival times, for the service and the
  * raw baseline alike: (requests − 1) / (last − first arrival) over the
@@ -56,9 +64,10 @@
  * missed. Options: `--cpu-prof-dir DIR` profiles each delivery process (into
  * DIR/delivery-<phase>/; the largest file is the main thread's);
  * `--delivery-env KEY=VALUE` (repeatable) sets service settings;
- * `--phases throughput,isolation,latency,latency-isolation` runs a subset; `--calls`,
+ * `--phases throughput,isolation,latency,latency-isolation,filters` runs a subset; `--calls`,
  * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`,
- * `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`, `--latency-isolation-rounds` and others size the phases;
+ * `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`, `--latency-isolation-rounds`,
+ * `--filter-calls` (per round and destination), `--filter-rounds` and others size the phases;
  * `--latency-isolation-kinds hang,huge,reset` picks the hostile receivers.
  */
 import { randomUUID } from "node:crypto";
@@ -99,14 +108,21 @@ import { ServiceChild } from "./lib/service-child.js";
 import { sampleCall, seededRandom } from "./lib/sample-calls.js";
 import { WebhookSinkChild } from "./lib/webhook-sink-child.js";
 
-const TARGETS = { throughputRatio: 0.7, isolationRatio: 0.9, latencyP50Ms: 10, latencyP99Ms: 50, latencyIsolationP99Ratio: 3 };
+const TARGETS = {
+  throughputRatio: 0.7,
+  isolationRatio: 0.9,
+  latencyP50Ms: 10,
+  latencyP99Ms: 50,
+  latencyIsolationP99Ratio: 3,
+  filterRatio: 0.95,
+};
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 const BATCH_SIZE = 100;
 const SHARED_SECRET = "bench-shared-secret-0123456789";
 /** How long the failing receiver holds each request: past the service's 5 s timeout. */
 const HOLD_MS = 6_000;
-const PHASES = ["throughput", "isolation", "latency", "latency-isolation"] as const;
+const PHASES = ["throughput", "isolation", "latency", "latency-isolation", "filters"] as const;
 /** The latency-isolation phase's hostile receivers (bench/lib/webhook-sink.ts): never answers, 100 MB body, resets. */
 const HOSTILE_KINDS = ["hang", "huge", "reset"] as const;
 type HostileKind = (typeof HOSTILE_KINDS)[number];
@@ -126,6 +142,28 @@ const PATHS = {
   liAlone: "/li/alone",
   liHealthy: "/li/healthy",
   hostile: (kind: HostileKind) => `/li/${kind}`,
+  filterPlain: "/fl-plain",
+  filterOn: "/fl-on",
+};
+
+/**
+ * The filters phase's filter: realistic, and matched by every call of the sample mix (track,
+ * identify, page; every call has context.app; revenue is never negative), so both destinations
+ * get every call and only the cost of deciding differs. Four conditions; track calls are looked
+ * up in their properties too.
+ */
+const FILTER = {
+  all: {
+    filters: [
+      { field: { path: "type", in: ["track", "identify", "page"] } },
+      { field: { path: "context.app.version", exists: true } },
+      {
+        any: {
+          filters: [{ not: { field: { path: "type", equals: "track" } } }, { field: { path: "properties.revenue", greaterOrEqual: 0 } }],
+        },
+      },
+    ],
+  },
 };
 
 interface Parameters {
@@ -153,6 +191,9 @@ interface Parameters {
   deliveryEnv: Record<string, string>;
   /** Worker processes of the throughput phase's second run (the first has one). */
   workers: number;
+  /** Calls per destination in each round of the filters phase. */
+  filterCalls: number;
+  filterRounds: number;
   cpuProfDir: string | undefined;
 }
 
@@ -192,6 +233,8 @@ function parseParameters(argv: string[]): Parameters {
       "phase-timeout-s": { type: "string", default: "60" },
       "delivery-env": { type: "string", multiple: true, default: [] },
       workers: { type: "string", default: "1" },
+      "filter-calls": { type: "string", default: "15000" },
+      "filter-rounds": { type: "string", default: "3" },
       "cpu-prof-dir": { type: "string" },
     },
   });
@@ -226,6 +269,8 @@ function parseParameters(argv: string[]): Parameters {
     phaseTimeoutMs: positiveInt("--phase-timeout-s", values["phase-timeout-s"]) * 1000,
     deliveryEnv,
     workers: positiveInt("--workers", values.workers),
+    filterCalls: positiveInt("--filter-calls", values["filter-calls"]),
+    filterRounds: positiveInt("--filter-rounds", values["filter-rounds"]),
     cpuProfDir: values["cpu-prof-dir"],
   };
 }
@@ -282,7 +327,13 @@ function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hosti
   const withSlow = [0, 1, 2, 3].map((i) => destination(`iso-s-${i}`, PATHS.withSlow(i)));
   const slow = destination("iso-s-slow", PATHS.slow);
   const connections = (sourceId: string, destinations: { id: string }[]) => destinations.map((d) => ({ sourceId, destinationId: d.id }));
-  const single = { tp: destination("tp", PATHS.throughput), warm: destination("warm", PATHS.warm), lat: destination("lat", PATHS.latency) };
+  const single = {
+    tp: destination("tp", PATHS.throughput),
+    warm: destination("warm", PATHS.warm),
+    lat: destination("lat", PATHS.latency),
+    flPlain: destination("fl-plain", PATHS.filterPlain),
+    flOn: destination("fl-on", PATHS.filterOn),
+  };
   const li = hostileSink
     ? {
         warm: destination("li-warm", PATHS.liWarm),
@@ -292,14 +343,18 @@ function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hosti
       }
     : undefined;
   return {
-    sources: ["tp", "warm", "lat", "iso-h", "iso-s", ...(li ? ["li-warm", "li-alone", "li-hostile"] : [])].map((id) => ({
-      id,
-      writeKeys: [writeKey(id)],
-    })),
+    sources: ["tp", "warm", "lat", "iso-h", "iso-s", "fl-plain", "fl-on", ...(li ? ["li-warm", "li-alone", "li-hostile"] : [])].map(
+      (id) => ({
+        id,
+        writeKeys: [writeKey(id)],
+      }),
+    ),
     destinations: [
       single.tp,
       single.warm,
       single.lat,
+      single.flPlain,
+      single.flOn,
       ...healthy,
       ...withSlow,
       slow,
@@ -316,6 +371,8 @@ function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hosti
       ...connections("tp", [single.tp]),
       ...connections("warm", [single.warm]),
       ...connections("lat", [single.lat]),
+      ...connections("fl-plain", [single.flPlain]),
+      { sourceId: "fl-on", destinationId: single.flOn.id, filter: FILTER },
       ...connections("iso-h", healthy),
       ...connections("iso-s", [...withSlow, slow]),
     ],
@@ -1004,6 +1061,76 @@ async function latencyIsolationPhase(ctx: Context, hostileSink: WebhookSinkChild
   };
 }
 
+// ---------------------------------------------------------------- 5. filters
+
+interface FilterRound {
+  label: "plain" | "filtered";
+  delivered: Rate;
+  /** The delivery process's CPU per webhook (µs). */
+  cpuMicrosPerRequest: number | undefined;
+}
+
+/**
+ * One delivery process; the same load to the unfiltered and the filtered destination in turn
+ * (plain, filtered, plain, …), each round a backlog encoded beforehand and published while the
+ * service is idle, as in the throughput phase. Both are warmed up first, the filter compiled
+ * and its code optimised.
+ */
+async function filtersPhase(ctx: Context) {
+  const { params, sink } = ctx;
+  const perRound = params.filterCalls;
+  const random = seededRandom(61);
+  console.log(
+    `filters: ${params.throughputWarmupCalls} warm-up calls, then ${params.filterRounds} rounds of ${perRound} webhooks ` +
+      `to a destination without a filter and ${perRound} to one with a filter every call matches …`,
+  );
+  const paths = { plain: PATHS.filterPlain, filtered: PATHS.filterOn };
+  const sources = { plain: "fl-plain", filtered: "fl-on" };
+  const earlier = await sink.arrivals([paths.plain, paths.filtered]);
+  const counts = { plain: earlier[paths.plain]!.length, filtered: earlier[paths.filtered]!.length };
+  const warmup = Math.ceil(params.throughputWarmupCalls / 2);
+  await publishCalls(ctx, sources.plain, warmup, random);
+  await publishCalls(ctx, sources.filtered, warmup, random);
+  const delivery = await startDelivery(ctx, "filters");
+  counts.plain += warmup;
+  counts.filtered += warmup;
+  let complete = await waitForCounts(ctx, { [paths.plain]: counts.plain, [paths.filtered]: counts.filtered }, delivery);
+  const rounds: FilterRound[] = [];
+  for (let round = 0; round < params.filterRounds && complete; round++) {
+    for (const label of ["plain", "filtered"] as const) {
+      const backlog = encodeCalls(sources[label], perRound, random);
+      const cpuBefore = await processTreeCpuMs(delivery.pid);
+      await publishBatches(ctx, backlog);
+      complete = await waitForCounts(ctx, { [paths[label]]: counts[label] + perRound }, delivery);
+      const cpuAfter = await processTreeCpuMs(delivery.pid);
+      const arrivals = (await sink.arrivals([paths[label]]))[paths[label]]!.sort((a, b) => a - b);
+      rounds.push({
+        label,
+        delivered: arrivalRate(arrivals, counts[label], counts[label] + perRound - 1),
+        cpuMicrosPerRequest: perRequest(cpuBefore, cpuAfter, perRound),
+      });
+      counts[label] += perRound;
+      if (!complete) break;
+    }
+  }
+  await delivery.stop();
+  const of = (label: FilterRound["label"]) => rounds.filter((round) => round.label === label);
+  const plain = combined(of("plain").map((round) => round.delivered));
+  const filtered = combined(of("filtered").map((round) => round.delivered));
+  const meanCpu = (list: FilterRound[]) => {
+    const known = list.map((round) => round.cpuMicrosPerRequest).filter((value): value is number => value !== undefined);
+    return known.length > 0 ? Math.round(known.reduce((sum, value) => sum + value, 0) / known.length) : undefined;
+  };
+  return {
+    plain,
+    filtered,
+    ratio: plain.perSecond > 0 ? filtered.perSecond / plain.perSecond : 0,
+    cpuMicrosPerRequest: { plain: meanCpu(of("plain")), filtered: meanCpu(of("filtered")) },
+    rounds,
+    complete,
+  };
+}
+
 // ---------------------------------------------------------------- report
 
 const round = (value: number, digits = 0) => Number(value.toFixed(digits));
@@ -1056,6 +1183,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const throughput = throughputRuns.at(-1);
   const latency = params.phases.includes("latency") ? await latencyPhase(ctx) : undefined;
   const latencyIsolation = hostileSink ? await latencyIsolationPhase(ctx, hostileSink) : undefined;
+  const filters = params.phases.includes("filters") ? await filtersPhase(ctx) : undefined;
   const isolation = params.phases.includes("isolation") ? await isolationPhase(ctx) : undefined;
 
   const targets = {
@@ -1096,6 +1224,9 @@ async function main(cleanup: Cleanup): Promise<void> {
             pass: latencyIsolation.firstSecondsP99Ratio <= TARGETS.latencyIsolationP99Ratio,
           },
         }
+      : {}),
+    ...(filters
+      ? { filterRatio: { target: TARGETS.filterRatio, value: round(filters.ratio, 3), pass: filters.ratio >= TARGETS.filterRatio } }
       : {}),
   };
 
@@ -1160,6 +1291,18 @@ async function main(cleanup: Cleanup): Promise<void> {
     }
   }
 
+  if (filters) {
+    const cpu = filters.cpuMicrosPerRequest;
+    console.log(
+      `5. filters     without a filter: ${format(filters.plain.perSecond)} webhooks/s; with one every call matches: ${format(filters.filtered.perSecond)} webhooks/s`,
+    );
+    console.log(
+      `               ratio ${filters.ratio.toFixed(3)}× (target ≥ ${TARGETS.filterRatio}×: ${verdict(targets.filterRatio!.pass)}); ` +
+        `CPU µs per webhook ${cpu.plain ?? "?"} without, ${cpu.filtered ?? "?"} with; per round ` +
+        filters.rounds.map((r) => `${r.label} ${format(r.delivered.perSecond)}`).join(", "),
+    );
+  }
+
   const file = await writeResults(RESULTS_DIR, "delivery", {
     benchmark: "delivery",
     date: date.toISOString(),
@@ -1182,6 +1325,9 @@ async function main(cleanup: Cleanup): Promise<void> {
       latencyIsolationSeconds: params.latencyIsolationSeconds,
       latencyIsolationWarmupSeconds: params.latencyIsolationWarmupSeconds,
       latencyIsolationRounds: params.latencyIsolationRounds,
+      filterCallsPerRound: params.filterCalls,
+      filterRounds: params.filterRounds,
+      filter: FILTER,
       phaseTimeoutSeconds: params.phaseTimeoutMs / 1000,
       deliveryEnv: params.deliveryEnv,
       deliveryDestinationConcurrency: settings.DELIVERY_DESTINATION_CONCURRENCY,
@@ -1232,6 +1378,22 @@ async function main(cleanup: Cleanup): Promise<void> {
       : {}),
     ...(latency ? { latency } : {}),
     ...(latencyIsolation ? { latencyIsolation } : {}),
+    ...(filters
+      ? {
+          filters: {
+            plain: rateJson(filters.plain),
+            filtered: rateJson(filters.filtered),
+            ratio: round(filters.ratio, 3),
+            cpuMicrosPerRequest: filters.cpuMicrosPerRequest,
+            rounds: filters.rounds.map((r) => ({
+              label: r.label,
+              delivered: rateJson(r.delivered),
+              cpuMicrosPerRequest: r.cpuMicrosPerRequest,
+            })),
+            complete: filters.complete,
+          },
+        }
+      : {}),
     targets,
     pass: Object.values(targets).every((target) => target.pass),
     machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),

@@ -257,6 +257,35 @@ describe("switchyard send, config and deliveries against the running services", 
     expect(noToken).toMatchObject({ code: 2, stderr: expect.stringContaining("--token or set SWITCHYARD_ADMIN_TOKEN") });
     expect(badJson).toMatchObject({ code: 2, stderr: expect.stringContaining("--properties: must be valid JSON") });
   });
+
+  it("connect sets a connection's filter, refuses a bad one naming the field, and removes it when given none", async () => {
+    const filter = {
+      all: { filters: [{ field: { path: "type", equals: "track" } }, { field: { path: "properties.coupon", equals: null } }] },
+    };
+    try {
+      const set = await cli(["connect", "backend", "accepting", "--filter", JSON.stringify(filter)]);
+      expect(set.code, set.stderr).toBe(0);
+      expect(JSON.parse(set.stdout)).toEqual({ connection: { sourceId: "backend", destinationId: "accepting", filter } });
+
+      const [badPath, badShape, notJson] = await Promise.all([
+        cli(["connect", "backend", "accepting", "--filter", '{"field":{"path":"revenue","greaterThan":0}}']),
+        cli(["connect", "backend", "accepting", "--filter", '{"field":{"path":"type","equal":"track"}}']),
+        cli(["connect", "backend", "accepting", "--filter", "{type: track}"]),
+      ]);
+      expect(badPath.code).toBe(1);
+      expect(badPath.stderr).toContain(
+        'switchyard.v1.ConfigService/Connect: INVALID_ARGUMENT: filter.field.path: must be "type", "event", "name", "userId",',
+      );
+      expect(badShape.code).toBe(2);
+      expect(badShape.stderr).toContain("--filter: filter.field.equal: is not allowed here: give one test: equals, notEquals, exists,");
+      expect(notJson).toMatchObject({ code: 2, stderr: expect.stringContaining("--filter: not valid JSON") });
+      const listed = await cli(["call", "ConfigService/ListConnections", '{"sourceId":"backend"}']);
+      expect(JSON.parse(listed.stdout).connections).toContainEqual({ sourceId: "backend", destinationId: "accepting", filter });
+    } finally {
+      const cleared = await cli(["connect", "backend", "accepting"]);
+      expect(JSON.parse(cleared.stdout)).toEqual({ connection: { sourceId: "backend", destinationId: "accepting" } });
+    }
+  });
 });
 
 describe("switchyard over TLS", () => {

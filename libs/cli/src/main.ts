@@ -8,6 +8,7 @@ Commands:
   config                Workspace: get, apply <file>, rotate-signing-secret <destination>
   block <source>        Block call types or track events at a source (accepted, forwarded nowhere)
   unblock <source>      Lift blocks set by block
+  connect <src> <dest>  Connect a source to a destination, optionally with --filter '<json>'
   deliveries            Failed deliveries and dead letters: list, replay, stats
   verify                Check an X-Signature or Standard Webhooks signature (exit code 0 or 1)
   call <Service/Method> Call any Switchyard gRPC method with JSON
@@ -29,6 +30,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   config: async () => (await import("./commands/config.js")).config,
   block: async () => (await import("./commands/block.js")).block,
   unblock: async () => (await import("./commands/block.js")).unblock,
+  connect: async () => (await import("./commands/connect.js")).connect,
   deliveries: async () => (await import("./commands/deliveries.js")).deliveries,
   verify: async () => (await import("./commands/verify.js")).verify,
   call: async () => (await import("./commands/call.js")).call,

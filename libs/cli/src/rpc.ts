@@ -126,9 +126,17 @@ function metadataFor(service: ServiceEntry, connection: Connection): Metadata {
  * one) and resolves with the JSON response. gRPC failures become CliErrors naming the status.
  */
 export async function invoke(method: RpcMethod, requests: unknown[], connection: Connection): Promise<unknown> {
+  return invokeMessages(
+    method,
+    requests.map((json) => method.request.fromJSON(json)),
+    connection,
+  );
+}
+
+/** As invoke, with request messages the caller built (for JSON the generated fromJSON would not read faithfully). */
+export async function invokeMessages(method: RpcMethod, messages: unknown[], connection: Connection): Promise<unknown> {
   const { definition, service } = method;
   const metadata = metadataFor(service, connection);
-  const messages = requests.map((json) => method.request.fromJSON(json));
   const { tls } = connection;
   const channel = tls ? credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null) : credentials.createInsecure();
   const client = new Client(connection[service.target], channel);

@@ -41,6 +41,10 @@ export type { WireBatchRequest, WireCallRequest } from "./ingest-requests.js";
 export { webhookBody, webhookBodyBytes } from "./webhook-body/webhook-body.js";
 /** A webhook body as an object. */
 export type { WebhookBody } from "./webhook-body/webhook-body.js";
+/** A field of a call named by its path as the webhook body spells it, found in the call's bytes (destination filters). */
+export { CallFieldFinder, callPath, FieldKind } from "./call-fields.js";
+/** A path resolved by callPath. */
+export type { CallPath } from "./call-fields.js";
 /** Where webhook bodies are written, back to back in slabs. */
 export { JsonBytes } from "./webhook-body/json-bytes.js";
 /** The one webhook body writer, straight from a call's bytes. */

@@ -4,6 +4,7 @@ import type { configApi } from "@switchyard/contracts";
 import { isConfigError, ServiceError, type AsyncService, type Logger } from "@switchyard/platform";
 import type { z } from "zod";
 import { applyWorkspaceFile } from "./apply-file.js";
+import { callFilterJsonOf, callFilterMessageOf } from "./call-filter.js";
 import { isMaxPayloadError } from "./bucket.js";
 import { liveRetiringKeys, MAX_ROTATION_GRACE_SECONDS, rotateWriteKey } from "./key-rotation.js";
 import { kvKeys } from "./kv-keys.js";
@@ -12,6 +13,7 @@ import {
   allowedOriginsSchema,
   type BlockedCalls,
   blockedCallsSchema,
+  type Connection,
   connectionSchema,
   describeIssues,
   type Destination,
@@ -236,16 +238,23 @@ export function configService(deps: { kv: KV; logger: Logger }): AsyncService<co
     },
 
     connect: async (request: configApi.ConnectRequest) => {
-      const connection = connectionSchema.parse({
-        sourceId: validId("source_id", request.sourceId),
-        destinationId: validId("destination_id", request.destinationId),
+      const sourceId = validId("source_id", request.sourceId);
+      const destinationId = validId("destination_id", request.destinationId);
+      // Connecting again replaces the whole record: a request without a filter removes the stored one.
+      const parsed = connectionSchema.safeParse({
+        sourceId,
+        destinationId,
+        ...(request.filter ? { filter: callFilterJsonOf(request.filter) } : {}),
       });
-      if (!(await readJson(kvKeys.source(connection.sourceId), sourceRecordSchema)))
-        throw new ServiceError("NOT_FOUND", `source_id: no source "${connection.sourceId}"`);
-      if (!(await readJson(kvKeys.destination(connection.destinationId), storedDestinationSchema)))
-        throw new ServiceError("NOT_FOUND", `destination_id: no destination "${connection.destinationId}"`);
-      await kv.put(kvKeys.connection(connection.sourceId, connection.destinationId), JSON.stringify(connection));
-      return { connection: { ...connection, filter: undefined } };
+      if (!parsed.success) throw invalidArgument(parsed.error);
+      const connection = parsed.data;
+      if (!(await readJson(kvKeys.source(sourceId), sourceRecordSchema)))
+        throw new ServiceError("NOT_FOUND", `source_id: no source "${sourceId}"`);
+      if (!(await readJson(kvKeys.destination(destinationId), storedDestinationSchema)))
+        throw new ServiceError("NOT_FOUND", `destination_id: no destination "${destinationId}"`);
+      await putRecord(kv, kvKeys.connection(sourceId, destinationId), JSON.stringify(connection), "filter");
+      logger.info({ sourceId, destinationId, filtered: connection.filter !== undefined }, "source connected");
+      return { connection: connectionMessage(connection) };
     },
 
     disconnect: async (request: configApi.DisconnectRequest) => {
@@ -256,7 +265,7 @@ export function configService(deps: { kv: KV; logger: Logger }): AsyncService<co
     listConnections: async (request: configApi.ListConnectionsRequest) => {
       const connections = await readAll("connection", connectionSchema);
       const wanted = request.sourceId ? connections.filter((c) => c.sourceId === request.sourceId) : connections;
-      return { connections: wanted.map((c) => ({ ...c, filter: undefined })) };
+      return { connections: wanted.map(connectionMessage) };
     },
 
     rotateSigningSecret: async (request: configApi.RotateSigningSecretRequest) => {
@@ -366,7 +375,7 @@ function parseBlockedCalls(field: string, message: configApi.BlockedCalls | unde
 }
 
 /** INVALID_ARGUMENT listing what zod found, each issue as "field: rule", the first few only. */
-function invalidArgument(error: z.ZodError, prefix: string): ServiceError {
+function invalidArgument(error: z.ZodError, prefix = ""): ServiceError {
   const issues = describeIssues(error, prefix);
   const listed = issues.slice(0, MAX_LISTED_ISSUES);
   if (issues.length > listed.length) listed.push(`and ${issues.length - listed.length} more`);
@@ -414,6 +423,14 @@ function sourceMessage(record: SourceRecord, nowMs = Date.now()): configApi.Sour
     retiringWriteKeysExpireAt: retiring.lastExpiresAtMs === undefined ? undefined : new Date(retiring.lastExpiresAtMs),
     allowedOrigins: record.allowedOrigins === undefined ? undefined : { origins: record.allowedOrigins },
     blocked: record.blocked,
+  };
+}
+
+function connectionMessage(record: Connection): configApi.Connection {
+  return {
+    sourceId: record.sourceId,
+    destinationId: record.destinationId,
+    filter: record.filter === undefined ? undefined : callFilterMessageOf(record.filter),
   };
 }
 

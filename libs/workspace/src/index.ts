@@ -53,8 +53,25 @@ export type {
   WebhookSettings,
   WorkspaceFile,
 } from "./schema.js";
+/** A connection's filter: its rules, and its conversion from and to the gRPC message. */
+export {
+  FILTER_FIELD_NAMES,
+  FILTER_OBJECT_NAMES,
+  FILTER_PATH_RULE,
+  MAX_FILTER_BYTES,
+  MAX_FILTER_CONDITIONS,
+  MAX_FILTER_DEPTH,
+  MAX_FILTER_LIST_VALUES,
+  MAX_FILTER_PATH_CHARS,
+  callFilterJsonOf,
+  callFilterMessageOf,
+  callFilterSchema,
+  isFilterPath,
+} from "./call-filter.js";
+export type { CallFilter, FieldCondition, FieldTest, FilterValue } from "./call-filter.js";
 /** The live, in-memory view every service reads. */
 export { WorkspaceView } from "./view.js";
+export type { CallRoute } from "./view.js";
 /** Write keys: stored and compared only as digests; read from HTTP Basic credentials. */
 export { basicAuthorization, hashWriteKey, writeKeyFromAuthorization, writeKeyHashesEqual } from "./write-keys.js";
 /** switchyard.v1.ConfigService, the configuration API (served by delivery). */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { callFilterSchema } from "./call-filter.js";
 import { decodeQueryValue, isMaskedValue, urlQueryPairs } from "./masking.js";
 
 /**
@@ -322,10 +323,14 @@ function urlProblems(text: string): string[] {
   return problems;
 }
 
-/** A connection: the source whose calls a destination receives. */
+/**
+ * A connection: the source whose calls a destination receives, and the filter those calls must
+ * match (see call-filter.ts); absent: all of them.
+ */
 export const connectionSchema = z.object({
   sourceId: idRule,
   destinationId: idRule,
+  filter: callFilterSchema.optional(),
 });
 
 /** The workspace file (SWITCHYARD_WORKSPACE_FILE): sources, destinations and connections, each connection naming ones in the file. */

@@ -1,6 +1,7 @@
 import type { KV, KvWatchEntry } from "@nats-io/kv";
 import type { Logger } from "pino";
 import { writeKeyHashesEqual, hashWriteKey } from "./write-keys.js";
+import type { CallFilter } from "./call-filter.js";
 import { parseKvKey } from "./kv-keys.js";
 import {
   connectionSchema,
@@ -10,6 +11,12 @@ import {
   type Destination,
   type SourceRecord,
 } from "./schema.js";
+
+/** A destination a source's calls go to, and the filter they must match there (undefined: none). */
+export interface CallRoute {
+  readonly destination: Destination;
+  readonly filter: CallFilter | undefined;
+}
 
 /**
  * A live, in-memory copy of the workspace configuration, kept current by a
@@ -76,7 +83,22 @@ export class WorkspaceView {
 
   /** The destinations a source's calls are delivered to: connected, enabled, of type webhooks. */
   webhookDestinationsOf(sourceId: string): Destination[] {
-    return this.destinationsOf(sourceId).filter((destination) => destination.enabled && destination.type === "webhooks");
+    return this.webhookConnectionsOf(sourceId).map((route) => route.destination);
+  }
+
+  /**
+   * The routes of a source's calls: each connected, enabled webhook destination with the
+   * connection's filter (undefined: every call). A filter is the same object until its
+   * connection changes, so what is made of it can be kept per object.
+   */
+  webhookConnectionsOf(sourceId: string): CallRoute[] {
+    const result: CallRoute[] = [];
+    for (const connection of this.connections.values()) {
+      if (connection.sourceId !== sourceId) continue;
+      const destination = this.destinations.get(connection.destinationId);
+      if (destination && destination.enabled && destination.type === "webhooks") result.push({ destination, filter: connection.filter });
+    }
+    return result;
   }
 
   /** Stops following the bucket. */

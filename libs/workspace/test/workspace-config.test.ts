@@ -201,6 +201,37 @@ describe("workspace configuration in JetStream KV", () => {
     expect(message).toContain("destinations.0.settings.webhooks.0.headers.Authorization: is a masked value, as reads show it");
   });
 
+  it("a connection's filter: refused in a file naming its field; stored and followed by the view as given", async () => {
+    const connection = (filter: unknown) => ({
+      sources: [{ id: "web", writeKeys: ["wk_web_0123456789"] }],
+      destinations: [hook({})],
+      connections: [{ sourceId: "web", destinationId: "hook", filter }],
+    });
+    const message = await fileError(
+      connection({ all: { filters: [{ field: { path: "type", equals: "track" } }, { field: { path: "revenue", greater_than: 0 } }] } }),
+    );
+    expect(message.split("\n").map((line) => line.trim())).toEqual([
+      expect.stringMatching(/^SWITCHYARD_WORKSPACE_FILE: .*workspace\.json is invalid:$/),
+      'connections.0.filter.all.filters.1.field.path: must be "type", "event", "name", "userId", "anonymousId", "messageId", "groupId", "previousId", or start with "properties.", "traits." or "context." followed by keys separated by dots (none empty)',
+    ]);
+
+    const filter = {
+      all: { filters: [{ field: { path: "type", equals: "track" } }, { field: { path: "properties.revenue", greater_than: 0 } }] },
+    };
+    await applyWorkspaceFile(kv, workspaceFileSchema.parse(connection(filter)));
+    const stored = {
+      all: { filters: [{ field: { path: "type", equals: "track" } }, { field: { path: "properties.revenue", greaterThan: 0 } }] },
+    };
+    expect((await kv.get(kvKeys.connection("web", "hook")))?.json()).toEqual({ sourceId: "web", destinationId: "hook", filter: stored });
+    const view = await openView();
+    expect(view.webhookConnectionsOf("web")).toEqual([{ destination: view.destination("hook"), filter: stored }]);
+    // Applying the same file again changes nothing.
+    expect(await applyWorkspaceFile(kv, workspaceFileSchema.parse(connection(filter)))).toEqual({
+      written: [],
+      unchanged: [kvKeys.source("web"), kvKeys.destination("hook"), kvKeys.connection("web", "hook")],
+    });
+  });
+
   it("a record stored before the current rules keeps loading in every service's view", async () => {
     // As written by an older version: the view must not drop it (its deliveries would silently stop).
     const old = {

@@ -10,7 +10,7 @@ const OUTCOMES = ["delivered", "retryable", "permanent"] as const satisfies read
 const STATUS_CLASSES = ["1xx", "2xx", "3xx", "4xx", "5xx", "none"] as const;
 type StatusClass = (typeof STATUS_CLASSES)[number];
 /** What became of one call for one destination after a round: see DeliveryMetrics.round*. */
-const ROUND_RESULTS = ["delivered", "retry_scheduled", "deferred", "dead_lettered"] as const;
+const ROUND_RESULTS = ["delivered", "retry_scheduled", "deferred", "dead_lettered", "filtered"] as const;
 type RoundResult = (typeof ROUND_RESULTS)[number];
 const DEAD_LETTER_REASONS = [
   "window_exhausted",
@@ -54,7 +54,7 @@ export class DeliveryMetrics {
     });
     const rounds = new Counter({
       name: `${METRIC_PREFIX}delivery_deliveries_total`,
-      help: "Deliveries (one call to one destination) by result of their latest round: delivered, retry_scheduled, deferred (destination failing, no request made), dead_lettered",
+      help: "Deliveries (one call to one destination) by result of their latest round: delivered, retry_scheduled, deferred (destination failing, no request made), dead_lettered, filtered (the connection's filter did not match: no request, ever)",
       labelNames: ["result"],
       registers: [registry],
     });
@@ -113,6 +113,11 @@ export class DeliveryMetrics {
   /** First attempts handed straight to the retry path because their destination is failing or stalled. */
   deferred(calls: number): void {
     this.rounds.deferred.inc(calls);
+  }
+
+  /** First attempts not made because the connection's filter did not match the calls. */
+  filtered(calls: number): void {
+    this.rounds.filtered.inc(calls);
   }
 
   /** A message was moved to the poison stream. */

@@ -18,7 +18,8 @@ import { Retries } from "./retries/retries.js";
 import { PoisonMessages } from "./retries/poison.js";
 import { RetryQueue } from "./retries/retry-queue.js";
 import { Settler } from "./pipeline/settle.js";
-import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, RETRY_CONSUMER } from "@switchyard/bus";
+import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, ensureIntakeStreams, RETRY_CONSUMER } from "@switchyard/bus";
+import { OutcomeReports } from "./pipeline/outcome-reports.js";
 import { WebhookSender } from "./outbound/webhook-sender.js";
 
 /** See GateOptions.stallMs: a stall is called after 250 ms to 1 s without an answer, depending on the receiver's usual answer time. */
@@ -49,6 +50,12 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
         deliveryLogMaxAgeMs: config.DELIVERY_LOG_MAX_AGE_MS,
       });
       await ensureDeliveryConsumers(jsm, names);
+      // Delivery publishes its usage reports to the usage stream, which ingest's intake streams include.
+      await ensureIntakeStreams(jsm, names, {
+        duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
+        maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
+        replicas: config.SWITCHYARD_STREAM_REPLICAS,
+      });
     },
     start: (parts) => deliveryParts(config, logger, parts),
   });
@@ -107,6 +114,7 @@ async function deliveryParts(
     maxFailures: config.DELIVERY_MAX_HANDLING_FAILURES,
   };
   const settler = new Settler({ retryQueue, deadLetters, log, stats, metrics, schedule, logger });
+  const reports = new OutcomeReports(js, names);
   const heartbeatMs = 10_000;
   const callsFailures = new HandlingFailures(
     handlingFailureOptions,
@@ -126,12 +134,24 @@ async function deliveryParts(
     retryQueue,
     metrics,
     poison,
+    reports,
     logger,
     awaitingBatches: config.DELIVERY_AWAITING_BATCHES,
     heartbeatMs,
     failures: callsFailures,
   });
-  const retries = new Retries({ workspace, sender, gates, settler, retryQueue, metrics, poison, windowMs: schedule.windowMs, logger });
+  const retries = new Retries({
+    workspace,
+    sender,
+    gates,
+    settler,
+    retryQueue,
+    metrics,
+    poison,
+    reports,
+    windowMs: schedule.windowMs,
+    logger,
+  });
 
   const callsConsumer = ConcurrentConsumer.start(
     await js.consumers.get(names.callsStream, CALLS_CONSUMER),
@@ -162,7 +182,14 @@ async function deliveryParts(
       },
     ],
     readiness: {
-      streams: [names.retryStream, names.deadStream, names.poisonStream, names.deliveryLogStream, kvStream(names.deliveryStatsBucket)],
+      streams: [
+        names.retryStream,
+        names.deadStream,
+        names.poisonStream,
+        names.deliveryLogStream,
+        names.usageStream,
+        kvStream(names.deliveryStatsBucket),
+      ],
       consumers: [
         [names.callsStream, CALLS_CONSUMER],
         [names.retryStream, RETRY_CONSUMER],

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions } from "../src/pipeline/destination-gate.js";
 import type { DeliveryMetrics } from "../src/metrics.js";
 import type { PoisonMessages } from "../src/retries/poison.js";
+import type { OutcomeReports } from "../src/pipeline/outcome-reports.js";
 import { nakDelay, Retries } from "../src/retries/retries.js";
 import { RetryQueue } from "../src/retries/retry-queue.js";
 import type { Settler } from "../src/pipeline/settle.js";
@@ -223,6 +224,7 @@ describe("Retries: a parked retry", () => {
       retryQueue: {} as RetryQueue,
       metrics: {} as DeliveryMetrics,
       poison: {} as PoisonMessages,
+      reports: {} as OutcomeReports,
       windowMs: 3600_000,
       logger: createLogger({ service: "test", level: "silent" }),
     });

@@ -1,8 +1,9 @@
 import { isoTextOfTime, PAYLOAD_FIELD_NUMBERS } from "@switchyard/calls";
 import { CallField, Timestamp } from "@switchyard/contracts";
 import { readStructBytes } from "../call-batch-reader.js";
-import { PAYLOADS, type PayloadCase } from "../call-shape.js";
+import { PAYLOADS } from "../call-shape.js";
 import { UNUSUAL, type WireReader } from "../reader.js";
+import { BODY_MEMBERS } from "./body-members.js";
 import type { JsonBytes } from "./json-bytes.js";
 import { writeStruct } from "./struct-json.js";
 
@@ -21,31 +22,6 @@ export interface WrittenCall {
 const { MESSAGE_ID, USER_ID, ANONYMOUS_ID, TIMESTAMP, CONTEXT, INTEGRATIONS, RECEIVED_AT } = CallField;
 
 const fragment = (text: string) => Buffer.from(text, "utf8");
-
-/**
- * What a body shows of each payload after version and type (docs/contract.md §6.3): a payload
- * field named by its property name, with the JSON name it gets ("Previous ID") when that differs,
- * or the call's userId. Which members a body has is the contract's choice, so a field added to a
- * payload shows only once it is listed here; its number, text or Struct kind come from
- * PAYLOAD_SHAPES. A payload's Struct the body does not show is still walked (see BODY_PLANS).
- */
-type BodyMember =
-  | { readonly text: string; readonly name?: string; readonly onlyWhenSet?: true }
-  | { readonly object: string }
-  | { readonly userId: "when set" | "always"; readonly name?: string };
-const USER_ID_WHEN_SET: BodyMember = { userId: "when set" };
-const BODY_MEMBERS: { readonly [T in PayloadCase]: readonly BodyMember[] } = {
-  page: [USER_ID_WHEN_SET, { text: "name", onlyWhenSet: true }, { text: "category", onlyWhenSet: true }, { object: "properties" }],
-  screen: [USER_ID_WHEN_SET, { text: "name" }],
-  identify: [USER_ID_WHEN_SET, { object: "traits" }],
-  track: [USER_ID_WHEN_SET, { text: "event" }, { object: "properties" }],
-  alias: [
-    { text: "previousId", name: "Previous ID" },
-    { userId: "always", name: "User ID" },
-  ],
-  group: [{ text: "groupId" }, USER_ID_WHEN_SET, { object: "traits" }],
-  delete: [USER_ID_WHEN_SET],
-};
 
 /** How a member is written: a text ("" when absent), a text only when set, a Struct ({} when absent). */
 const TEXT = 0;

@@ -1,8 +1,9 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import type { JsMsg } from "@nats-io/jetstream";
 import type { Call, DeferredCalls } from "@switchyard/contracts";
-import type { Destination, WorkspaceView } from "@switchyard/workspace";
+import type { CallRoute, Destination, WorkspaceView } from "@switchyard/workspace";
 import type { Logger } from "@switchyard/platform";
+import { callMatches } from "./call-filter.js";
 import type { DestinationGate, DestinationGates, Release } from "./destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
 import { webhooksEnabled } from "./integrations.js";
@@ -10,6 +11,7 @@ import type { DeliveryMetrics } from "../metrics.js";
 import { readOutgoingBatch, undeliverableReason, type OutgoingBatch, type OutgoingCall } from "./outgoing-calls.js";
 import type { AttemptOutcome } from "../retries/retry-policy.js";
 import type { HandlingFailures } from "./handling-failures.js";
+import { OutcomeTally, type OutcomeReports } from "./outcome-reports.js";
 import type { PoisonMessages } from "../retries/poison.js";
 import type { RetryQueue } from "../retries/retry-queue.js";
 import { firstRoundOf, type Round } from "./round.js";
@@ -25,6 +27,8 @@ export interface DeliveryDeps {
   retryQueue: RetryQueue;
   metrics: DeliveryMetrics;
   poison: PoisonMessages;
+  /** Where what became of each handled message's calls is reported, per destination. */
+  reports: OutcomeReports;
   logger: Logger;
 }
 
@@ -159,35 +163,50 @@ export class FirstAttempts {
    * `waiting` gets, per destination, the calls still waiting for a slot.
    */
   private async deliverBatch(batch: OutgoingBatch, origin: string, waiting: WaitingCalls[]): Promise<void> {
-    const destinations = this.deps.workspace.webhookDestinationsOf(batch.sourceId);
-    if (destinations.length === 0) return;
+    const routes = this.deps.workspace.webhookConnectionsOf(batch.sourceId);
+    if (routes.length === 0) return;
     const calls = batch.calls.filter((call) => webhooksEnabled(call.integrations));
     if (calls.length === 0) return;
-    await Promise.all(destinations.map((destination) => this.deliverTo(destination, batch, calls, origin, waiting)));
+    await Promise.all(routes.map((route) => this.deliverTo(route, batch, calls, origin, waiting)));
   }
 
+  /**
+   * The batch's calls to one destination: those its filter matches (the others are counted as
+   * filtered, and that is all that becomes of them), then a report of what came of them, before
+   * the batch is acked.
+   */
   private async deliverTo(
-    destination: Destination,
+    { destination, filter }: CallRoute,
     batch: OutgoingBatch,
     calls: OutgoingCall[],
     origin: string,
     waiting: WaitingCalls[],
   ): Promise<void> {
+    const tally = new OutcomeTally(batch.sourceId, destination.id);
+    const matching = filter ? calls.filter((call) => callMatches(filter, call)) : calls;
+    if (matching.length < calls.length) {
+      tally.filtered = calls.length - matching.length;
+      this.deps.metrics.filtered(tally.filtered);
+    }
     const urlIndexes = allUrlIndexes(destination);
-    const rounds = calls.map((call) =>
-      firstRoundOf(call, {
-        sourceId: batch.sourceId,
-        destinationId: destination.id,
-        urlIndexes,
-        windowStart: call.receivedAt ?? batch.receivedAt ?? new Date(),
-      }),
+    const rounds = matching.map((call) =>
+      firstRoundOf(
+        call,
+        {
+          sourceId: batch.sourceId,
+          destinationId: destination.id,
+          urlIndexes,
+          windowStart: call.receivedAt ?? batch.receivedAt ?? new Date(),
+        },
+        tally,
+      ),
     );
     const toSend: WaitingCalls = { gate: this.deps.gates.for(destination.id), calls: rounds.length };
     waiting.push(toSend);
     const sent = await Promise.all(rounds.map((round) => firstRoundWhenFree(this.deps, round, destination, toSend)));
     const deferred = rounds.filter((_, index) => !sent[index]);
-    if (deferred.length === 0) return;
-    await this.defer(batch.sourceId, destination.id, deferred, origin);
+    if (deferred.length > 0) await this.defer(batch.sourceId, destination.id, deferred, origin);
+    await this.deps.reports.publish(tally, origin);
   }
 
   /** Resolves once the calls are on the retry stream, with those other batches deferred to the destination meanwhile. */
@@ -277,7 +296,7 @@ export async function firstRound(deps: RoundDeps, round: Round, destination: Des
   const problem = undeliverableReason(round.call);
   if (problem !== undefined) {
     release("permanent");
-    await deps.settler.deadLetter(round.task(), "undeliverable", 0, undeliverableAttempt(problem));
+    await deps.settler.deadLetter(round.task(), "undeliverable", 0, undeliverableAttempt(problem), round.tally);
     return;
   }
   let result: FanOutResult | undefined;

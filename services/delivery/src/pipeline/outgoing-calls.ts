@@ -1,5 +1,6 @@
 import { Call, CallBatchField, type CallBatch } from "@switchyard/contracts";
 import {
+  type CallFieldFinder,
   JsonBytes,
   lengthTag,
   readCallBatch,
@@ -24,6 +25,8 @@ export interface OutgoingCall {
   /** The JSON body (docs/contract.md §6.3): exactly the bytes sent and signed. Undefined for a call without a type, which cannot be delivered. */
   readonly body: Buffer | undefined;
   call(): Call;
+  /** Points the finder at the call's bytes, for a destination filter to look fields up in. */
+  readFields(finder: CallFieldFinder): void;
 }
 
 export interface OutgoingBatch {
@@ -60,6 +63,7 @@ export function outgoingCall(call: Call): OutgoingCall {
 
 class DecodedCall implements OutgoingCall {
   private serialised: Buffer | undefined;
+  private encoded: Uint8Array | undefined;
 
   constructor(private readonly decoded: Call) {}
 
@@ -82,6 +86,10 @@ class DecodedCall implements OutgoingCall {
 
   call(): Call {
     return this.decoded;
+  }
+
+  readFields(finder: CallFieldFinder): void {
+    finder.read((this.encoded ??= Call.encode(this.decoded).finish()));
   }
 }
 
@@ -165,5 +173,9 @@ class WireCall implements OutgoingCall {
   call(): Call {
     // The writer walked every field the decoder reads (and left repeats to it), so these bytes decode.
     return (this.decoded ??= Call.decode(this.reader.buf.subarray(this.start, this.end)));
+  }
+
+  readFields(finder: CallFieldFinder): void {
+    finder.read(this.reader.buf, this.start, this.end);
   }
 }

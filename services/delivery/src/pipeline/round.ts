@@ -1,4 +1,5 @@
 import type { Call, DeliveryTask } from "@switchyard/contracts";
+import type { OutcomeTally } from "./outcome-reports.js";
 import { outgoingCall, type OutgoingCall } from "./outgoing-calls.js";
 
 /**
@@ -13,6 +14,8 @@ export interface Round {
   readonly urlIndexes: number[];
   /** Where the call's retry window starts. */
   readonly windowStart: Date;
+  /** Where what comes of the round is counted, for the handled message's usage report. */
+  readonly tally: OutcomeTally | undefined;
   /** The round as a task; its attemptsBefore excludes this round. */
   task(): DeliveryTask;
 }
@@ -25,12 +28,13 @@ export interface FirstRoundTarget {
 }
 
 /** A call's first round (normally to every URL): nothing tried yet. */
-export function firstRoundOf(call: OutgoingCall, to: FirstRoundTarget): Round {
+export function firstRoundOf(call: OutgoingCall, to: FirstRoundTarget, tally?: OutcomeTally): Round {
   return {
     call,
     destinationId: to.destinationId,
     urlIndexes: to.urlIndexes,
     windowStart: to.windowStart,
+    tally,
     task: () => firstTask(call.call(), to),
   };
 }
@@ -41,13 +45,14 @@ export function firstTask(call: Call, to: FirstRoundTarget): DeliveryTask {
 }
 
 /** The next round of a stored task, to the given URLs. */
-export function retryRoundOf(task: DeliveryTask, urlIndexes: number[]): Round {
+export function retryRoundOf(task: DeliveryTask, urlIndexes: number[], tally?: OutcomeTally): Round {
   const round: DeliveryTask = { ...task, urlIndexes };
   return {
     call: outgoingCall(task.call!),
     destinationId: task.destinationId,
     urlIndexes,
     windowStart: task.windowStart ?? new Date(),
+    tally,
     task: () => round,
   };
 }

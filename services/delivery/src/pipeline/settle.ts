@@ -8,6 +8,7 @@ import type { FanOutResult, UrlAttempt } from "./fan-out.js";
 import type { DeliveryMetrics } from "../metrics.js";
 import { nextStep, type DeadLetterReason, type RetrySchedule } from "../retries/retry-policy.js";
 import type { RetryQueue } from "../retries/retry-queue.js";
+import type { OutcomeTally } from "./outcome-reports.js";
 import type { Round } from "./round.js";
 
 const SETTLED = Promise.resolve();
@@ -38,25 +39,28 @@ export class Settler {
       this.deps.stats.add(round.destinationId, { delivered: 1 });
       this.deps.metrics.requestsMade(result.attempts);
       this.deps.metrics.delivered(round.call.receivedAt);
+      if (round.tally) round.tally.delivered++;
       return SETTLED;
     }
-    return this.settleFailures(round.task(), result);
+    return this.settleFailures(round.task(), result, round.tally);
   }
 
-  private async settleFailures(task: DeliveryTask, result: FanOutResult): Promise<void> {
+  private async settleFailures(task: DeliveryTask, result: FanOutResult, tally: OutcomeTally | undefined): Promise<void> {
     this.deps.metrics.requestsMade(result.attempts);
     const attempt = task.attemptsBefore + 1;
     const failed = result.attempts.filter((a) => a.outcome !== "delivered");
     await Promise.all(failed.map((a) => this.deps.log.record(attemptRecord(task, a, attempt))));
     this.deps.stats.add(task.destinationId, { failedAttempts: failed.length, delivered: result.delivered ? 1 : 0 });
+    if (tally) tally.failed += failed.length;
     if (result.delivered) {
       this.deps.metrics.delivered(task.call?.receivedAt);
+      if (tally) tally.delivered++;
       return;
     }
 
     const lastFailure = failed.at(-1);
     if (result.retryableUrlIndexes.length === 0) {
-      await this.deadLetter(task, "permanent_failure", attempt, lastFailure);
+      await this.deadLetter(task, "permanent_failure", attempt, lastFailure, tally);
       return;
     }
     const now = Date.now();
@@ -68,7 +72,7 @@ export class Settler {
       schedule: this.deps.schedule,
     });
     if (step.kind === "dead_letter") {
-      await this.deadLetter(task, "window_exhausted", attempt, lastFailure);
+      await this.deadLetter(task, "window_exhausted", attempt, lastFailure, tally);
       return;
     }
     await this.deps.retryQueue.schedule({
@@ -81,7 +85,14 @@ export class Settler {
     this.deps.metrics.retryScheduled();
   }
 
-  async deadLetter(task: DeliveryTask, reason: DeadLetterReason, attempts: number, lastFailure?: UrlAttempt): Promise<void> {
+  /** Stores a dead letter (and its log entry); `tally` counts it for the handled message's usage report. */
+  async deadLetter(
+    task: DeliveryTask,
+    reason: DeadLetterReason,
+    attempts: number,
+    lastFailure?: UrlAttempt,
+    tally?: OutcomeTally,
+  ): Promise<void> {
     // Without a request in this round (window over while the destination was failing), the task remembers the last one.
     const lastAttempt = lastFailure ? attemptRecord(task, lastFailure, attempts) : task.lastFailure;
     await this.deps.deadLetters.add({ task, reason, lastAttempt, deadAt: new Date(), attempts });
@@ -92,6 +103,7 @@ export class Settler {
       at: new Date(),
     });
     this.deps.stats.add(task.destinationId, { deadLettered: 1 });
+    if (tally) tally.deadLettered++;
     this.deps.metrics.deadLettered(reason);
     this.deps.logger.info(
       { destinationId: task.destinationId, messageId: task.call?.messageId, reason, attempts },

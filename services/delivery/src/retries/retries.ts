@@ -5,6 +5,7 @@ import type { Release } from "../pipeline/destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "../pipeline/fan-out.js";
 import { firstRound, firstRoundWhenFree, roundOutcome, type DeliveryDeps } from "../pipeline/first-attempts.js";
 import { decodeRetryWork, timingFromHeaders, timingOf, type RetryWork } from "./retry-queue.js";
+import { OutcomeTally } from "../pipeline/outcome-reports.js";
 import { outgoingCall, undeliverableReason } from "../pipeline/outgoing-calls.js";
 import { firstRoundOf, firstTask, retryRoundOf, type FirstRoundTarget, type Round } from "../pipeline/round.js";
 import { undeliverableAttempt } from "../pipeline/settle.js";
@@ -86,8 +87,10 @@ export class Retries {
       release("permanent");
       return;
     }
-    if (due.kind === "task") await this.attempt(due.task, destination, release);
-    else await this.firstRounds(message, due.group, destination, release);
+    const tally = new OutcomeTally(sourceOf(due), destination.id);
+    if (due.kind === "task") await this.attempt(due.task, destination, release, tally);
+    else await this.firstRounds(message, due.group, destination, release, tally);
+    await this.deps.reports.publish(tally, `retry-${message.seq}`);
     message.ack();
   }
 
@@ -109,18 +112,20 @@ export class Retries {
   private async deadLetter(message: JsMsg, work: RetryWork | undefined, reason: "destination_removed" | "window_exhausted"): Promise<void> {
     if (!work) return;
     const tasks = work.kind === "task" ? [work.task] : deferredTasks(work.group);
-    for (const task of tasks) await this.deps.settler.deadLetter(task, reason, task.attemptsBefore);
+    const tally = new OutcomeTally(sourceOf(work), work.kind === "task" ? work.task.destinationId : work.group.destinationId);
+    for (const task of tasks) await this.deps.settler.deadLetter(task, reason, task.attemptsBefore, undefined, tally);
+    await this.deps.reports.publish(tally, `retry-${message.seq}`);
     message.ack();
   }
 
   /** Tries a due task on its remaining URLs and settles the outcome; the slot is freed either way. */
-  private async attempt(task: DeliveryTask, destination: Destination, release: Release): Promise<void> {
+  private async attempt(task: DeliveryTask, destination: Destination, release: Release, tally: OutcomeTally): Promise<void> {
     const known = task.urlIndexes.filter((index) => index < destination.settings.webhooks.length);
-    const round = retryRoundOf(task, known.length > 0 ? known : allUrlIndexes(destination));
+    const round = retryRoundOf(task, known.length > 0 ? known : allUrlIndexes(destination), tally);
     const problem = undeliverableReason(round.call);
     if (problem !== undefined) {
       release("permanent");
-      await this.deps.settler.deadLetter(task, "undeliverable", task.attemptsBefore, undeliverableAttempt(problem));
+      await this.deps.settler.deadLetter(task, "undeliverable", task.attemptsBefore, undeliverableAttempt(problem), tally);
       return;
     }
     let result: FanOutResult | undefined;
@@ -141,8 +146,14 @@ export class Retries {
    * (the probe failed, or it fails or stalls again) are deferred once more,
    * together, before this message is acked.
    */
-  private async firstRounds(message: JsMsg, group: DeferredCalls, destination: Destination, release: Release): Promise<void> {
-    const [probe, ...rest] = deferredRounds(group, allUrlIndexes(destination));
+  private async firstRounds(
+    message: JsMsg,
+    group: DeferredCalls,
+    destination: Destination,
+    release: Release,
+    tally: OutcomeTally,
+  ): Promise<void> {
+    const [probe, ...rest] = deferredRounds(group, allUrlIndexes(destination), tally);
     if (!probe) {
       release("permanent");
       return;
@@ -161,9 +172,14 @@ export class Retries {
 }
 
 /** The deferred calls' first rounds, to the given URLs. */
-function deferredRounds(group: DeferredCalls, urlIndexes: number[]): Round[] {
+function deferredRounds(group: DeferredCalls, urlIndexes: number[], tally: OutcomeTally): Round[] {
   const to = deferredTarget(group, urlIndexes);
-  return group.calls.map((call) => firstRoundOf(outgoingCall(call), to));
+  return group.calls.map((call) => firstRoundOf(outgoingCall(call), to, tally));
+}
+
+/** The source whose calls a retry message holds. */
+function sourceOf(work: RetryWork): string {
+  return work.kind === "task" ? work.task.sourceId : work.group.sourceId;
 }
 
 /** The deferred calls as tasks that never had a request (for dead letters). */
