@@ -12,7 +12,7 @@ import type { AttemptOutcome } from "../retries/retry-policy.js";
 import type { HandlingFailures } from "./handling-failures.js";
 import type { PoisonMessages } from "../retries/poison.js";
 import type { RetryQueue } from "../retries/retry-queue.js";
-import { callsPerTurn, TURN_LEAD_MS, waitUntil, type Pace, type RateLimits } from "./rate-limits.js";
+import { callsPerTurn, isLate, TURN_LEAD_MS, waitUntil, type Pace, type RateLimits } from "./rate-limits.js";
 import { firstRoundOf, type Round } from "./round.js";
 import { undeliverableAttempt, type Settler } from "./settle.js";
 import type { WebhookSender } from "../outbound/webhook-sender.js";
@@ -366,12 +366,17 @@ export async function firstRound(deps: RoundDeps, round: Round, destination: Des
  * A first round to a rate-limited destination on the slots claimed for it:
  * once its first slot has come, it waits for a free request slot like any
  * first attempt. Resolves false, with no request made, when the destination
- * is failing or stalls meanwhile (the slots then pass unused).
+ * is failing or stalls meanwhile, or the slot was missed (see LATE_MS): the
+ * slots then pass unused.
  */
 export async function pacedRound(deps: RoundDeps, round: Round, destination: Destination, pace: Pace): Promise<boolean> {
   await waitUntil(pace.at);
   const release = await deps.gates.for(destination.id).acquire();
   if (!release) return false;
+  if (isLate(pace)) {
+    release("unused");
+    return false;
+  }
   await firstRound(deps, round, destination, release, pace);
   return true;
 }

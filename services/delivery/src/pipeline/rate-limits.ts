@@ -32,6 +32,21 @@ const MAX_CAS_ATTEMPTS = 50;
 /** Slot times are fractions of a millisecond; sums of them may be off by this much. */
 const EPSILON_MS = 1e-6;
 
+/**
+ * A request that cannot start within this long of its slot (this process was
+ * held up: a long pause, a starved CPU) gives its slot up rather than go with
+ * the next ones: late requests bunched together would exceed the limit in
+ * the second they land in. Its call goes back to the retry stream and claims
+ * new slots. (A call's further URLs go after the answer of the one before,
+ * so only the first request of a round is held to this.)
+ */
+export const LATE_MS = 50;
+
+/** Whether a round with this pace can no longer start on time (see LATE_MS). */
+export function isLate(pace: Pace): boolean {
+  return Date.now() > pace.at + LATE_MS;
+}
+
 /** How many calls of `urls` URLs each one group of the waiting room holds at most. */
 export function callsPerTurn(limit: number, urls: number): number {
   return Math.max(1, Math.floor((limit * TURN_SPAN_MS) / 1000 / Math.max(1, urls)));

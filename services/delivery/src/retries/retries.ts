@@ -5,7 +5,7 @@ import type { Release } from "../pipeline/destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "../pipeline/fan-out.js";
 import { firstRound, firstRoundWhenFree, pacedRound, roundOutcome, type DeliveryDeps } from "../pipeline/first-attempts.js";
 import type { HandlingFailures } from "../pipeline/handling-failures.js";
-import { TURN_HORIZON_MS, waitUntil, type Pace, type RateLimits } from "../pipeline/rate-limits.js";
+import { isLate, TURN_HORIZON_MS, waitUntil, type Pace, type RateLimits } from "../pipeline/rate-limits.js";
 import { decodeRetryWork, timingFromHeaders, timingOf, type RetryWork } from "./retry-queue.js";
 import { outgoingCall, undeliverableReason } from "../pipeline/outgoing-calls.js";
 import { firstRoundOf, firstTask, retryRoundOf, type FirstRoundTarget, type Round } from "../pipeline/round.js";
@@ -166,9 +166,20 @@ export class Retries {
       message.nak(nakDelay(now, Math.max(turn.freeAt - TURN_HORIZON_MS - now, 100) + Math.random() * 100, Infinity));
       return;
     }
+    const { pace } = turn;
     const send = async () => {
-      if (work.kind === "task") await this.attempt(work.task, destination, release, turn.pace);
-      else await this.pacedFirstRounds(message, work.group, sending, rounds.length - sending.length, destination, release, turn.pace);
+      if (work.kind === "deferred") {
+        await this.pacedFirstRounds(message, work.group, sending, rounds.length - sending.length, destination, release, pace);
+      } else {
+        await waitUntil(pace.at);
+        if (isLate(pace)) {
+          // Missed its slot (this process was held up): it claims another when it comes back.
+          release("unused");
+          message.nak();
+          return;
+        }
+        await this.attempt(work.task, destination, release, pace);
+      }
       message.ack();
     };
     if (this.outside.size >= MAX_PACED_OUTSIDE) {
@@ -187,9 +198,10 @@ export class Retries {
 
   /**
    * Deferred calls on their slots: the first on the retry slot this message
-   * was given, the others like first attempts. Calls the gate refuses, and the
-   * `notSent` last ones (a probe's group), go back to the retry stream
-   * together, due at once, before the message is acked.
+   * was given, the others like first attempts. Calls the gate refuses or that
+   * missed their slots (see LATE_MS), and the `notSent` last ones (a probe's
+   * group), go back to the retry stream together, due at once, before the
+   * message is acked.
    */
   private async pacedFirstRounds(
     message: JsMsg,
@@ -207,12 +219,25 @@ export class Retries {
       at += round.urlIndexes.length * pace.intervalMs;
     }
     const [first, ...rest] = rounds;
+    const sendFirst = async (): Promise<boolean> => {
+      if (!first) {
+        release("unused");
+        return true;
+      }
+      await waitUntil(paces[0]!.at);
+      if (isLate(paces[0]!)) {
+        release("unused");
+        return false;
+      }
+      await firstRound(this.deps, first, destination, release, paces[0]);
+      return true;
+    };
     const sent = await Promise.all([
-      first ? waitUntil(paces[0]!.at).then(() => firstRound(this.deps, first, destination, release, paces[0])) : release("unused"),
+      sendFirst(),
       ...rest.map((round, index) => pacedRound(this.deps, round, destination, paces[index + 1]!)),
     ]);
     const still = [
-      ...rest.filter((_, index) => !sent[index + 1]).map((round) => round.call.call()),
+      ...rounds.filter((_, index) => !sent[index]).map((round) => round.call.call()),
       ...group.calls.slice(group.calls.length - notSent),
     ];
     if (still.length === 0) return;
