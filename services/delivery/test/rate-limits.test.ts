@@ -89,6 +89,30 @@ describe("RateLimits across replicas", () => {
     expect(third).toEqual({ granted: false, freeAt: places[0]! + 2_000 });
   });
 
+  it("sends first attempts to the waiting room, rather than claiming again and again, when claims come back after their slots", async () => {
+    const { kv } = await replicas(1);
+    // The bus answers every write 300 ms late: a claim's slots (50 ms of them) have passed when it returns.
+    const slowKv = new Proxy(kv, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if ((property !== "update" && property !== "create") || typeof value !== "function") return value;
+        return async (...args: unknown[]) => {
+          const result: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return result;
+        };
+      },
+    });
+    const rateLimits = new RateLimits(slowKv);
+    const slots = await Promise.all(Array.from({ length: 5 }, () => rateLimits.firstAttempt("hook", 100, 1)));
+    expect(slots).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    // A single claim was made for them: the schedule moved by their five slots only.
+    const entry = await kv.get("hook");
+    expect(entry?.revision).toBeGreaterThan(0);
+    const schedule = entry!.json<{ next: number }>();
+    expect(schedule.next - Date.now()).toBeLessThan(0);
+  });
+
   it("starts over from a record that is not a schedule", async () => {
     const { limits, kv } = await replicas(1);
     await kv.put("hook", "not json");

@@ -209,24 +209,36 @@ class LocalSlots {
     return taken;
   }
 
-  /** The start of `slots` slots from what is claimed already, or undefined when they do not fit. */
+  /**
+   * The start of `slots` slots from what is claimed already, or undefined when
+   * they do not fit. Slots that began up to LATE_MS ago still serve (the
+   * request goes at once, as late as a request may be): a claim's own round
+   * trip makes its first slots a moment old.
+   */
   private fromClaimed(slots: number, now: number): number | undefined {
-    const start = Math.max(this.from, now);
+    const start = Math.max(this.from, now - LATE_MS);
     const end = start + slots * slotMs(this.limit);
     if (end > this.to + EPSILON_MS) return undefined;
     this.from = end;
     return start;
   }
 
+  /** Hands out claimed slots to the calls waiting, in order, as far as they go; true when any call got some. */
+  private serveWaiting(): boolean {
+    let served = false;
+    while (this.waiting.length > 0) {
+      const at = this.fromClaimed(this.waiting[0]!.slots, Date.now());
+      if (at === undefined) break;
+      this.waiting.shift()!.resolve(at);
+      served = true;
+    }
+    return served;
+  }
+
   private async claimForWaiting(): Promise<void> {
     try {
-      for (;;) {
-        while (this.waiting.length > 0) {
-          const at = this.fromClaimed(this.waiting[0]!.slots, Date.now());
-          if (at === undefined) break;
-          this.waiting.shift()!.resolve(at);
-        }
-        if (this.waiting.length === 0) return;
+      this.serveWaiting();
+      while (this.waiting.length > 0) {
         const limit = this.limit;
         const demand = this.waiting.reduce((sum, waiter) => sum + waiter.slots, 0);
         const min = Math.ceil((limit * MIN_CHUNK_MS) / 1000);
@@ -242,6 +254,12 @@ class LocalSlots {
         // Right after what is left of the previous claim: keep that rest too.
         if (Math.abs(claimed.from - this.to) > EPSILON_MS || this.from >= this.to) this.from = claimed.from;
         this.to = end;
+        if (!this.serveWaiting()) {
+          // The claim came back after its slots had passed (this process or the bus is held up):
+          // claiming again would only do the same, so the calls wait in the waiting room instead.
+          for (const waiter of this.waiting.splice(0)) waiter.resolve(undefined);
+          return;
+        }
       }
     } catch (error) {
       for (const waiter of this.waiting.splice(0)) waiter.reject(error);
