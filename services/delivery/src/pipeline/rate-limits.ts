@@ -27,6 +27,14 @@ const TURN_SPAN_MS = 1_000;
  */
 const MIN_CHUNK_MS = 10;
 const MAX_CHUNK_MS = 200;
+/**
+ * A claim is decided for when its answer will be back (the usual write time
+ * later, at most this much), so a slow bus does not hand out slots that have
+ * begun by the time they arrive.
+ */
+const MAX_WRITE_LEAD_MS = 500;
+/** Weight of the newest write time in the moving average. */
+const WRITE_SMOOTHING = 0.2;
 /** Compare-and-set attempts before a claim gives up (the batch is then handled again later). */
 const MAX_CAS_ATTEMPTS = 50;
 /** Slot times are fractions of a millisecond; sums of them may be off by this much. */
@@ -83,6 +91,8 @@ export class RateLimits {
   private readonly local = new Map<string, LocalSlots>();
   /** Per destination: until when (as last seen) turns are booked beyond TURN_HORIZON_MS. */
   private readonly turnsBooked = new Map<string, number>();
+  /** Moving average of how long a write to the bucket takes (ms). */
+  private writeMs = 0;
 
   constructor(private readonly kv: KV) {}
 
@@ -134,12 +144,15 @@ export class RateLimits {
   ) {
     for (let attempt = 1; ; attempt++) {
       const known = this.known.get(destinationId) ?? (await this.read(destinationId));
-      const { write, result } = decide(known.schedule, Date.now());
+      // Decided for when the answer will be here: slots claimed from "now" would have begun by then.
+      const { write, result } = decide(known.schedule, Date.now() + Math.min(this.writeMs, MAX_WRITE_LEAD_MS));
       if (!write) return result;
       const value = JSON.stringify(write);
       try {
+        const startedAt = Date.now();
         const revision =
           known.revision === 0 ? await this.kv.create(destinationId, value) : await this.kv.update(destinationId, value, known.revision);
+        this.writeMs += WRITE_SMOOTHING * (Date.now() - startedAt - this.writeMs);
         this.known.set(destinationId, { schedule: write, revision });
         return result;
       } catch (error) {
