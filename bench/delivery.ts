@@ -25,7 +25,11 @@
  *     long enough (50,000 calls a destination, ~10 s here) to span the failing destination's
  *     onset: stall, breaker trip at the 5 s timeout, cool-down and a probe.
  *     Healthy and failing runs alternate (two of each by default), each with
- *     a fresh service process. Target: ≥ 0.9.
+ *     a fresh service process. Target: ≥ 0.9. A third run kind has the
+ *     fifth destination rate-limited instead (`--isolation-limit`, 200
+ *     requests/s by default; 0 leaves it out): its backlog waits on the
+ *     retry stream, and the four must keep their rate (same target), while
+ *     it gets its limit (its busiest whole second is reported).
  *  3. latency: calls sent through the ingest service (own process, gRPC
  *     IngestBatch) at a steady rate in small batches; latency is the
  *     receiver's arrival time minus the call's `timestamp`, which ingest sets
@@ -65,9 +69,9 @@
  * DIR/delivery-<phase>/; the largest file is the main thread's);
  * `--delivery-env KEY=VALUE` (repeatable) sets service settings;
  * `--phases throughput,isolation,latency,latency-isolation,filters` runs a subset; `--calls`,
- * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--latency-seconds`,
- * `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`, `--latency-isolation-rounds`,
- * `--filter-calls` (per round and destination), `--filter-rounds` and others size the phases;
+ * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--isolation-limit`,
+ * `--latency-seconds`, `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`,
+ * `--latency-isolation-rounds`, `--filter-calls` (per round and destination), `--filter-rounds` and others size the phases;
  * `--latency-isolation-kinds hang,huge,reset` picks the hostile receivers.
  */
 import { randomUUID } from "node:crypto";
@@ -111,6 +115,7 @@ import { WebhookSinkChild } from "./lib/webhook-sink-child.js";
 const TARGETS = {
   throughputRatio: 0.7,
   isolationRatio: 0.9,
+  isolationLimitedRatio: 0.9,
   latencyP50Ms: 10,
   latencyP99Ms: 50,
   latencyIsolationP99Ratio: 3,
@@ -138,6 +143,8 @@ const PATHS = {
   healthy: (i: number) => `/iso-h/${i}`,
   withSlow: (i: number) => `/iso-s/${i}`,
   slow: "/iso-s/slow",
+  withLimited: (i: number) => `/iso-l/${i}`,
+  limited: "/iso-l/limited",
   liWarm: "/li/warm",
   liAlone: "/li/alone",
   liHealthy: "/li/healthy",
@@ -176,6 +183,8 @@ interface Parameters {
   throughputWarmupCalls: number;
   isolationCalls: number;
   isolationRounds: number;
+  /** The rate-limited destination's maxRequestsPerSecond in the isolation phase's third run kind; 0: no such runs. */
+  isolationLimit: number;
   latencyRate: number;
   latencyBatchSize: number;
   latencySeconds: number;
@@ -218,6 +227,7 @@ function parseParameters(argv: string[]): Parameters {
       "throughput-warmup-calls": { type: "string", default: "50000" },
       "isolation-calls": { type: "string", default: "50000" },
       "isolation-rounds": { type: "string", default: "2" },
+      "isolation-limit": { type: "string", default: "200" },
       "latency-rate": { type: "string", default: "1000" },
       "latency-batch-size": { type: "string", default: "10" },
       "latency-seconds": { type: "string", default: "20" },
@@ -256,6 +266,7 @@ function parseParameters(argv: string[]): Parameters {
     throughputWarmupCalls: positiveInt("--throughput-warmup-calls", values["throughput-warmup-calls"]),
     isolationCalls: positiveInt("--isolation-calls", values["isolation-calls"]),
     isolationRounds: positiveInt("--isolation-rounds", values["isolation-rounds"]),
+    isolationLimit: nonNegativeInt("--isolation-limit", values["isolation-limit"]),
     latencyRate: positiveInt("--latency-rate", values["latency-rate"]),
     latencyBatchSize: positiveInt("--latency-batch-size", values["latency-batch-size"]),
     latencySeconds: positiveInt("--latency-seconds", values["latency-seconds"]),
@@ -273,6 +284,12 @@ function parseParameters(argv: string[]): Parameters {
     filterRounds: positiveInt("--filter-rounds", values["filter-rounds"]),
     cpuProfDir: values["cpu-prof-dir"],
   };
+}
+
+function nonNegativeInt(name: string, text: string | undefined): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name}: must be a whole number, 0 or more, got ${text}`);
+  return value;
 }
 
 function positiveInt(name: string, text: string | undefined): number {
@@ -318,7 +335,12 @@ function hostileKinds(list: string): HostileKind[] {
   return kinds as HostileKind[];
 }
 
-function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hostileKinds: readonly HostileKind[] = HOSTILE_KINDS) {
+function workspace(
+  sink: WebhookSinkChild,
+  isolationLimit: number,
+  hostileSink?: WebhookSinkChild,
+  hostileKinds: readonly HostileKind[] = HOSTILE_KINDS,
+) {
   const destination = (id: string, path: string, at = sink) => ({
     id,
     settings: { webhooks: [{ url: at.url(path) }], sharedSecret: SHARED_SECRET },
@@ -326,6 +348,8 @@ function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hosti
   const healthy = [0, 1, 2, 3, 4].map((i) => destination(`iso-h-${i}`, PATHS.healthy(i)));
   const withSlow = [0, 1, 2, 3].map((i) => destination(`iso-s-${i}`, PATHS.withSlow(i)));
   const slow = destination("iso-s-slow", PATHS.slow);
+  const withLimited = [0, 1, 2, 3].map((i) => destination(`iso-l-${i}`, PATHS.withLimited(i)));
+  const limited = { ...destination("iso-l-limited", PATHS.limited), maxRequestsPerSecond: isolationLimit };
   const connections = (sourceId: string, destinations: { id: string }[]) => destinations.map((d) => ({ sourceId, destinationId: d.id }));
   const single = {
     tp: destination("tp", PATHS.throughput),
@@ -343,12 +367,20 @@ function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hosti
       }
     : undefined;
   return {
-    sources: ["tp", "warm", "lat", "iso-h", "iso-s", "fl-plain", "fl-on", ...(li ? ["li-warm", "li-alone", "li-hostile"] : [])].map(
-      (id) => ({
-        id,
-        writeKeys: [writeKey(id)],
-      }),
-    ),
+    sources: [
+      "tp",
+      "warm",
+      "lat",
+      "iso-h",
+      "iso-s",
+      "iso-l",
+      "fl-plain",
+      "fl-on",
+      ...(li ? ["li-warm", "li-alone", "li-hostile"] : []),
+    ].map((id) => ({
+      id,
+      writeKeys: [writeKey(id)],
+    })),
     destinations: [
       single.tp,
       single.warm,
@@ -358,6 +390,8 @@ function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hosti
       ...healthy,
       ...withSlow,
       slow,
+      ...withLimited,
+      limited,
       ...(li ? [li.warm, li.alone, li.healthy, ...li.hostile] : []),
     ],
     connections: [
@@ -375,6 +409,7 @@ function workspace(sink: WebhookSinkChild, hostileSink?: WebhookSinkChild, hosti
       { sourceId: "fl-on", destinationId: single.flOn.id, filter: FILTER },
       ...connections("iso-h", healthy),
       ...connections("iso-s", [...withSlow, slow]),
+      ...connections("iso-l", [...withLimited, limited]),
     ],
   };
 }
@@ -682,14 +717,35 @@ interface IsolationRun {
   fourHealthyPerSecondTimeline: number[];
   complete: boolean;
   fifthDestinationRequests: number;
+  /** The fifth destination's requests per whole second (the first and last, partial, left out). */
+  fifthPerWholeSecond: number[];
   bus: Awaited<ReturnType<typeof busState>>;
 }
 
-async function isolationRun(ctx: Context, label: "healthy" | "withSlow"): Promise<IsolationRun> {
+type IsolationLabel = "healthy" | "withSlow" | "withLimited";
+
+const ISOLATION_RUNS: Record<IsolationLabel, { sourceId: string; four: (i: number) => string; fifth: string }> = {
+  healthy: { sourceId: "iso-h", four: PATHS.healthy, fifth: PATHS.healthy(4) },
+  withSlow: { sourceId: "iso-s", four: PATHS.withSlow, fifth: PATHS.slow },
+  withLimited: { sourceId: "iso-l", four: PATHS.withLimited, fifth: PATHS.limited },
+};
+
+/** Requests per whole second, without the first and last (partial) seconds. */
+function perWholeSecond(times: number[]): number[] {
+  if (times.length === 0) return [];
+  const counts = new Map<number, number>();
+  for (const time of times) counts.set(Math.floor(time / 1000), (counts.get(Math.floor(time / 1000)) ?? 0) + 1);
+  const first = Math.min(...counts.keys());
+  const last = Math.max(...counts.keys());
+  const whole: number[] = [];
+  for (let second = first + 1; second < last; second++) whole.push(counts.get(second) ?? 0);
+  return whole;
+}
+
+async function isolationRun(ctx: Context, label: IsolationLabel): Promise<IsolationRun> {
   const { params, sink } = ctx;
-  const sourceId = label === "healthy" ? "iso-h" : "iso-s";
-  const four = [0, 1, 2, 3].map(label === "healthy" ? PATHS.healthy : PATHS.withSlow);
-  const fifth = label === "healthy" ? PATHS.healthy(4) : PATHS.slow;
+  const { sourceId, fifth } = ISOLATION_RUNS[label];
+  const four = [0, 1, 2, 3].map(ISOLATION_RUNS[label].four);
   await sink.reset();
   console.log(
     `isolation (${label}): publishing ${params.warmupCalls} warm-up calls and ${params.isolationCalls} calls for 5 destinations …`,
@@ -721,6 +777,7 @@ async function isolationRun(ctx: Context, label: "healthy" | "withSlow"): Promis
     fourHealthyPerSecondTimeline: timeline,
     complete,
     fifthDestinationRequests: stats.paths[fifth]?.count ?? 0,
+    fifthPerWholeSecond: perWholeSecond(arrivals[fifth]!.filter((time) => time <= merged[last]!)),
     bus,
   };
 }
@@ -734,18 +791,30 @@ async function isolationPhase(ctx: Context) {
   await ctx.sink.hold(PATHS.slow, HOLD_MS);
   const healthy: IsolationRun[] = [];
   const withSlow: IsolationRun[] = [];
+  const withLimited: IsolationRun[] = [];
   for (let round = 0; round < ctx.params.isolationRounds; round++) {
     healthy.push(await isolationRun(ctx, "healthy"));
     withSlow.push(await isolationRun(ctx, "withSlow"));
     await ctx.jsm.streams.purge(ctx.names.retryStream);
+    if (ctx.params.isolationLimit > 0) {
+      withLimited.push(await isolationRun(ctx, "withLimited"));
+      // Its backlog, and the send schedule that placed it, go: the next run starts afresh.
+      await ctx.jsm.streams.purge(ctx.names.retryStream);
+      await ctx.jsm.streams.purge(`KV_${ctx.names.rateLimitBucket}`);
+    }
   }
   const healthyRate = combined(healthy.map((run) => run.fourHealthy));
   const withSlowRate = combined(withSlow.map((run) => run.fourHealthy));
+  const withLimitedRate = withLimited.length > 0 ? combined(withLimited.map((run) => run.fourHealthy)) : undefined;
   return {
     healthy: healthyRate,
     withSlow: withSlowRate,
     ratio: healthyRate.perSecond > 0 ? withSlowRate.perSecond / healthyRate.perSecond : 0,
-    runs: { healthy, withSlow },
+    withLimited: withLimitedRate,
+    limitedRatio: withLimitedRate && healthyRate.perSecond > 0 ? withLimitedRate.perSecond / healthyRate.perSecond : undefined,
+    /** The rate-limited destination's busiest whole second over its runs. */
+    limitedBusiestSecond: Math.max(0, ...withLimited.flatMap((run) => run.fifthPerWholeSecond)),
+    runs: { healthy, withSlow, withLimited },
   };
 }
 
@@ -1157,7 +1226,10 @@ async function main(cleanup: Cleanup): Promise<void> {
     const started = hostileSink;
     cleanup.add("stop the hostile webhook sink", () => started.stop());
   }
-  const workspaceFile = await writeWorkspaceFile(cleanup, workspace(sink, hostileSink, params.latencyIsolationKinds));
+  const workspaceFile = await writeWorkspaceFile(
+    cleanup,
+    workspace(sink, params.isolationLimit, hostileSink, params.latencyIsolationKinds),
+  );
   const settings = loadDeliveryConfig({ NATS_URL: nats.url, SWITCHYARD_NAMESPACE: namespace, ...params.deliveryEnv });
 
   const ctx: Context = {
@@ -1203,6 +1275,15 @@ async function main(cleanup: Cleanup): Promise<void> {
             value: round(isolation.ratio, 3),
             pass: isolation.ratio >= TARGETS.isolationRatio,
           },
+          ...(isolation.limitedRatio !== undefined
+            ? {
+                isolationLimitedRatio: {
+                  target: TARGETS.isolationLimitedRatio,
+                  value: round(isolation.limitedRatio, 3),
+                  pass: isolation.limitedRatio >= TARGETS.isolationLimitedRatio,
+                },
+              }
+            : {}),
         }
       : {}),
     ...(latency
@@ -1263,6 +1344,15 @@ async function main(cleanup: Cleanup): Promise<void> {
     console.log(
       `               ratio ${isolation.ratio.toFixed(2)} (target ≥ ${TARGETS.isolationRatio}: ${verdict(targets.isolationRatio!.pass)})`,
     );
+    if (isolation.withLimited && isolation.limitedRatio !== undefined) {
+      console.log(
+        `               four healthy, one limited to ${params.isolationLimit}/s: ${format(isolation.withLimited.perSecond)} webhooks/s (runs: ${runs(isolation.runs.withLimited)})`,
+      );
+      console.log(
+        `               ratio ${isolation.limitedRatio.toFixed(2)} (target ≥ ${TARGETS.isolationLimitedRatio}: ${verdict(targets.isolationLimitedRatio!.pass)}); ` +
+          `the limited one's busiest whole second ${isolation.limitedBusiestSecond} requests`,
+      );
+    }
   }
   if (latency) {
     console.log(
@@ -1316,6 +1406,7 @@ async function main(cleanup: Cleanup): Promise<void> {
       isolationCallsPerDestination: params.isolationCalls,
       isolationRounds: params.isolationRounds,
       isolationFailingHoldMs: HOLD_MS,
+      isolationLimit: params.isolationLimit,
       latencyCallsPerSecond: params.latencyRate,
       latencyBatchSize: params.latencyBatchSize,
       latencySeconds: params.latencySeconds,
@@ -1369,9 +1460,18 @@ async function main(cleanup: Cleanup): Promise<void> {
             fourHealthyAllHealthy: rateJson(isolation.healthy),
             fourHealthyOneFailing: rateJson(isolation.withSlow),
             ratio: round(isolation.ratio, 3),
+            ...(isolation.withLimited && isolation.limitedRatio !== undefined
+              ? {
+                  fourHealthyOneLimited: rateJson(isolation.withLimited),
+                  limitedRatio: round(isolation.limitedRatio, 3),
+                  limitedMaxRequestsPerSecond: params.isolationLimit,
+                  limitedBusiestWholeSecond: isolation.limitedBusiestSecond,
+                }
+              : {}),
             runs: {
               allHealthy: isolation.runs.healthy.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
               oneFailing: isolation.runs.withSlow.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
+              oneLimited: isolation.runs.withLimited.map((run) => ({ ...run, fourHealthy: rateJson(run.fourHealthy) })),
             },
           },
         }

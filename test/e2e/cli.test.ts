@@ -207,7 +207,11 @@ describe("switchyard send, config and deliveries against the running services", 
     const workspaceFile = join(dir, "workspace.json");
     await writeFile(
       workspaceFile,
-      JSON.stringify({ destinations: [{ id: "applied", settings: { webhooks: [{ url: receiver.url("/applied") }], sharedSecret: "s" } }] }),
+      JSON.stringify({
+        destinations: [
+          { id: "applied", maxRequestsPerSecond: 20, settings: { webhooks: [{ url: receiver.url("/applied") }], sharedSecret: "s" } },
+        ],
+      }),
     );
     const [applied, dead, attempts] = await Promise.all([
       cli(["config", "apply", workspaceFile]),
@@ -237,7 +241,7 @@ describe("switchyard send, config and deliveries against the running services", 
     const workspace = JSON.parse(config.stdout);
     expect(workspace.sources).toEqual([{ id: "backend", writeKeyCount: 1 }]);
     expect(workspace.destinations.map((d: any) => d.id).sort()).toEqual(["accepting", "applied", "refusing"]);
-    expect(workspace.destinations.find((d: any) => d.id === "applied").sharedSecret).toBe("[set]");
+    expect(workspace.destinations.find((d: any) => d.id === "applied")).toMatchObject({ sharedSecret: "[set]", maxRequestsPerSecond: 20 });
     expect(workspace.connections).toHaveLength(2);
     expect(JSON.parse(replayed.stdout)).toEqual({ replayed: 1 });
     expect(jsonLines(stats.stdout)[0]).toMatchObject({ destinationId: "accepting" });

@@ -48,6 +48,11 @@ export interface BusNames {
   readonly usageBucket: string;
   /** KV bucket of delivery counts per destination. */
   readonly deliveryStatsBucket: string;
+  /**
+   * KV bucket of each rate-limited destination's shared send schedule (key: the destination id),
+   * which every delivery replica claims request slots from, so the limit holds for all together.
+   */
+  readonly rateLimitBucket: string;
   /** KV bucket pointing at the current state of each audience and computed trait. */
   readonly audienceStateBucket: string;
   /** Object store holding the member lists of audiences and computed traits. */
@@ -96,6 +101,7 @@ export function busNames(namespace: string): BusNames {
     schemaBucket: `${namespace}_schema`,
     usageBucket: `${namespace}_usage`,
     deliveryStatsBucket: `${namespace}_delivery_stats`,
+    rateLimitBucket: `${namespace}_rate_limits`,
     audienceStateBucket: `${namespace}_audience_state`,
     audienceStateObjects: `${namespace}_audience_members`,
     callsSubject: (sourceId) => `${namespace}.calls.${sourceId}`,

@@ -41,9 +41,16 @@ describe("names on the bus", () => {
       "switchyard.retry.hook",
       "switchyard.poison.retry",
     ]);
-    expect([names.configBucket, names.deliveryStatsBucket, names.audienceStateBucket, names.audienceStateObjects]).toEqual([
+    expect([
+      names.configBucket,
+      names.deliveryStatsBucket,
+      names.rateLimitBucket,
+      names.audienceStateBucket,
+      names.audienceStateObjects,
+    ]).toEqual([
       "switchyard_config",
       "switchyard_delivery_stats",
+      "switchyard_rate_limits",
       "switchyard_audience_state",
       "switchyard_audience_members",
     ]);

@@ -205,6 +205,7 @@ export function configService(deps: { kv: KV; logger: Logger }): AsyncService<co
         ...(input.name ? { name: input.name } : {}),
         type: "webhooks",
         enabled: input.enabled,
+        maxRequestsPerSecond: input.maxRequestsPerSecond,
         settings: {
           webhooks,
           ...(sharedSecret ? { sharedSecret } : {}),
@@ -213,7 +214,10 @@ export function configService(deps: { kv: KV; logger: Logger }): AsyncService<co
       });
       if (!parsed.success) throw invalidArgument(parsed.error, "destination");
       await putRecord(kv, kvKeys.destination(parsed.data.id), JSON.stringify(parsed.data), "destination");
-      logger.info({ destinationId: parsed.data.id, enabled: parsed.data.enabled }, "destination stored");
+      logger.info(
+        { destinationId: parsed.data.id, enabled: parsed.data.enabled, maxRequestsPerSecond: parsed.data.maxRequestsPerSecond ?? 0 },
+        "destination stored",
+      );
       return { destination: destinationMessage(parsed.data) };
     },
 
@@ -442,7 +446,7 @@ function destinationMessage(record: Destination): configApi.Destination {
     // Static headers and URL query values carry receivers' credentials: reads show fingerprints.
     webhooks: record.settings.webhooks.map((entry) => ({ url: maskUrl(entry.url), headers: maskHeaders(entry.headers) })),
     sharedSecret: record.settings.sharedSecret ? SECRET_PLACEHOLDER : "",
-    maxRequestsPerSecond: 0,
+    maxRequestsPerSecond: record.maxRequestsPerSecond ?? 0,
     standardWebhooks: record.settings.standardWebhooks
       ? {
           signingSecret: SECRET_PLACEHOLDER,

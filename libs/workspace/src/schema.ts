@@ -272,12 +272,30 @@ function webhookSettingsSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry)
 /** A destination's webhook settings as PutDestination and the workspace file give them (1 to 5 URLs, secrets). */
 export const webhookSettingsSchema = webhookSettingsSchemaOf(webhookEntrySchema);
 
+/** Highest per-destination rate limit (requests per second). */
+export const MAX_REQUESTS_PER_SECOND = 100_000;
+/** The rule maxRequestsPerSecond follows, as error messages state it. */
+export const MAX_REQUESTS_PER_SECOND_RULE = `must be a whole number of requests per second from 1 to ${MAX_REQUESTS_PER_SECOND}, or 0 for no limit`;
+
+/**
+ * Most requests per second to the destination, all its URLs and all delivery replicas together;
+ * 0 or absent: no limit. Stored only when set, so records without a limit stay as they were.
+ */
+const maxRequestsPerSecondSchema = z
+  .number({ error: MAX_REQUESTS_PER_SECOND_RULE })
+  .int(MAX_REQUESTS_PER_SECOND_RULE)
+  .min(0, MAX_REQUESTS_PER_SECOND_RULE)
+  .max(MAX_REQUESTS_PER_SECOND, MAX_REQUESTS_PER_SECOND_RULE)
+  .transform((limit) => (limit === 0 ? undefined : limit))
+  .optional();
+
 function destinationSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry) {
   return z.object({
     id: idRule,
     name: z.string().min(1, "must not be empty").optional(),
     type: z.literal("webhooks", { error: 'must be "webhooks"' }).default("webhooks"),
     enabled: z.boolean({ error: "must be true or false" }).default(true),
+    maxRequestsPerSecond: maxRequestsPerSecondSchema,
     settings: webhookSettingsSchemaOf(entry),
   });
 }

@@ -42,6 +42,7 @@ export class DeliveryMetrics {
   private readonly rounds: Record<RoundResult, CounterChild>;
   private readonly deadLetters: Record<DeadLetterReason, CounterChild>;
   private readonly poison: Counter;
+  private readonly rateLimitedCalls: Counter;
   private readonly requestSeconds: HistogramChild;
   private readonly acceptToDelivery: HistogramChild;
 
@@ -68,6 +69,11 @@ export class DeliveryMetrics {
       name: `${METRIC_PREFIX}delivery_poison_messages_total`,
       help: "Messages of the calls or retry stream moved to the poison stream by this replica (undecodable, or handling failed every time): alert on any increase",
       labelNames: ["stream", "reason"],
+      registers: [registry],
+    });
+    this.rateLimitedCalls = new Counter({
+      name: `${METRIC_PREFIX}delivery_rate_limited_calls_total`,
+      help: "First attempts a destination's rate limit sent to wait for their turn on the retry stream (their slots were over a second away)",
       registers: [registry],
     });
     const requestSeconds = new Histogram({
@@ -118,6 +124,11 @@ export class DeliveryMetrics {
   /** First attempts not made because the connection's filter did not match the calls. */
   filtered(calls: number): void {
     this.rounds.filtered.inc(calls);
+  }
+
+  /** First attempts that wait for their turn at a rate-limited destination on the retry stream (also counted as deferred). */
+  rateLimited(calls: number): void {
+    this.rateLimitedCalls.inc(calls);
   }
 
   /** A message was moved to the poison stream. */

@@ -13,6 +13,7 @@ import { DeliveryStats } from "./api/delivery-stats.js";
 import { DestinationGates } from "./pipeline/destination-gate.js";
 import { FirstAttempts } from "./pipeline/first-attempts.js";
 import { HandlingFailures } from "./pipeline/handling-failures.js";
+import { RateLimits } from "./pipeline/rate-limits.js";
 import { DeliveryMetrics } from "./metrics.js";
 import { Retries } from "./retries/retries.js";
 import { PoisonMessages } from "./retries/poison.js";
@@ -27,6 +28,12 @@ const STALL_MS = 1_000;
 const MIN_STALL_MS = 250;
 /** A failing message's redelivery delay doubles up to this. */
 const MAX_HANDLING_RETRY_DELAY_MS = 30_000;
+/**
+ * A rate-limited destination's send schedule matters for seconds (slots are claimed at most a
+ * few seconds ahead; a waiting room nobody moves in is forgotten after 10 s): one unchanged for
+ * this long, say of a deleted destination, is removed by the bucket.
+ */
+const RATE_SCHEDULE_TTL_MS = 10 * 60_000;
 
 export interface DeliveryHandle {
   readonly grpcPort: number;
@@ -69,6 +76,7 @@ async function deliveryParts(
 ): Promise<ServiceParts> {
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
   const statsKv = await new Kvm(js).create(names.deliveryStatsBucket, { history: 1, replicas });
+  const rateLimitKv = await new Kvm(js).create(names.rateLimitBucket, { history: 1, replicas, ttl: RATE_SCHEDULE_TTL_MS });
 
   const sender = new WebhookSender({
     timeoutMs: config.DELIVERY_REQUEST_TIMEOUT_MS,
@@ -126,10 +134,12 @@ async function deliveryParts(
     (message, error) => poison.setAside(message, "retry", "handler_failed", error),
     logger,
   );
+  const rateLimits = new RateLimits(rateLimitKv);
   const firstAttempts = new FirstAttempts({
     workspace,
     sender,
     gates,
+    rateLimits,
     settler,
     retryQueue,
     metrics,
@@ -144,6 +154,7 @@ async function deliveryParts(
     workspace,
     sender,
     gates,
+    rateLimits,
     settler,
     retryQueue,
     metrics,
@@ -151,6 +162,8 @@ async function deliveryParts(
     reports,
     windowMs: schedule.windowMs,
     logger,
+    heartbeatMs,
+    failures: retryFailures,
   });
 
   const callsConsumer = ConcurrentConsumer.start(
@@ -189,6 +202,7 @@ async function deliveryParts(
         names.deliveryLogStream,
         names.usageStream,
         kvStream(names.deliveryStatsBucket),
+        kvStream(names.rateLimitBucket),
       ],
       consumers: [
         [names.callsStream, CALLS_CONSUMER],
@@ -198,7 +212,8 @@ async function deliveryParts(
     readyLog: { allowedCidrs: config.DELIVERY_ALLOWED_CIDRS.allowlist },
     finish: async () => {
       // Batches waiting outside a slot (see FirstAttempts) finish once their consumer has stopped handing out more.
-      await Promise.all([callsConsumer.stop().then(() => firstAttempts.drain()), retryConsumer.stop()]);
+      // So do retries waiting for a rate-limited destination's slots (see Retries).
+      await Promise.all([callsConsumer.stop().then(() => firstAttempts.drain()), retryConsumer.stop().then(() => retries.drain())]);
       await stats.close();
       await sender.close();
     },

@@ -301,6 +301,11 @@ describe("destination settings validation", () => {
       /destination\.settings\.webhooks\.0\.headers\.X-Token: header values must be visible ASCII/,
     ],
     ["an invalid id", { id: "no/slashes" }, /destination\.id: must be 1-64 letters/],
+    [
+      "a rate limit over 100000 requests per second",
+      { maxRequestsPerSecond: 100_001 },
+      /^destination\.maxRequestsPerSecond: must be a whole number of requests per second from 1 to 100000, or 0 for no limit$/,
+    ],
   ];
 
   it.each(invalid)("refuses %s with INVALID_ARGUMENT naming the field, and stores nothing", async (_name, overrides, message) => {
@@ -326,6 +331,52 @@ describe("destination settings validation", () => {
     expect((await storedJson(kvKeys.destination("five"))).settings).toEqual({ webhooks: five });
     await api.putDestination({ destination: destination("one") });
     expect((await api.listDestinations({})).destinations.map((d) => d.id).sort()).toEqual(["five", "one"]);
+  });
+});
+
+describe("rate limits (maxRequestsPerSecond)", () => {
+  it("are stored, read back by Get and List, and 0 removes the limit", async () => {
+    const put = await api.putDestination({ destination: destination("hook", { maxRequestsPerSecond: 50 }) });
+    expect(put.destination?.maxRequestsPerSecond).toBe(50);
+    expect((await api.getDestination({ id: "hook" })).destination?.maxRequestsPerSecond).toBe(50);
+    expect((await api.listDestinations({})).destinations.map((d) => d.maxRequestsPerSecond)).toEqual([50]);
+    expect((await storedJson(kvKeys.destination("hook"))).maxRequestsPerSecond).toBe(50);
+
+    await api.putDestination({ destination: destination("hook", { maxRequestsPerSecond: 100_000 }) });
+    expect((await api.getDestination({ id: "hook" })).destination?.maxRequestsPerSecond).toBe(100_000);
+
+    await api.putDestination({ destination: destination("hook", { maxRequestsPerSecond: 0 }) });
+    expect((await api.getDestination({ id: "hook" })).destination?.maxRequestsPerSecond).toBe(0);
+    // No limit is stored as none: the record is what it was before limits existed.
+    expect(Object.keys(await storedJson(kvKeys.destination("hook")))).not.toContain("maxRequestsPerSecond");
+  });
+
+  it("a rotation of the signing secret keeps the limit", async () => {
+    await api.putDestination({
+      destination: destination("hook", {
+        maxRequestsPerSecond: 7,
+        standardWebhooks: { signingSecret: `whsec_${Buffer.alloc(32, 1).toString("base64")}`, retiringSecretsExpireAt: [] },
+      }),
+    });
+    const rotated = await api.rotateSigningSecret({ destinationId: "hook", graceSeconds: 0 });
+    expect(rotated.destination?.maxRequestsPerSecond).toBe(7);
+  });
+
+  it("ApplyWorkspace (and the workspace file) take maxRequestsPerSecond on a destination and refuse what is not a rate", async () => {
+    const file = (limit: unknown) =>
+      JSON.stringify({
+        destinations: [{ id: "hook", maxRequestsPerSecond: limit, settings: { webhooks: [{ url: "https://example.com/h" }] } }],
+      });
+    await api.applyWorkspace({ workspaceJson: file(25) });
+    expect((await api.getDestination({ id: "hook" })).destination?.maxRequestsPerSecond).toBe(25);
+    for (const bad of [-1, 2.5, 100_001, "25", null]) {
+      const refused = await failure(api.applyWorkspace({ workspaceJson: file(bad) }));
+      expect(refused.code).toBe(status.INVALID_ARGUMENT);
+      expect(refused.details).toBe(
+        "workspace_json.destinations.0.maxRequestsPerSecond: must be a whole number of requests per second from 1 to 100000, or 0 for no limit",
+      );
+    }
+    expect((await api.getDestination({ id: "hook" })).destination?.maxRequestsPerSecond).toBe(25);
   });
 });
 

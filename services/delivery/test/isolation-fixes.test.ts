@@ -15,6 +15,8 @@ import type { OutcomeReports } from "../src/pipeline/outcome-reports.js";
 import { nakDelay, Retries } from "../src/retries/retries.js";
 import { RetryQueue } from "../src/retries/retry-queue.js";
 import type { Settler } from "../src/pipeline/settle.js";
+import type { RateLimits } from "../src/pipeline/rate-limits.js";
+import type { HandlingFailures } from "../src/pipeline/handling-failures.js";
 import { LOOPBACK_CIDRS } from "@switchyard/testkit";
 import { AddressPolicy } from "../src/outbound/address-policy.js";
 import { WebhookSender } from "../src/outbound/webhook-sender.js";
@@ -225,7 +227,10 @@ describe("Retries: a parked retry", () => {
       metrics: {} as DeliveryMetrics,
       poison: {} as PoisonMessages,
       reports: {} as OutcomeReports,
+      rateLimits: {} as RateLimits,
       windowMs: 3600_000,
+      heartbeatMs: 10_000,
+      failures: {} as HandlingFailures,
       logger: createLogger({ service: "test", level: "silent" }),
     });
   }

@@ -36,8 +36,8 @@ const LATENCY_SMOOTHING = 0.1;
 /** A stall check whose timer fires this much later than asked does not trust its own observation. */
 const LATE_TIMER_MS = 200;
 
-/** Frees the slot and reports how the delivery went. */
-export type Release = (outcome: AttemptOutcome) => void;
+/** Frees the slot and reports how the delivery went; "unused": no request was made, so there is nothing to learn. */
+export type Release = (outcome: AttemptOutcome | "unused") => void;
 
 /**
  * Isolation for one destination: bounded concurrency plus a circuit breaker.
@@ -146,10 +146,10 @@ export class DestinationGate {
       released = true;
       this.inFlight--;
       this.lastActivityAt = this.now();
-      if (outcome !== "retryable") this.learnAnswerTime(this.lastActivityAt - takenAt);
+      if (outcome !== "retryable" && outcome !== "unused") this.learnAnswerTime(this.lastActivityAt - takenAt);
       this.stalledFlag = false;
       if (probe) this.probing = false;
-      this.record(outcome);
+      if (outcome !== "unused") this.record(outcome);
       this.wakeNext();
     };
   }

@@ -1,5 +1,6 @@
 import type { Destination } from "@switchyard/workspace";
 import type { OutgoingCall } from "./outgoing-calls.js";
+import { waitUntil, type Pace } from "./rate-limits.js";
 import { webhookSignature } from "../outbound/signature.js";
 import { standardWebhookHeaders } from "../outbound/standard-webhooks.js";
 import type { SendResult, WebhookSender } from "../outbound/webhook-sender.js";
@@ -44,7 +45,9 @@ export interface FanOutResult {
  * Sends one call to a destination's URLs, one after the other in configured
  * order. On a first attempt every URL gets its request ("all"); on a retry
  * the remaining URLs are tried until one succeeds ("until_success"). Every
- * URL gets the call's body as it is, signed over exactly those bytes.
+ * URL gets the call's body as it is, signed over exactly those bytes. With a
+ * `pace` (a rate-limited destination), the n-th request goes no earlier than
+ * its slot, `pace.at + n × pace.intervalMs`.
  */
 export async function fanOut(
   sender: WebhookSender,
@@ -52,6 +55,7 @@ export async function fanOut(
   call: OutgoingCall,
   urlIndexes: readonly number[],
   mode: "all" | "until_success",
+  pace?: Pace,
 ): Promise<FanOutResult> {
   const body = call.body;
   if (!body) throw new Error(`call ${call.messageId} has no type: there is nothing to send`);
@@ -63,6 +67,7 @@ export async function fanOut(
   for (const urlIndex of urlIndexes) {
     const entry = destination.settings.webhooks[urlIndex];
     if (!entry) continue;
+    if (pace) await waitUntil(pace.at + attempts.length * pace.intervalMs);
     let headers = entryHeaders(entry);
     if (signature) headers = headers.concat("x-signature", signature);
     // Opted-in destinations only; everyone else's headers stay exactly as docs/contract.md §6.1 has them.

@@ -14,6 +14,7 @@ import type { HandlingFailures } from "./handling-failures.js";
 import { OutcomeTally, type OutcomeReports } from "./outcome-reports.js";
 import type { PoisonMessages } from "../retries/poison.js";
 import type { RetryQueue } from "../retries/retry-queue.js";
+import { callsPerTurn, isLate, TURN_LEAD_MS, waitUntil, type Pace, type RateLimits } from "./rate-limits.js";
 import { firstRoundOf, type Round } from "./round.js";
 import { undeliverableAttempt, type Settler } from "./settle.js";
 import type { WebhookSender } from "../outbound/webhook-sender.js";
@@ -23,6 +24,8 @@ export interface DeliveryDeps {
   workspace: WorkspaceView;
   sender: WebhookSender;
   gates: DestinationGates;
+  /** Rate-limited destinations' shared send schedules. */
+  rateLimits: RateLimits;
   settler: Settler;
   retryQueue: RetryQueue;
   metrics: DeliveryMetrics;
@@ -203,10 +206,49 @@ export class FirstAttempts {
     );
     const toSend: WaitingCalls = { gate: this.deps.gates.for(destination.id), calls: rounds.length };
     waiting.push(toSend);
+    if (destination.maxRequestsPerSecond !== undefined) {
+      await this.deliverPaced(destination, destination.maxRequestsPerSecond, batch.sourceId, rounds, origin, toSend);
+      await this.deps.reports.publish(tally, origin);
+      return;
+    }
     const sent = await Promise.all(rounds.map((round) => firstRoundWhenFree(this.deps, round, destination, toSend)));
     const deferred = rounds.filter((_, index) => !sent[index]);
     if (deferred.length > 0) await this.defer(batch.sourceId, destination.id, deferred, origin);
     await this.deps.reports.publish(tally, origin);
+  }
+
+  /**
+   * First attempts to a rate-limited destination: each call claims its
+   * requests' slots; calls with a slot within FIRST_ATTEMPT_HORIZON_MS wait
+   * for it (their batch need not keep its batch slot meanwhile), the others
+   * are deferred at once to the waiting room, and so are calls the gate
+   * refuses once their slot came (failing or stalled). The two deferrals are
+   * named apart (`origin` and `origin.late`) so neither is taken for a repeat of the other.
+   */
+  private async deliverPaced(
+    destination: Destination,
+    limit: number,
+    sourceId: string,
+    rounds: Round[],
+    origin: string,
+    toSend: WaitingCalls,
+  ): Promise<void> {
+    const slots = await Promise.all(
+      rounds.map((round) => this.deps.rateLimits.firstAttempt(destination.id, limit, round.urlIndexes.length)),
+    );
+    toSend.calls = 0;
+    const intervalMs = 1000 / limit;
+    const send = async () => {
+      const sending = rounds.flatMap((round, index) => {
+        const at = slots[index];
+        return at === undefined ? [] : [{ round, sent: pacedRound(this.deps, round, destination, { at, intervalMs }) }];
+      });
+      const sent = await Promise.all(sending.map((s) => s.sent));
+      const refused = sending.filter((_, index) => !sent[index]).map((s) => s.round);
+      if (refused.length > 0) await this.defer(sourceId, destination.id, refused, `${origin}.late`);
+    };
+    const booked = rounds.filter((_, index) => slots[index] === undefined);
+    await Promise.all([booked.length > 0 ? this.defer(sourceId, destination.id, booked, origin) : undefined, send()]);
   }
 
   /** Resolves once the calls are on the retry stream, with those other batches deferred to the destination meanwhile. */
@@ -227,13 +269,37 @@ export class FirstAttempts {
   private publish(key: string, group: DeferralGroup): void {
     if (this.deferrals.get(key) !== group) return; // published already (it filled up before its time)
     this.deferrals.delete(key);
-    this.deps.retryQueue.defer(group.message(), group.origin()).then(
+    const destination = this.deps.workspace.destination(group.destinationId);
+    const stored =
+      destination?.maxRequestsPerSecond !== undefined
+        ? this.deferToWaitingRoom(group, destination.maxRequestsPerSecond, allUrlIndexes(destination).length)
+        : this.deps.retryQueue.defer(group.message(), group.origin());
+    stored.then(
       () => {
         this.deps.metrics.deferred(group.calls.length);
         group.stored();
       },
       (error: unknown) => group.failed(error),
     );
+  }
+
+  /**
+   * Calls deferred to a rate-limited destination take places in its waiting
+   * room, in groups of about a second of its slots each (callsPerTurn); each
+   * group comes back TURN_LEAD_MS before its place. Their retry window starts
+   * at their place: waiting for the limit does not use it up.
+   */
+  private async deferToWaitingRoom(group: DeferralGroup, limit: number, urls: number): Promise<void> {
+    const parts = group.parts(callsPerTurn(limit, urls));
+    const places = await this.deps.rateLimits.places(
+      group.destinationId,
+      limit,
+      parts.map((calls) => calls.length * urls),
+    );
+    await Promise.all(
+      parts.map((calls, index) => this.deps.retryQueue.defer(group.message(calls, places[index]!), `${group.origin()}#${index}`)),
+    );
+    this.deps.metrics.rateLimited(group.calls.length);
   }
 }
 
@@ -248,7 +314,7 @@ class DeferralGroup {
 
   constructor(
     private readonly sourceId: string,
-    private readonly destinationId: string,
+    readonly destinationId: string,
   ) {
     this.published = new Promise((resolve, reject) => {
       this.stored = resolve;
@@ -265,14 +331,22 @@ class DeferralGroup {
     this.origins.push(origin);
   }
 
-  message(): DeferredCalls {
+  /** The calls as one message, due now; or some of them (`calls`) with a place in a waiting room (see FirstAttempts.deferToWaitingRoom). */
+  message(calls: Call[] = this.calls, place?: number): DeferredCalls {
     return {
-      calls: this.calls,
+      calls,
       sourceId: this.sourceId,
       destinationId: this.destinationId,
-      windowStart: new Date(this.windowStartMs),
-      notBefore: new Date(),
+      windowStart: new Date(place === undefined ? this.windowStartMs : Math.max(this.windowStartMs, place)),
+      notBefore: new Date(place === undefined ? Date.now() : place - TURN_LEAD_MS),
     };
+  }
+
+  /** The calls in order, cut into parts of `size` at most. */
+  parts(size: number): Call[][] {
+    const parts: Call[][] = [];
+    for (let first = 0; first < this.calls.length; first += size) parts.push(this.calls.slice(first, first + size));
+    return parts;
   }
 
   /**
@@ -292,7 +366,7 @@ type RoundDeps = Pick<FirstAttemptDeps, "sender" | "gates" | "settler">;
  * The slot is freed either way. A call with no body to send is dead-lettered
  * without a request.
  */
-export async function firstRound(deps: RoundDeps, round: Round, destination: Destination, release: Release): Promise<void> {
+export async function firstRound(deps: RoundDeps, round: Round, destination: Destination, release: Release, pace?: Pace): Promise<void> {
   const problem = undeliverableReason(round.call);
   if (problem !== undefined) {
     release("permanent");
@@ -301,11 +375,30 @@ export async function firstRound(deps: RoundDeps, round: Round, destination: Des
   }
   let result: FanOutResult | undefined;
   try {
-    result = await fanOut(deps.sender, destination, round.call, round.urlIndexes, "all");
+    result = await fanOut(deps.sender, destination, round.call, round.urlIndexes, "all", pace);
   } finally {
     release(roundOutcome(result));
   }
   await deps.settler.settle(round, result);
+}
+
+/**
+ * A first round to a rate-limited destination on the slots claimed for it:
+ * once its first slot has come, it waits for a free request slot like any
+ * first attempt. Resolves false, with no request made, when the destination
+ * is failing or stalls meanwhile, or the slot was missed (see LATE_MS): the
+ * slots then pass unused.
+ */
+export async function pacedRound(deps: RoundDeps, round: Round, destination: Destination, pace: Pace): Promise<boolean> {
+  await waitUntil(pace.at);
+  const release = await deps.gates.for(destination.id).acquire();
+  if (!release) return false;
+  if (isLate(pace)) {
+    release("unused");
+    return false;
+  }
+  await firstRound(deps, round, destination, release, pace);
+  return true;
 }
 
 /**

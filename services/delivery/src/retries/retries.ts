@@ -3,11 +3,13 @@ import type { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
 import type { Destination } from "@switchyard/workspace";
 import type { Release } from "../pipeline/destination-gate.js";
 import { allUrlIndexes, fanOut, type FanOutResult } from "../pipeline/fan-out.js";
-import { firstRound, firstRoundWhenFree, roundOutcome, type DeliveryDeps } from "../pipeline/first-attempts.js";
+import { firstRound, firstRoundWhenFree, pacedRound, roundOutcome, type DeliveryDeps } from "../pipeline/first-attempts.js";
+import type { HandlingFailures } from "../pipeline/handling-failures.js";
+import { isLate, TURN_HORIZON_MS, waitUntil, type Pace, type RateLimits } from "../pipeline/rate-limits.js";
 import { decodeRetryWork, timingFromHeaders, timingOf, type RetryWork } from "./retry-queue.js";
-import { OutcomeTally } from "../pipeline/outcome-reports.js";
 import { outgoingCall, undeliverableReason } from "../pipeline/outgoing-calls.js";
 import { firstRoundOf, firstTask, retryRoundOf, type FirstRoundTarget, type Round } from "../pipeline/round.js";
+import { OutcomeTally } from "../pipeline/outcome-reports.js";
 import { undeliverableAttempt } from "../pipeline/settle.js";
 
 /** How long a retry waits while its destination is disabled. */
@@ -16,6 +18,11 @@ const DISABLED_RECHECK_MS = 30_000;
 const EARLY_TOLERANCE_MS = 5;
 /** Nak deadlines this far away or more are rounded up to a multiple of it (see nakDelay). */
 const NAK_GRID_MS = 1_000;
+/**
+ * Retry messages at most that wait for their rate-limited destination's slots
+ * outside a retry slot (see Retries.paced); beyond that they wait in it.
+ */
+const MAX_PACED_OUTSIDE = 256;
 
 /**
  * The delay to nak a task with so that it comes back at `now + delayMs` or a
@@ -39,12 +46,24 @@ export function nakDelay(now: number, delayMs: number, windowEnd: number): numbe
  * rescheduled, or dead-lettered.
  */
 export class Retries {
+  /** Messages waiting for their slots outside a retry slot (see paced). */
+  private readonly outside = new Set<Promise<void>>();
+
   constructor(
     private readonly deps: DeliveryDeps & {
       /** The retry window (DELIVERY_RETRY_WINDOW_MS). */
       windowMs: number;
+      /** How often a message handled outside a retry slot tells JetStream it is being worked on. */
+      heartbeatMs: number;
+      /** What becomes of such a message when its handling fails unexpectedly (as the consumer does for the others). */
+      failures: HandlingFailures;
     },
   ) {}
+
+  /** Waits for the messages handled outside a retry slot; call it once the consumer has stopped. */
+  async drain(): Promise<void> {
+    while (this.outside.size > 0) await Promise.all(this.outside);
+  }
 
   async handle(message: JsMsg): Promise<void> {
     // Decided from the headers where possible: the work (and its calls) is decoded only when needed.
@@ -84,10 +103,14 @@ export class Retries {
     const due = await work();
     if (!due) {
       // Not retry work (already terminated): no request was made, so nothing for the breaker to learn.
-      release("permanent");
+      release("unused");
       return;
     }
     const tally = new OutcomeTally(sourceOf(due), destination.id);
+    if (destination.maxRequestsPerSecond !== undefined) {
+      await this.paced(message, due, destination, destination.maxRequestsPerSecond, release, tally);
+      return;
+    }
     if (due.kind === "task") await this.attempt(due.task, destination, release, tally);
     else await this.firstRounds(message, due.group, destination, release, tally);
     await this.deps.reports.publish(tally, `retry-${message.seq}`);
@@ -118,10 +141,134 @@ export class Retries {
     message.ack();
   }
 
-  /** Tries a due task on its remaining URLs and settles the outcome; the slot is freed either way. */
-  private async attempt(task: DeliveryTask, destination: Destination, release: Release, tally: OutcomeTally): Promise<void> {
+  /**
+   * Work for a rate-limited destination claims its requests' slots first (as a
+   * turn: it does not line up behind the waiting room, it comes from there or
+   * had its first attempt already). Booked beyond TURN_HORIZON_MS, it comes back
+   * when its slots are near, however long that takes: waiting for the limit
+   * never dead-letters a call. Otherwise it waits for its slots and makes its
+   * requests outside the retry slot (up to MAX_PACED_OUTSIDE messages), so a
+   * destination's waiting calls do not hold the slots other destinations' retries need.
+   * A failing destination's probe is a single call: the group's others go back
+   * to the retry stream at once, to claim their slots once the probe is answered.
+   */
+  private async paced(
+    message: JsMsg,
+    work: RetryWork,
+    destination: Destination,
+    limit: number,
+    release: Release,
+    tally: OutcomeTally,
+  ): Promise<void> {
+    const probing = this.deps.gates.for(destination.id).failing;
+    const rounds =
+      work.kind === "task"
+        ? [this.retryRound(work.task, destination, tally)]
+        : deferredRounds(work.group, allUrlIndexes(destination), tally);
+    const sending = probing ? rounds.slice(0, 1) : rounds;
+    const slots = sending.reduce((sum, round) => sum + round.urlIndexes.length, 0);
+    let turn: Awaited<ReturnType<RateLimits["turn"]>>;
+    try {
+      turn = await this.deps.rateLimits.turn(destination.id, limit, Math.max(1, slots));
+    } catch (error) {
+      release("unused");
+      throw error;
+    }
+    if (!turn.granted) {
+      release("unused");
+      const now = Date.now();
+      message.nak(nakDelay(now, Math.max(turn.freeAt - TURN_HORIZON_MS - now, 100) + Math.random() * 100, Infinity));
+      return;
+    }
+    const { pace } = turn;
+    const send = async () => {
+      if (work.kind === "deferred") {
+        await this.pacedFirstRounds(message, work.group, sending, rounds.length - sending.length, destination, release, pace);
+      } else {
+        await waitUntil(pace.at);
+        if (isLate(pace)) {
+          // Missed its slot (this process was held up): it claims another when it comes back.
+          release("unused");
+          message.nak();
+          return;
+        }
+        await this.attempt(work.task, destination, release, tally, pace);
+      }
+      await this.deps.reports.publish(tally, `retry-${message.seq}`);
+      message.ack();
+    };
+    if (this.outside.size >= MAX_PACED_OUTSIDE) {
+      await send();
+      return;
+    }
+    const heartbeat = setInterval(() => message.working(), this.deps.heartbeatMs);
+    const task: Promise<void> = send()
+      .catch((error: unknown) => this.deps.failures.failed(message, error))
+      .finally(() => {
+        clearInterval(heartbeat);
+        this.outside.delete(task);
+      });
+    this.outside.add(task);
+  }
+
+  /**
+   * Deferred calls on their slots: the first on the retry slot this message
+   * was given, the others like first attempts. Calls the gate refuses or that
+   * missed their slots (see LATE_MS), and the `notSent` last ones (a probe's
+   * group), go back to the retry stream together, due at once, before the
+   * message is acked.
+   */
+  private async pacedFirstRounds(
+    message: JsMsg,
+    group: DeferredCalls,
+    rounds: Round[],
+    notSent: number,
+    destination: Destination,
+    release: Release,
+    pace: Pace,
+  ): Promise<void> {
+    const paces: Pace[] = [];
+    let at = pace.at;
+    for (const round of rounds) {
+      paces.push({ at, intervalMs: pace.intervalMs });
+      at += round.urlIndexes.length * pace.intervalMs;
+    }
+    const [first, ...rest] = rounds;
+    const sendFirst = async (): Promise<boolean> => {
+      if (!first) {
+        release("unused");
+        return true;
+      }
+      await waitUntil(paces[0]!.at);
+      if (isLate(paces[0]!)) {
+        release("unused");
+        return false;
+      }
+      await firstRound(this.deps, first, destination, release, paces[0]);
+      return true;
+    };
+    const sent = await Promise.all([
+      sendFirst(),
+      ...rest.map((round, index) => pacedRound(this.deps, round, destination, paces[index + 1]!)),
+    ]);
+    const still = [
+      ...rounds.filter((_, index) => !sent[index]).map((round) => round.call.call()),
+      ...group.calls.slice(group.calls.length - notSent),
+    ];
+    if (still.length === 0) return;
+    await this.deps.retryQueue.defer({ ...group, calls: still, notBefore: new Date() }, `retry-${message.seq}`);
+    this.deps.metrics.deferred(still.length);
+  }
+
+  /** A due task's round: its remaining URLs that still exist (all of them when none does). */
+  private retryRound(task: DeliveryTask, destination: Destination, tally: OutcomeTally): Round {
     const known = task.urlIndexes.filter((index) => index < destination.settings.webhooks.length);
-    const round = retryRoundOf(task, known.length > 0 ? known : allUrlIndexes(destination), tally);
+    return retryRoundOf(task, known.length > 0 ? known : allUrlIndexes(destination), tally);
+  }
+
+  /** Tries a due task on its remaining URLs and settles the outcome; the slot is freed either way. */
+  private async attempt(task: DeliveryTask, destination: Destination, release: Release, tally: OutcomeTally, pace?: Pace): Promise<void> {
+    const round = this.retryRound(task, destination, tally);
     const problem = undeliverableReason(round.call);
     if (problem !== undefined) {
       release("permanent");
@@ -132,7 +279,7 @@ export class Retries {
     try {
       // A call handed over before its first attempt still gets the first attempt's rule: every URL.
       const mode = task.attemptsBefore === 0 ? "all" : "until_success";
-      result = await fanOut(this.deps.sender, destination, round.call, round.urlIndexes, mode);
+      result = await fanOut(this.deps.sender, destination, round.call, round.urlIndexes, mode, pace);
     } finally {
       release(roundOutcome(result));
     }
@@ -155,7 +302,7 @@ export class Retries {
   ): Promise<void> {
     const [probe, ...rest] = deferredRounds(group, allUrlIndexes(destination), tally);
     if (!probe) {
-      release("permanent");
+      release("unused");
       return;
     }
     await firstRound(this.deps, probe, destination, release);
