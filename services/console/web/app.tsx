@@ -1,5 +1,5 @@
 import type { FunctionComponent } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { currentSession, onSignedOut, signOut } from "./api";
 import { Link, Notice } from "./components";
 import { AudiencesPage } from "./pages/audiences";
@@ -60,10 +60,19 @@ export function App() {
 
   const found = pageOf(path);
   const title = found ? found.page.title : "Not found";
+  // Where the focus was last moved: on a freshly loaded page it stays at the top (the skip link comes first).
+  const focusedFor = useRef<string | undefined>(undefined);
   useEffect(() => {
     document.title = `${session === "signed-in" ? title : "Sign in"} · Switchyard`;
-    // After a navigation, the new page's heading takes the focus, so keyboard and screen reader users start there.
-    if (session === "signed-in") document.getElementById("page-title")?.focus({ preventScroll: true });
+    if (session === "checking") return;
+    if (session === "signed-out") {
+      focusedFor.current = "signed-out";
+      return;
+    }
+    // After a navigation or a sign-in, the new page's heading takes the focus, so keyboard and screen reader users start there.
+    if (focusedFor.current !== undefined && focusedFor.current !== path)
+      document.getElementById("page-title")?.focus({ preventScroll: true });
+    focusedFor.current = path;
   }, [path, session, title]);
 
   if (bootError) return <Notice kind="error">The console could not start: {bootError}</Notice>;
