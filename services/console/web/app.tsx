@@ -38,6 +38,9 @@ function pageOf(path: string) {
 
 type SessionState = "checking" | "signed-in" | "signed-out";
 
+/** Asked as soon as the script runs, before the first render, so the first page's data comes a step sooner. */
+const firstSessionCheck = currentSession();
+
 export function App() {
   const [session, setSession] = useState<SessionState>("checking");
   const [expired, setExpired] = useState(false);
@@ -51,7 +54,7 @@ export function App() {
         return "signed-out";
       }),
     );
-    currentSession().then(
+    firstSessionCheck.then(
       (info) => setSession(info ? "signed-in" : "signed-out"),
       (error: unknown) => setBootError(error instanceof Error ? error.message : String(error)),
     );
