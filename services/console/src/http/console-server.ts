@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "@switchyard/platform";
+import { ID_PATTERN, ID_RULE } from "@switchyard/workspace";
 import { errorBody, httpStatusOf, statusName } from "../api/http-errors.js";
 import type { GrpcGateway } from "../api/grpc-gateway.js";
 import { streamingMethodNames } from "../api/grpc-gateway.js";
@@ -12,7 +13,6 @@ import type { WebAsset } from "./web-assets.js";
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The header the page sends its session's CSRF token in. */
 export const CSRF_HEADER = "x-csrf-token";
-const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * What every answer carries. The page loads only its own script and style (no inline code, no
@@ -136,7 +136,7 @@ export function consoleHandler(deps: ConsoleServerDeps): (request: IncomingMessa
     }
     if (path === "/api/live/calls" && method === "GET") {
       const sourceId = url.searchParams.get("source") ?? "";
-      if (!ID_PATTERN.test(sourceId)) throw new HttpError(400, "INVALID_ARGUMENT", "source: must be 1-64 letters, digits, '-' or '_'");
+      if (!ID_PATTERN.test(sourceId)) throw new HttpError(400, "INVALID_ARGUMENT", `source: ${ID_RULE}`);
       const events = new EventStream(response, () => deps.sessions.get(readCookie(request.headers.cookie, cookieName)) !== undefined);
       await deps.live.calls(sourceId, events).catch((error: unknown) => {
         deps.logger.warn({ err: error, sourceId }, "live debugger stream failed");
