@@ -1,5 +1,6 @@
 // Bundles every service that has a services/<name>/src/main.ts into
-// services/<name>/dist/main.js with esbuild.
+// services/<name>/dist/main.js with esbuild. A service with a web app (services/<name>/web,
+// the console) also gets it built into services/<name>/dist/web by its scripts/build-web.mjs.
 //
 // The @switchyard/* workspace packages export TypeScript source, so they are
 // bundled. Third-party packages declared in the "dependencies" (or peer/optional
@@ -121,19 +122,31 @@ export async function buildServices({ quiet = false } = {}) {
         const pkg = packageOfInput(input);
         if (pkg) bundledThirdParty.add(pkg);
       }
-      return { name, outfile, bundledThirdParty: [...bundledThirdParty].sort() };
+      const web = await buildWebApp(serviceDir);
+      return { name, outfile, bundledThirdParty: [...bundledThirdParty].sort(), web };
     }),
   );
 
-  for (const { outfile, bundledThirdParty } of results) {
+  for (const { outfile, bundledThirdParty, web } of results) {
     const rel = path.relative(ROOT, outfile);
     log(`build: ${rel}  ${formatSize(statSync(outfile).size)}  (+ ${path.basename(outfile)}.map)`);
+    if (web) log(`       web app: ${web.map(({ file, size }) => `${path.relative(ROOT, file)} ${formatSize(size)}`).join(", ")}`);
     if (bundledThirdParty.length > 0) {
       log(`       bundled (not a declared dependency): ${bundledThirdParty.join(", ")}`);
     }
   }
   log(`build: ${results.length} service(s) in ${Math.round(performance.now() - started)} ms; external: ${external.join(", ")}`);
   return results.map(({ name, outfile }) => ({ name, outfile }));
+}
+
+/** Builds a service's web app into its dist/web when it has one; returns the files written. */
+async function buildWebApp(serviceDir) {
+  const script = path.join(serviceDir, "scripts", "build-web.mjs");
+  if (!existsSync(path.join(serviceDir, "web")) || !existsSync(script)) return undefined;
+  const { buildConsoleWeb } = await import(pathToFileURL(script).href);
+  const outdir = path.join(serviceDir, "dist", "web");
+  const { files } = await buildConsoleWeb({ outdir });
+  return files.map((name) => ({ file: path.join(outdir, name), size: statSync(path.join(outdir, name)).size }));
 }
 
 const invokedDirectly = process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;

@@ -7,8 +7,9 @@
 //  3. Starts each built service as `node services/<name>/dist/main.js`, with
 //     NATS_URL set and SWITCHYARD_WORKSPACE_FILE defaulting to
 //     config/workspace.example.json, and SWITCHYARD_ADMIN_TOKEN defaulting to the token kept in
-//     .data/admin-token (made on the first run). Output lines are prefixed with the service
-//     name (pino JSON is shown compactly on a terminal, unchanged otherwise).
+//     .data/admin-token (made on the first run). The console gets the other services' gRPC
+//     addresses (CONSOLE_*_ADDRESS) from their port variables. Output lines are prefixed with the
+//     service name (pino JSON is shown compactly on a terminal, unchanged otherwise).
 //  4. Ctrl-C / SIGTERM: SIGTERM to every service, wait (then SIGKILL), stop the
 //     nats-server it started, exit 0. A service that exits on its own stops
 //     everything with exit code 1.
@@ -94,6 +95,7 @@ async function main() {
         SWITCHYARD_WORKSPACE_FILE: workspaceFile,
         SWITCHYARD_ADMIN_TOKEN: adminToken,
         DELIVERY_ALLOWED_CIDRS: allowedCidrs,
+        ...(name === "console" ? consoleAddresses() : {}),
         ...(SERVICE_NODE_OPTIONS[name] ? { NODE_OPTIONS: [env.NODE_OPTIONS, SERVICE_NODE_OPTIONS[name]].filter(Boolean).join(" ") } : {}),
       },
       width,
@@ -108,6 +110,19 @@ async function main() {
       printSummary(workspaceFile);
     }
   }, READY_REPORT_DEADLINE_MS).unref();
+}
+
+/**
+ * Where the console finds the gRPC services this script starts: at the ports their variables
+ * set, or their defaults. An address the user set wins.
+ */
+function consoleAddresses() {
+  const at = (variable, port) => `127.0.0.1:${env[variable] || port}`;
+  return {
+    CONSOLE_DELIVERY_ADDRESS: env.CONSOLE_DELIVERY_ADDRESS ?? at("DELIVERY_GRPC_PORT", 50052),
+    CONSOLE_AUDIENCE_ADDRESS: env.CONSOLE_AUDIENCE_ADDRESS ?? at("AUDIENCE_GRPC_PORT", 50053),
+    CONSOLE_INSIGHTS_ADDRESS: env.CONSOLE_INSIGHTS_ADDRESS ?? at("INSIGHTS_GRPC_PORT", 50054),
+  };
 }
 
 /**
@@ -303,6 +318,11 @@ function printSummary(workspaceFile) {
   if (audienceSync) {
     const grpcPort = audienceSync.grpcPort ?? env.AUDIENCE_GRPC_PORT ?? 50053;
     lines.push(`  audience-sync gRPC 127.0.0.1:${grpcPort}  (switchyard.v1.AudienceService, switchyard.v1.DeletionService)`);
+  }
+  const consoleService = services.find((s) => s.name === "console");
+  if (consoleService) {
+    const httpPort = consoleService.httpPort ?? env.CONSOLE_HTTP_PORT ?? 8090;
+    lines.push(`  console      http://127.0.0.1:${httpPort}   (the web interface: sign in with the admin token)`);
   }
   const opsPorts = services.filter((s) => s.opsPort !== undefined).map((s) => `${s.name} http://127.0.0.1:${s.opsPort}`);
   if (opsPorts.length > 0) lines.push(`  ops endpoints (/healthz, /readyz, /metrics): ${opsPorts.join(", ")}`);

@@ -92,6 +92,8 @@ async function startEnv(extra: Record<string, string> = {}): Promise<Record<stri
     "DELIVERY_OPS_PORT",
     "AUDIENCE_GRPC_PORT",
     "AUDIENCE_OPS_PORT",
+    "CONSOLE_HTTP_PORT",
+    "CONSOLE_OPS_PORT",
   ]) {
     ports[name] = String(await freePort());
   }

@@ -12,6 +12,7 @@ Commands:
   deliveries            Failed deliveries and dead letters: list, replay, stats
   verify                Check an X-Signature or Standard Webhooks signature (exit code 0 or 1)
   call <Service/Method> Call any Switchyard gRPC method with JSON
+  hash-password         Hash a console password (SWITCHYARD_CONSOLE_PASSWORD_HASH)
 
 Run \`switchyard <command> --help\` for a command's options and examples.
 Docs: docs/api.md (every API), docs/subjects.md (the bus), docs/signatures.md (signatures).
@@ -34,6 +35,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   deliveries: async () => (await import("./commands/deliveries.js")).deliveries,
   verify: async () => (await import("./commands/verify.js")).verify,
   call: async () => (await import("./commands/call.js")).call,
+  "hash-password": async () => (await import("./commands/hash-password.js")).hashPasswordCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

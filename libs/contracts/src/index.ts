@@ -45,6 +45,8 @@ export {
   AudienceServiceService,
   DeletionServiceClient,
   DeletionServiceService,
+  ListAudiencesRequest,
+  ListAudiencesResponse,
   RequestDeletionRequest,
   RequestDeletionResponse,
   SyncAudienceIncrementRequest,

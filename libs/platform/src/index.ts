@@ -26,3 +26,5 @@ export { startOpsServer, withOpsServer } from "./ops/ops-server.js";
 export type { OpsServer } from "./ops/ops-server.js";
 export { Readiness, kvStream, objectStoreStream } from "./ops/readiness.js";
 export type { BusRequirements, ReadinessReport } from "./ops/readiness.js";
+export { hashPassword, parsePasswordHash, PASSWORD_HASH_RULE, verifyPassword } from "./password-hash.js";
+export type { PasswordHash } from "./password-hash.js";

@@ -65,6 +65,11 @@ export class WorkspaceView {
     return this.sources.get(id);
   }
 
+  /** Every destination's id. */
+  destinationIds(): string[] {
+    return [...this.destinations.keys()];
+  }
+
   /** A destination by id, or undefined. */
   destination(id: string): Destination | undefined {
     return this.destinations.get(id);

@@ -7,6 +7,7 @@ import type {
   TraitValue,
 } from "@switchyard/contracts";
 import { ServiceError, type AsyncService, type ClientStreamingMethod } from "@switchyard/platform";
+import { ID_PATTERN, ID_RULE } from "@switchyard/workspace";
 import type { SyncEngine, SyncSummary, SyncTarget } from "./sync-engine.js";
 import { chunkUserId, type AudienceSnapshotChunk } from "./snapshot-chunk.js";
 import { DuplicateUserError, SnapshotCollector } from "./trait-state.js";
@@ -16,7 +17,7 @@ const MAX_USER_ID_LENGTH = 256;
 
 /** AudienceService as served: SyncAudienceSnapshot messages come decoded by decodeAudienceSnapshotChunk. */
 export type AudienceServiceImplementation = AsyncService<
-  Pick<AudienceServiceServer, "syncAudienceIncrement" | "syncTraitSnapshot" | "syncTraitIncrement">
+  Pick<AudienceServiceServer, "syncAudienceIncrement" | "syncTraitSnapshot" | "syncTraitIncrement" | "listAudiences">
 > & {
   syncAudienceSnapshot: ClientStreamingMethod<AudienceSnapshotChunk, SyncAudienceSnapshotResponse>;
 };
@@ -69,6 +70,13 @@ export function audienceApi(deps: { engine: SyncEngine }): AudienceServiceImplem
       request.setValues.forEach((value, i) => set.add(checkUserId(value.userId, `set_values[${i}].user_id`), valueJson(value)));
       const removed = removedSet(request.removedUserIds, new Set(request.setValues.map((v) => v.userId)));
       return { summary: await engine.apply(target, { mode: "increment", set, removed }) };
+    },
+
+    listAudiences: async (request) => {
+      // Checked: an id that breaks the rule could not name a stored audience (and could be a KV wildcard).
+      if (request.sourceId !== "" && !ID_PATTERN.test(request.sourceId))
+        throw new ServiceError("INVALID_ARGUMENT", `source_id: ${ID_RULE}`);
+      return { audiences: await engine.list(request.sourceId || undefined) };
     },
   };
 }

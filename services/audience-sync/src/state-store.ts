@@ -15,6 +15,19 @@ export interface StateMeta {
   /** The latest sync ids applied, newest last, so a repeated sync is recognised. */
   recentSyncIds: string[];
   updatedAt: string;
+  /** The name the last sync gave (absent in records stored before it was kept). */
+  name?: string;
+  /** The last applied sync: how it came and what it emitted (absent in records stored before it was kept). */
+  lastSync?: { mode: SyncMode; emitted: number };
+}
+
+export type SyncMode = "snapshot" | "increment";
+
+/** One stored audience or trait, as ListAudiences shows it. */
+export interface StoredAudience {
+  kind: SyncKind;
+  sourceId: string;
+  meta: StateMeta;
 }
 
 export interface LoadedState {
@@ -87,6 +100,7 @@ export class StateStore {
     previous: LoadedState,
     syncId: string,
     staged: { object: string; blob: Buffer; total: number },
+    summary?: { name: string; mode: SyncMode; emitted: number },
   ): Promise<void> {
     const { object, total } = staged;
     const key = metaKey(kind, sourceId, trait);
@@ -95,6 +109,7 @@ export class StateStore {
       total,
       recentSyncIds: [...(previous.meta?.recentSyncIds ?? []), syncId].slice(-RECENT_SYNC_IDS),
       updatedAt: new Date().toISOString(),
+      ...(summary ? { name: summary.name, lastSync: { mode: summary.mode, emitted: summary.emitted } } : {}),
     };
     let revision: number;
     try {
@@ -119,6 +134,24 @@ export class StateStore {
     this.committed.set(key, revision, object, staged.blob);
     // The replaced object is removed in the background: the sync is complete without waiting for it.
     if (previous.meta?.object && previous.meta.object !== object) this.inBackground(this.discard(previous.meta.object));
+  }
+
+  /**
+   * Every stored audience and trait (of one source, when given): the records only, never the
+   * member lists, so listing stays cheap however large the audiences are.
+   */
+  async list(sourceId?: string): Promise<StoredAudience[]> {
+    const found: StoredAudience[] = [];
+    for (const kind of ["audience", "trait"] as const) {
+      const keys = await this.metaKv.keys(sourceId === undefined ? `${kind}.>` : `${kind}.${sourceId}.*`);
+      for await (const key of keys) {
+        const entry = await this.metaKv.get(key);
+        if (!entry || entry.operation !== "PUT") continue;
+        // The key is <kind>.<sourceId>.<digest>; source ids hold no dots (their rule is letters, digits, - and _).
+        found.push({ kind, sourceId: key.slice(kind.length + 1, key.lastIndexOf(".")), meta: entry.json<StateMeta>() });
+      }
+    }
+    return found;
   }
 
   /** Resolves once the removals still running in the background are done (call before closing the connection). */

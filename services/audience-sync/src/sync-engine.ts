@@ -119,9 +119,40 @@ export class SyncEngine {
       throw error;
     }
     const total = stateCount(blob);
-    await store.commit(kind, sourceId, trait, previous, syncId, { object: await staged, blob, total });
+    await store.commit(
+      kind,
+      sourceId,
+      trait,
+      previous,
+      syncId,
+      { object: await staged, blob, total },
+      {
+        name: target.name,
+        mode: input.mode,
+        emitted,
+      },
+    );
     this.deps.logger.info({ kind, sourceId, trait, syncId, total, emitted }, "sync applied");
     return { trait, total, emitted, alreadyApplied: false };
+  }
+
+  /** Every stored audience and trait (of one source, when given), by source, then kind, then name. */
+  async list(sourceId?: string): Promise<AudienceListing[]> {
+    const stored = await this.deps.store.list(sourceId);
+    const listed = stored.map(({ kind, sourceId, meta }) => ({
+      sourceId,
+      kind,
+      name: meta.name ?? "",
+      trait: (meta.name && snakeCase(meta.name)) || "",
+      total: meta.total,
+      lastSync: {
+        syncId: meta.recentSyncIds.at(-1) ?? "",
+        mode: meta.lastSync?.mode ?? "",
+        emitted: meta.lastSync?.emitted ?? 0,
+        appliedAt: new Date(meta.updatedAt),
+      },
+    }));
+    return listed.sort((a, b) => compareText(a.sourceId, b.sourceId) || compareText(a.kind, b.kind) || compareText(a.name, b.name));
   }
 
   private identifyCall(target: SyncTarget, trait: string, change: Change, now: Date): Call {
@@ -142,6 +173,20 @@ export class SyncEngine {
       payload: { $case: "identify", value: { traits: { [trait]: JSON.parse(change.value) as unknown } } },
     };
   }
+}
+
+/** One audience or trait as ListAudiences answers it. */
+export interface AudienceListing {
+  sourceId: string;
+  kind: SyncKind;
+  name: string;
+  trait: string;
+  total: number;
+  lastSync: { syncId: string; mode: string; emitted: number; appliedAt: Date };
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function* mapIterable<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U> {

@@ -6,6 +6,7 @@ import {
   AudienceServiceClient,
   DeletionServiceClient,
   RequestDeletionRequest,
+  type ListAudiencesResponse,
   SyncAudienceIncrementRequest,
   SyncTraitIncrementRequest,
   type RequestDeletionResponse,
@@ -166,6 +167,12 @@ export class AudienceClient {
       this.audiences.syncTraitIncrement(SyncTraitIncrementRequest.fromPartial(request), metadata(), (error, response) =>
         error ? reject(error) : resolve(response as SyncResponse),
       ),
+    );
+  }
+
+  listAudiences(sourceId = ""): Promise<ListAudiencesResponse> {
+    return new Promise((resolve, reject) =>
+      this.audiences.listAudiences({ sourceId }, metadata(), (error, response) => (error ? reject(error) : resolve(response))),
     );
   }
 

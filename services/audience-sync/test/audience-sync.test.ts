@@ -181,6 +181,45 @@ describe("audience sync, end to end to a real receiver", () => {
   });
 });
 
+describe("ListAudiences", () => {
+  it("lists each audience and trait with its last applied sync, across restarts", async () => {
+    expect((await fixture.client.listAudiences()).audiences).toEqual([]);
+    await fixture.client.audienceSnapshot(header("s1"), members(0, 5));
+    await fixture.client.audienceIncrement({ header: { ...header("s2"), expectedCount: 0 }, addedUserIds: ["user-9"], removedUserIds: [] });
+    // A repeated sync id changes nothing, so the last sync stays s2.
+    await fixture.client.audienceSnapshot(header("s1"), members(0, 5));
+    const before = Date.now();
+    await fixture.client.traitSnapshot({ sourceId: "crm", name: "Lifetime Value", syncId: "t1" }, [{ userId: "a", value: 10 }]);
+    await fixture.restartAudienceSync();
+
+    const { audiences } = await fixture.client.listAudiences();
+    expect(audiences).toMatchObject([
+      {
+        sourceId: "crm",
+        kind: "audience",
+        name: "High Value Users",
+        trait: "high_value_users",
+        total: 6,
+        lastSync: { syncId: "s2", mode: "increment", emitted: 1 },
+      },
+      {
+        sourceId: "crm",
+        kind: "trait",
+        name: "Lifetime Value",
+        trait: "lifetime_value",
+        total: 1,
+        lastSync: { syncId: "t1", mode: "snapshot", emitted: 1 },
+      },
+    ]);
+    expect(audiences[1]!.lastSync!.appliedAt!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect((await fixture.client.listAudiences("crm")).audiences).toHaveLength(2);
+    expect((await fixture.client.listAudiences("other")).audiences).toEqual([]);
+    const refused = await grpcError(fixture.client.listAudiences("crm.>"));
+    expect(refused.code).toBe(status.INVALID_ARGUMENT);
+    expect(refused.details).toMatch(/^source_id: /);
+  });
+});
+
 describe("bad input leaves the state as it was", () => {
   it("refuses an unknown source, an empty or unusable name, and a missing token", async () => {
     const unknown = await grpcError(fixture.client.audienceSnapshot({ sourceId: "nope", name: "A", syncId: "s" }, ["u"]));

@@ -102,6 +102,34 @@ export const SyncTraitIncrementResponseField = {
   SUMMARY: 1,
 } as const;
 
+/** Field numbers of switchyard.v1.ListAudiencesRequest (switchyard/v1/audiences.proto). */
+export const ListAudiencesRequestField = {
+  SOURCE_ID: 1,
+} as const;
+
+/** Field numbers of switchyard.v1.ListAudiencesResponse (switchyard/v1/audiences.proto). */
+export const ListAudiencesResponseField = {
+  AUDIENCES: 1,
+} as const;
+
+/** Field numbers of switchyard.v1.AudienceState (switchyard/v1/audiences.proto). */
+export const AudienceStateField = {
+  SOURCE_ID: 1,
+  KIND: 2,
+  NAME: 3,
+  TRAIT: 4,
+  TOTAL: 5,
+  LAST_SYNC: 6,
+} as const;
+
+/** Field numbers of switchyard.v1.LastSync (switchyard/v1/audiences.proto). */
+export const LastSyncField = {
+  SYNC_ID: 1,
+  MODE: 2,
+  EMITTED: 3,
+  APPLIED_AT: 4,
+} as const;
+
 /** Field numbers of switchyard.v1.RequestDeletionRequest (switchyard/v1/audiences.proto). */
 export const RequestDeletionRequestField = {
   USER_ID: 1,

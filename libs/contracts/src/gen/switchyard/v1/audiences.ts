@@ -21,6 +21,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Value } from "../../google/protobuf/struct.js";
+import { Timestamp } from "../../google/protobuf/timestamp.js";
 
 export const protobufPackage = "switchyard.v1";
 
@@ -99,6 +100,39 @@ export interface SyncTraitSnapshotResponse {
 
 export interface SyncTraitIncrementResponse {
   summary: SyncSummary | undefined;
+}
+
+export interface ListAudiencesRequest {
+  /** Only the audiences and traits of this source, when set. */
+  sourceId: string;
+}
+
+export interface ListAudiencesResponse {
+  audiences: AudienceState[];
+}
+
+/** An audience or computed trait as audience-sync keeps it. */
+export interface AudienceState {
+  sourceId: string;
+  /** "audience" or "trait" (a computed trait). */
+  kind: string;
+  /** The name its last sync gave, e.g. "High Value Users". Empty for state stored before names were kept. */
+  name: string;
+  /** The trait key its identify calls carry (snake_case of the name). Empty like name. */
+  trait: string;
+  /** Members (or users with a value) now. */
+  total: number;
+  /** The latest sync that changed the state (a repeated sync id changes nothing and is not it). */
+  lastSync: LastSync | undefined;
+}
+
+export interface LastSync {
+  syncId: string;
+  /** "snapshot" or "increment". Empty for state stored before this was kept. */
+  mode: string;
+  /** Identify calls it emitted. */
+  emitted: number;
+  appliedAt: Date | undefined;
 }
 
 export interface RequestDeletionRequest {
@@ -1130,6 +1164,434 @@ export const SyncTraitIncrementResponse: MessageFns<SyncTraitIncrementResponse> 
   },
 };
 
+function createBaseListAudiencesRequest(): ListAudiencesRequest {
+  return { sourceId: "" };
+}
+
+export const ListAudiencesRequest: MessageFns<ListAudiencesRequest> = {
+  encode(message: ListAudiencesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sourceId !== "") {
+      writer.uint32(10).string(message.sourceId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAudiencesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAudiencesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAudiencesRequest {
+    return {
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListAudiencesRequest): unknown {
+    const obj: any = {};
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListAudiencesRequest>): ListAudiencesRequest {
+    return ListAudiencesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAudiencesRequest>): ListAudiencesRequest {
+    const message = createBaseListAudiencesRequest();
+    message.sourceId = object.sourceId ?? "";
+    return message;
+  },
+};
+
+function createBaseListAudiencesResponse(): ListAudiencesResponse {
+  return { audiences: [] };
+}
+
+export const ListAudiencesResponse: MessageFns<ListAudiencesResponse> = {
+  encode(message: ListAudiencesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.audiences) {
+      AudienceState.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAudiencesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAudiencesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.audiences.push(AudienceState.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAudiencesResponse {
+    return {
+      audiences: globalThis.Array.isArray(object?.audiences)
+        ? object.audiences.map((e: any) => AudienceState.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListAudiencesResponse): unknown {
+    const obj: any = {};
+    if (message.audiences?.length) {
+      obj.audiences = message.audiences.map((e) => AudienceState.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListAudiencesResponse>): ListAudiencesResponse {
+    return ListAudiencesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListAudiencesResponse>): ListAudiencesResponse {
+    const message = createBaseListAudiencesResponse();
+    message.audiences = object.audiences?.map((e) => AudienceState.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAudienceState(): AudienceState {
+  return { sourceId: "", kind: "", name: "", trait: "", total: 0, lastSync: undefined };
+}
+
+export const AudienceState: MessageFns<AudienceState> = {
+  encode(message: AudienceState, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sourceId !== "") {
+      writer.uint32(10).string(message.sourceId);
+    }
+    if (message.kind !== "") {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.trait !== "") {
+      writer.uint32(34).string(message.trait);
+    }
+    if (message.total !== 0) {
+      writer.uint32(40).uint64(message.total);
+    }
+    if (message.lastSync !== undefined) {
+      LastSync.encode(message.lastSync, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AudienceState {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAudienceState();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.trait = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.total = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.lastSync = LastSync.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AudienceState {
+    return {
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      trait: isSet(object.trait) ? globalThis.String(object.trait) : "",
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+      lastSync: isSet(object.lastSync)
+        ? LastSync.fromJSON(object.lastSync)
+        : isSet(object.last_sync)
+        ? LastSync.fromJSON(object.last_sync)
+        : undefined,
+    };
+  },
+
+  toJSON(message: AudienceState): unknown {
+    const obj: any = {};
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.trait !== "") {
+      obj.trait = message.trait;
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    if (message.lastSync !== undefined) {
+      obj.lastSync = LastSync.toJSON(message.lastSync);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AudienceState>): AudienceState {
+    return AudienceState.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AudienceState>): AudienceState {
+    const message = createBaseAudienceState();
+    message.sourceId = object.sourceId ?? "";
+    message.kind = object.kind ?? "";
+    message.name = object.name ?? "";
+    message.trait = object.trait ?? "";
+    message.total = object.total ?? 0;
+    message.lastSync = (object.lastSync !== undefined && object.lastSync !== null)
+      ? LastSync.fromPartial(object.lastSync)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseLastSync(): LastSync {
+  return { syncId: "", mode: "", emitted: 0, appliedAt: undefined };
+}
+
+export const LastSync: MessageFns<LastSync> = {
+  encode(message: LastSync, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.syncId !== "") {
+      writer.uint32(10).string(message.syncId);
+    }
+    if (message.mode !== "") {
+      writer.uint32(18).string(message.mode);
+    }
+    if (message.emitted !== 0) {
+      writer.uint32(24).uint64(message.emitted);
+    }
+    if (message.appliedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.appliedAt), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LastSync {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLastSync();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.syncId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.mode = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.emitted = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.appliedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LastSync {
+    return {
+      syncId: isSet(object.syncId)
+        ? globalThis.String(object.syncId)
+        : isSet(object.sync_id)
+        ? globalThis.String(object.sync_id)
+        : "",
+      mode: isSet(object.mode) ? globalThis.String(object.mode) : "",
+      emitted: isSet(object.emitted) ? globalThis.Number(object.emitted) : 0,
+      appliedAt: isSet(object.appliedAt)
+        ? fromJsonTimestamp(object.appliedAt)
+        : isSet(object.applied_at)
+        ? fromJsonTimestamp(object.applied_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: LastSync): unknown {
+    const obj: any = {};
+    if (message.syncId !== "") {
+      obj.syncId = message.syncId;
+    }
+    if (message.mode !== "") {
+      obj.mode = message.mode;
+    }
+    if (message.emitted !== 0) {
+      obj.emitted = Math.round(message.emitted);
+    }
+    if (message.appliedAt !== undefined) {
+      obj.appliedAt = message.appliedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LastSync>): LastSync {
+    return LastSync.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LastSync>): LastSync {
+    const message = createBaseLastSync();
+    message.syncId = object.syncId ?? "";
+    message.mode = object.mode ?? "";
+    message.emitted = object.emitted ?? 0;
+    message.appliedAt = object.appliedAt ?? undefined;
+    return message;
+  },
+};
+
 function createBaseRequestDeletionRequest(): RequestDeletionRequest {
   return { userId: "", sourceIds: [], requestId: "" };
 }
@@ -1400,6 +1862,20 @@ export const AudienceServiceService = {
       Buffer.from(SyncTraitIncrementResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SyncTraitIncrementResponse => SyncTraitIncrementResponse.decode(value),
   },
+  /**
+   * Every audience and computed trait with a stored state, by source then name, each with what
+   * its last applied sync did.
+   */
+  listAudiences: {
+    path: "/switchyard.v1.AudienceService/ListAudiences" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAudiencesRequest): Buffer => Buffer.from(ListAudiencesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAudiencesRequest => ListAudiencesRequest.decode(value),
+    responseSerialize: (value: ListAudiencesResponse): Buffer =>
+      Buffer.from(ListAudiencesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAudiencesResponse => ListAudiencesResponse.decode(value),
+  },
 } as const;
 
 export interface AudienceServiceServer extends UntypedServiceImplementation {
@@ -1415,6 +1891,11 @@ export interface AudienceServiceServer extends UntypedServiceImplementation {
   syncTraitSnapshot: handleClientStreamingCall<SyncTraitSnapshotRequest, SyncTraitSnapshotResponse>;
   /** Values set and users removed since the last sync. */
   syncTraitIncrement: handleUnaryCall<SyncTraitIncrementRequest, SyncTraitIncrementResponse>;
+  /**
+   * Every audience and computed trait with a stored state, by source then name, each with what
+   * its last applied sync did.
+   */
+  listAudiences: handleUnaryCall<ListAudiencesRequest, ListAudiencesResponse>;
 }
 
 export interface AudienceServiceClient extends Client {
@@ -1488,6 +1969,25 @@ export interface AudienceServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SyncTraitIncrementResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Every audience and computed trait with a stored state, by source then name, each with what
+   * its last applied sync did.
+   */
+  listAudiences(
+    request: ListAudiencesRequest,
+    callback: (error: ServiceError | null, response: ListAudiencesResponse) => void,
+  ): ClientUnaryCall;
+  listAudiences(
+    request: ListAudiencesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAudiencesResponse) => void,
+  ): ClientUnaryCall;
+  listAudiences(
+    request: ListAudiencesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAudiencesResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const AudienceServiceClient = makeGenericClientConstructor(
@@ -1558,6 +2058,28 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function toTimestamp(date: Date): Timestamp {
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): Date {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis);
+}
+
+function fromJsonTimestamp(o: any): Date {
+  if (o instanceof globalThis.Date) {
+    return o;
+  } else if (typeof o === "string") {
+    return new globalThis.Date(o);
+  } else {
+    return fromTimestamp(Timestamp.fromJSON(o));
+  }
+}
 
 function longToNumber(int64: { toString(): string }): number {
   const num = globalThis.Number(int64.toString());

@@ -1,0 +1,542 @@
+import type { FunctionComponent } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, Config, rpc, type Connection, type Destination, type Source } from "../api";
+import type { PageProps } from "../app";
+import { Confirm, Empty, Field, Link, Notice, PageHeader } from "../components";
+import { formErrors, NO_ERRORS, type FormErrors } from "../fields";
+import { navigate } from "../router";
+
+/** What reads show instead of a stored secret; putting it back keeps the secret. */
+const SECRET_PLACEHOLDER = "[set]";
+const MAX_URLS = 5;
+
+interface SetupProps {
+  /** The destination being edited; undefined for a new one. */
+  existing: Destination | undefined;
+  sources: Source[];
+  connectedSources: string[];
+}
+
+/**
+ * The kinds of destination the console can set up. Webhooks is the one Switchyard delivers to
+ * today; another kind is one more entry with its own setup form, and the catalog, the routes
+ * (/destinations/new?type=...) and the list pick it up.
+ */
+const DESTINATION_TYPES: { type: string; name: string; description: string; Setup: FunctionComponent<SetupProps> }[] = [
+  {
+    type: "webhooks",
+    name: "Webhooks",
+    description: "Every call POSTed as JSON to 1-5 URLs of yours, in order, signed (X-Signature, Standard Webhooks), retried for 4 hours.",
+    Setup: WebhookSetup,
+  },
+];
+
+/** Destinations: the catalog, the setup form (new: /destinations/new, edit: /destinations/<id>), the list. */
+export function DestinationsPage({ subpath, query }: PageProps) {
+  const [destinations, setDestinations] = useState<Destination[]>();
+  const [sources, setSources] = useState<Source[]>([]);
+  const [connections, setConnections] = useState<Connection[]>([]);
+  const [loadError, setLoadError] = useState<string>();
+  const [confirmDelete, setConfirmDelete] = useState<string>();
+  const [message, setMessage] = useState<string>();
+
+  const load = async () => {
+    try {
+      const [listed, sourceList, connected] = await Promise.all([
+        rpc<{ destinations?: Destination[] }>(Config("ListDestinations")),
+        rpc<{ sources?: Source[] }>(Config("ListSources")),
+        rpc<{ connections?: Connection[] }>(Config("ListConnections")),
+      ]);
+      setDestinations((listed.destinations ?? []).sort((a, b) => a.id.localeCompare(b.id)));
+      setSources((sourceList.sources ?? []).sort((a, b) => a.id.localeCompare(b.id)));
+      setConnections(connected.connections ?? []);
+      setLoadError(undefined);
+    } catch (error) {
+      setLoadError(error instanceof Error ? error.message : String(error));
+    }
+  };
+  useEffect(() => void load(), [subpath]);
+
+  const saved = query.get("saved");
+  if (subpath !== "") {
+    if (!destinations) return <p>Loading…</p>;
+    const isNew = subpath === "new";
+    const existing = isNew ? undefined : destinations.find((d) => d.id === decodeURIComponent(subpath));
+    const kind = DESTINATION_TYPES.find((entry) => entry.type === (query.get("type") ?? "webhooks"));
+    if ((!isNew && !existing) || !kind)
+      return (
+        <>
+          <PageHeader title="Destination not found" />
+          <p>
+            There is no destination {isNew ? `type ${query.get("type")}` : decodeURIComponent(subpath)}.{" "}
+            <Link to="/destinations">Back to destinations</Link>
+          </p>
+        </>
+      );
+    const connectedSources = existing ? connections.filter((c) => c.destinationId === existing.id).map((c) => c.sourceId) : [];
+    return (
+      <>
+        <PageHeader title={existing ? `Edit ${existing.id}` : `New ${kind.name} destination`} />
+        {loadError && <Notice kind="error">{loadError}</Notice>}
+        <kind.Setup existing={existing} sources={sources} connectedSources={connectedSources} />
+      </>
+    );
+  }
+
+  const remove = async (id: string) => {
+    try {
+      await rpc(Config("DeleteDestination"), { id });
+      setMessage(`Destination ${id} deleted.`);
+    } catch (error) {
+      setLoadError(error instanceof Error ? error.message : String(error));
+    }
+    setConfirmDelete(undefined);
+    await load();
+  };
+
+  return (
+    <>
+      <PageHeader title="Destinations" />
+      {loadError && <Notice kind="error">{loadError}</Notice>}
+      {saved && !message && <Notice kind="success">Destination {saved} saved.</Notice>}
+      {message && <Notice kind="success">{message}</Notice>}
+      <section aria-labelledby="catalog-title">
+        <h2 id="catalog-title">Add a destination</h2>
+        <ul class="catalog">
+          {DESTINATION_TYPES.map((entry) => (
+            <li key={entry.type} class="card">
+              <h3>{entry.name}</h3>
+              <p>{entry.description}</p>
+              <Link to={`/destinations/new?type=${entry.type}`} class="button">
+                Set up {entry.name}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <section aria-labelledby="list-title">
+        <h2 id="list-title">Your destinations</h2>
+        {!destinations ? (
+          <p>Loading…</p>
+        ) : destinations.length === 0 ? (
+          <Empty>No destinations yet.</Empty>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Id</th>
+                <th scope="col">Type</th>
+                <th scope="col">Status</th>
+                <th scope="col">URLs</th>
+                <th scope="col">Signing</th>
+                <th scope="col">Sources</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {destinations.map((destination) => {
+                const connected = connections.filter((c) => c.destinationId === destination.id).map((c) => c.sourceId);
+                return (
+                  <tr key={destination.id}>
+                    <th scope="row">
+                      <span class="mono">{destination.id}</span>
+                      {destination.name && <div class="hint">{destination.name}</div>}
+                    </th>
+                    <td>Webhooks</td>
+                    <td>
+                      <span class={`badge ${destination.enabled ? "good" : "muted"}`}>{destination.enabled ? "Enabled" : "Disabled"}</span>
+                    </td>
+                    <td>
+                      <ol class="urls">
+                        {(destination.webhooks ?? []).map((webhook, index) => (
+                          <li key={index} class="mono">
+                            {webhook.url}
+                          </li>
+                        ))}
+                      </ol>
+                    </td>
+                    <td>
+                      {[destination.sharedSecret ? "X-Signature" : "", destination.standardWebhooks ? "Standard Webhooks" : ""]
+                        .filter(Boolean)
+                        .join(", ") || "unsigned"}
+                    </td>
+                    <td>{connected.length === 0 ? "none" : connected.join(", ")}</td>
+                    <td class="actions">
+                      {confirmDelete === destination.id ? (
+                        <Confirm
+                          message={`Delete ${destination.id}? It receives nothing more; its connections go.`}
+                          confirmLabel={`Delete ${destination.id}`}
+                          onConfirm={() => void remove(destination.id)}
+                          onCancel={() => setConfirmDelete(undefined)}
+                        />
+                      ) : (
+                        <>
+                          <Link to={`/destinations/${encodeURIComponent(destination.id)}`} class="button secondary">
+                            Edit
+                          </Link>
+                          <button type="button" class="danger" onClick={() => setConfirmDelete(destination.id)}>
+                            Delete
+                          </button>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}
+
+interface HeaderRow {
+  name: string;
+  value: string;
+}
+interface UrlRow {
+  url: string;
+  headers: HeaderRow[];
+}
+
+/** A new Standard Webhooks secret, made in the browser: "whsec_" + base64 of 32 random bytes. */
+function newSigningSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
+}
+
+/** The webhook setup form: URLs with static headers, secrets (never shown back), enabled, sources. */
+function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
+  const [id, setId] = useState(existing?.id ?? "");
+  const [name, setName] = useState(existing?.name ?? "");
+  const [enabled, setEnabled] = useState(existing ? existing.enabled === true : true);
+  const [urls, setUrls] = useState<UrlRow[]>(
+    existing?.webhooks?.length
+      ? existing.webhooks.map((webhook) => ({
+          url: webhook.url,
+          headers: Object.entries(webhook.headers ?? {}).map(([n, v]) => ({ name: n, value: v })),
+        }))
+      : [{ url: "", headers: [] }],
+  );
+  const hasSharedSecret = existing?.sharedSecret === SECRET_PLACEHOLDER;
+  const [sharedSecret, setSharedSecret] = useState("");
+  const [removeSharedSecret, setRemoveSharedSecret] = useState(false);
+  const hasSigningSecret = existing?.standardWebhooks !== undefined;
+  const [standardWebhooks, setStandardWebhooks] = useState(hasSigningSecret);
+  const [signingSecret, setSigningSecret] = useState("");
+  const [selectedSources, setSelectedSources] = useState<string[]>(connectedSources);
+  const [errors, setErrors] = useState<FormErrors>(NO_ERRORS);
+  const [busy, setBusy] = useState(false);
+
+  const fieldKeys = (): Set<string> => {
+    const keys = new Set([
+      "id",
+      "name",
+      "enabled",
+      "webhooks",
+      "sharedSecret",
+      "standardWebhooks",
+      "standardWebhooks.signingSecret",
+      "sources",
+    ]);
+    urls.forEach((row, index) => {
+      keys.add(`webhooks.${index}`);
+      keys.add(`webhooks.${index}.url`);
+      keys.add(`webhooks.${index}.headers`);
+      for (const header of row.headers) keys.add(`webhooks.${index}.headers.${header.name}`);
+    });
+    return keys;
+  };
+  const error = (key: string) => errors.byField.get(key);
+  const updateUrl = (index: number, change: (row: UrlRow) => UrlRow) => setUrls(urls.map((row, i) => (i === index ? change(row) : row)));
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    // What the API cannot be told: two rows with one header name would become one entry.
+    const local = new Map<string, string>();
+    urls.forEach((row, index) => {
+      const seen = new Set<string>();
+      for (const header of row.headers) {
+        if (header.name.trim() === "" && header.value !== "") local.set(`webhooks.${index}.headers`, "a header with a value needs a name");
+        if (seen.has(header.name.toLowerCase())) local.set(`webhooks.${index}.headers`, `the header ${header.name} is listed twice`);
+        seen.add(header.name.toLowerCase());
+      }
+    });
+    if (local.size > 0) {
+      setErrors({ byField: local, general: undefined });
+      return;
+    }
+    setBusy(true);
+    try {
+      const destination = {
+        id,
+        name,
+        enabled,
+        webhooks: urls.map((row) => ({
+          url: row.url,
+          headers: Object.fromEntries(row.headers.filter((h) => h.name.trim() !== "").map((h) => [h.name.trim(), h.value])),
+        })),
+        // A blank field keeps a stored secret (reads give the placeholder, and putting it back keeps the secret).
+        sharedSecret: sharedSecret !== "" ? sharedSecret : hasSharedSecret && !removeSharedSecret ? SECRET_PLACEHOLDER : "",
+        ...(standardWebhooks
+          ? { standardWebhooks: { signingSecret: signingSecret !== "" ? signingSecret : hasSigningSecret ? SECRET_PLACEHOLDER : "" } }
+          : {}),
+      };
+      await rpc(Config("PutDestination"), { destination });
+      for (const sourceId of selectedSources.filter((s) => !connectedSources.includes(s)))
+        await rpc(Config("Connect"), { sourceId, destinationId: id });
+      for (const sourceId of connectedSources.filter((s) => !selectedSources.includes(s)))
+        await rpc(Config("Disconnect"), { sourceId, destinationId: id });
+      setSharedSecret("");
+      setSigningSecret("");
+      navigate(`/destinations?saved=${encodeURIComponent(id)}`);
+    } catch (caught) {
+      if (!(caught instanceof ApiError)) throw caught;
+      const keys = fieldKeys();
+      const found = formErrors(caught, (key) => keys.has(key), "destination");
+      setErrors(found);
+      // The first field with an error takes the focus, so its message is read out.
+      requestAnimationFrame(() => (document.querySelector(".field.invalid input, .field.invalid select") as HTMLElement | null)?.focus());
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="setup" onSubmit={(event) => void submit(event)} noValidate>
+      {errors.general && <Notice kind="error">{errors.general}</Notice>}
+      <fieldset>
+        <legend>Destination</legend>
+        <Field label="Id" error={error("id")} hint="1-64 letters, digits, - or _.">
+          {(attributes) => (
+            <input
+              {...attributes}
+              name="id"
+              value={id}
+              readOnly={existing !== undefined}
+              onInput={(event) => setId(event.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field label="Name (optional)" error={error("name")}>
+          {(attributes) => <input {...attributes} name="name" value={name} onInput={(event) => setName(event.currentTarget.value)} />}
+        </Field>
+        <div class="check">
+          <input id="enabled" type="checkbox" checked={enabled} onChange={(event) => setEnabled(event.currentTarget.checked)} />
+          <label for="enabled">Enabled (a disabled destination receives nothing; its retries wait)</label>
+        </div>
+      </fieldset>
+
+      <fieldset>
+        <legend>URLs, called in this order</legend>
+        {error("webhooks") && <p class="field-error">{error("webhooks")}</p>}
+        {urls.map((row, index) => (
+          <div class="url-row" key={index}>
+            <Field
+              label={`URL ${index + 1}`}
+              error={error(`webhooks.${index}.url`) ?? error(`webhooks.${index}`)}
+              hint={index === 0 ? "An absolute http or https URL." : undefined}
+            >
+              {(attributes) => (
+                <input
+                  {...attributes}
+                  name={`url-${index}`}
+                  type="url"
+                  class="mono"
+                  placeholder="https://example.com/webhooks"
+                  value={row.url}
+                  onInput={(event) => updateUrl(index, (r) => ({ ...r, url: event.currentTarget.value }))}
+                />
+              )}
+            </Field>
+            <div class="headers" role="group" aria-label={`Static headers of URL ${index + 1}`}>
+              {error(`webhooks.${index}.headers`) && <p class="field-error">{error(`webhooks.${index}.headers`)}</p>}
+              {row.headers.map((header, h) => (
+                <div class="header-row" key={h}>
+                  <Field label={`Header name ${h + 1}`} error={header.name ? error(`webhooks.${index}.headers.${header.name}`) : undefined}>
+                    {(attributes) => (
+                      <input
+                        {...attributes}
+                        class="mono"
+                        value={header.name}
+                        onInput={(event) =>
+                          updateUrl(index, (r) => ({
+                            ...r,
+                            headers: r.headers.map((x, i) => (i === h ? { ...x, name: event.currentTarget.value } : x)),
+                          }))
+                        }
+                      />
+                    )}
+                  </Field>
+                  <Field
+                    label={`Header value ${h + 1}`}
+                    hint={
+                      /^\[set:sha256:[0-9a-f]{8}\]$/.test(header.value) ? "Stored value (masked): kept unless you replace it." : undefined
+                    }
+                  >
+                    {(attributes) => (
+                      <input
+                        {...attributes}
+                        class="mono"
+                        value={header.value}
+                        onInput={(event) =>
+                          updateUrl(index, (r) => ({
+                            ...r,
+                            headers: r.headers.map((x, i) => (i === h ? { ...x, value: event.currentTarget.value } : x)),
+                          }))
+                        }
+                      />
+                    )}
+                  </Field>
+                  <button
+                    type="button"
+                    class="secondary small"
+                    aria-label={`Remove header ${h + 1} of URL ${index + 1}`}
+                    onClick={() => updateUrl(index, (r) => ({ ...r, headers: r.headers.filter((_, i) => i !== h) }))}
+                  >
+                    Remove
+                  </button>
+                </div>
+              ))}
+              <button
+                type="button"
+                class="secondary small"
+                onClick={() => updateUrl(index, (r) => ({ ...r, headers: [...r.headers, { name: "", value: "" }] }))}
+              >
+                Add a header
+              </button>
+            </div>
+            {urls.length > 1 && (
+              <button
+                type="button"
+                class="secondary small"
+                aria-label={`Remove URL ${index + 1}`}
+                onClick={() => setUrls(urls.filter((_, i) => i !== index))}
+              >
+                Remove URL {index + 1}
+              </button>
+            )}
+          </div>
+        ))}
+        {urls.length < MAX_URLS && (
+          <button type="button" class="secondary" onClick={() => setUrls([...urls, { url: "", headers: [] }])}>
+            Add a URL
+          </button>
+        )}
+      </fieldset>
+
+      <fieldset>
+        <legend>Signing</legend>
+        <Field
+          label="Shared secret (X-Signature)"
+          error={error("sharedSecret")}
+          hint={
+            hasSharedSecret
+              ? "A secret is set and is never shown. Leave blank to keep it, or type a new one."
+              : "Optional: every request then carries X-Signature, an HMAC-SHA1 of the body."
+          }
+        >
+          {(attributes) => (
+            <input
+              {...attributes}
+              type="password"
+              autoComplete="new-password"
+              name="sharedSecret"
+              value={sharedSecret}
+              disabled={removeSharedSecret}
+              onInput={(event) => setSharedSecret(event.currentTarget.value)}
+            />
+          )}
+        </Field>
+        {hasSharedSecret && (
+          <div class="check">
+            <input
+              id="remove-secret"
+              type="checkbox"
+              checked={removeSharedSecret}
+              onChange={(event) => setRemoveSharedSecret(event.currentTarget.checked)}
+            />
+            <label for="remove-secret">Remove the shared secret (requests go unsigned by X-Signature)</label>
+          </div>
+        )}
+        <div class="check">
+          <input
+            id="standard-webhooks"
+            type="checkbox"
+            checked={standardWebhooks}
+            onChange={(event) => setStandardWebhooks(event.currentTarget.checked)}
+          />
+          <label for="standard-webhooks">Standard Webhooks signatures (webhook-id, webhook-timestamp, webhook-signature)</label>
+        </div>
+        {standardWebhooks && (
+          <Field
+            label="Signing secret"
+            error={error("standardWebhooks.signingSecret") ?? error("standardWebhooks")}
+            hint={
+              hasSigningSecret
+                ? "A secret is set and is never shown. Leave blank to keep it, or give a new one (it replaces the old one at once)."
+                : "whsec_ followed by base64 of 24-64 random bytes. Give it to your receiver; it is not shown again after saving."
+            }
+          >
+            {(attributes) => (
+              <div class="secret-row">
+                <input
+                  {...attributes}
+                  class="mono"
+                  name="signingSecret"
+                  autoComplete="off"
+                  value={signingSecret}
+                  onInput={(event) => setSigningSecret(event.currentTarget.value)}
+                />
+                <button type="button" class="secondary" onClick={() => setSigningSecret(newSigningSecret())}>
+                  Generate
+                </button>
+              </div>
+            )}
+          </Field>
+        )}
+      </fieldset>
+
+      <fieldset>
+        <legend>Sources that send here</legend>
+        {error("sources") && <p class="field-error">{error("sources")}</p>}
+        {sources.length === 0 ? (
+          <p class="hint">
+            No sources yet: <Link to="/sources">create one</Link>, then connect it here.
+          </p>
+        ) : (
+          sources.map((source) => (
+            <div class="check" key={source.id}>
+              <input
+                id={`source-${source.id}`}
+                type="checkbox"
+                checked={selectedSources.includes(source.id)}
+                onChange={(event) =>
+                  setSelectedSources(
+                    event.currentTarget.checked ? [...selectedSources, source.id] : selectedSources.filter((s) => s !== source.id),
+                  )
+                }
+              />
+              <label for={`source-${source.id}`}>
+                <span class="mono">{source.id}</span>
+                {source.name ? ` (${source.name})` : ""}
+              </label>
+            </div>
+          ))
+        )}
+      </fieldset>
+
+      <div class="form-actions">
+        <button type="submit" disabled={busy}>
+          {busy ? "Saving…" : existing ? "Save changes" : "Create destination"}
+        </button>
+        <Link to="/destinations" class="button secondary">
+          Cancel
+        </Link>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,301 @@
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { credentials, Metadata } from "@grpc/grpc-js";
+import { AudienceServiceClient, SyncAudienceIncrementRequest } from "@switchyard/contracts";
+import { waitFor, WebhookReceiver } from "@switchyard/testkit";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, startConsoleFixture, type ConsoleFixture } from "../../services/console/test/console-fixture.js";
+
+/**
+ * The console in a real headless Chromium against the real suite (nats-server, ingest,
+ * delivery, audience-sync, the console) and a loopback receiver: sign in, create a source and
+ * a destination (each form showing the service's error next to the field first), connect them,
+ * watch calls arrive in the live debugger, see the destination failing on the overview, replay
+ * its dead letters once the receiver is back, and see an audience sync. Each page is
+ * screenshotted into test/e2e/screenshots/ (git-ignored); with UPDATE_DOCS_SCREENSHOTS=1 the
+ * overview also goes to docs/images/console-overview.png, which the README shows.
+ */
+
+const CHROMIUM = "/usr/bin/chromium";
+/** As in browser-sdk.test.ts: without these Chromium hangs on this machine's blocked network. */
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SCREENSHOTS = join(ROOT, "test/e2e/screenshots");
+const LONG = 30_000;
+
+let receiver: WebhookReceiver;
+let fixture: ConsoleFixture;
+let userDataDir: string;
+let browser: BrowserContext;
+let page: Page;
+let receiverUp = true;
+/** Message ids the receiver answered 200 for. */
+const delivered = new Set<string>();
+const pageProblems: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium is needed at ${CHROMIUM} for this test: apt-get install -y chromium (.ci/run installs it)`);
+  await mkdir(SCREENSHOTS, { recursive: true });
+  receiver = await WebhookReceiver.start();
+  receiver.respond((request) => {
+    if (!receiverUp) return { status: 503 };
+    if (request.json?.messageId) delivered.add(request.json.messageId);
+    return { status: 200 };
+  });
+  fixture = await startConsoleFixture({
+    // A short retry window, so a failing destination's calls are dead letters within seconds.
+    deliveryEnv: {
+      DELIVERY_RETRY_WINDOW_MS: "3000",
+      DELIVERY_RETRY_BASE_DELAY_MS: "200",
+      DELIVERY_RETRY_MAX_DELAY_MS: "500",
+      DELIVERY_FAILURE_THRESHOLD: "3",
+      DELIVERY_FAILING_COOLDOWN_MS: "300",
+    },
+  });
+  userDataDir = await mkdtemp(join(tmpdir(), "switchyard-console-chromium-"));
+  browser = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 860 },
+  });
+  page = await browser.newPage();
+  page.on("pageerror", (error) => pageProblems.push(`pageerror: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error" && !/status of (401|400|403|409)/.test(message.text())) pageProblems.push(`console: ${message.text()}`);
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await fixture?.dispose();
+  await receiver?.close();
+  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+});
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
+}
+
+async function go(title: string): Promise<void> {
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: title, exact: true }).click();
+}
+
+/** Sends track calls through ingest's Segment HTTP API, as a backend would. */
+async function sendTrack(writeKey: string, events: { event: string; userId: string; properties?: object }[]): Promise<void> {
+  const response = await fetch(`${fixture.ingestHttpUrl}/v1/batch`, {
+    method: "POST",
+    headers: { authorization: `Basic ${Buffer.from(`${writeKey}:`).toString("base64")}`, "content-type": "application/json" },
+    body: JSON.stringify({ batch: events.map((call) => ({ type: "track", ...call })) }),
+  });
+  expect(response.status).toBe(200);
+}
+
+describe("the console in a browser", () => {
+  let writeKey = "";
+
+  it("refuses a wrong password and signs in with the admin token", async () => {
+    await page.goto(fixture.url);
+    const secret = page.getByLabel("Admin token or password");
+    await secret.fill("not-the-admin-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText("Wrong admin token or password.").waitFor();
+    expect(await secret.getAttribute("aria-invalid")).toBe("true");
+    await screenshot("sign-in");
+
+    await secret.fill(ADMIN_TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor();
+    // Keyboard users get a skip link first on a freshly loaded page.
+    await page.reload();
+    await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor();
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement?.textContent")).toBe("Skip to content");
+  });
+
+  it("creates a source, showing the field's error first, and its write key once", async () => {
+    await go("Sources");
+    await page.getByRole("heading", { name: "Sources", level: 1 }).waitFor();
+    const id = page.getByLabel("Id", { exact: true });
+    await id.fill("not valid!");
+    await page.getByRole("button", { name: "Create source" }).click();
+    const error = page.locator(".field.invalid .field-error");
+    await error.waitFor();
+    expect(await error.textContent()).toContain("must be 1-64 letters, digits, '-' or '_'");
+    expect(await id.getAttribute("aria-invalid")).toBe("true");
+    await screenshot("sources-error");
+
+    await id.fill("shop");
+    await page.getByLabel("Name (optional)").fill("Shop backend");
+    await page.getByRole("button", { name: "Create source" }).click();
+    const key = page.getByLabel("Write key of shop (shown only now)");
+    await key.waitFor();
+    writeKey = await key.inputValue();
+    expect(writeKey).toMatch(/^wk_/);
+    await page.getByRole("row", { name: /shop/ }).waitFor();
+    await screenshot("sources");
+    await page.getByRole("button", { name: "I have stored it" }).click();
+    expect(await page.getByLabel("Write key of shop (shown only now)").count()).toBe(0);
+    // Shown once: a reload does not bring it back, and the list never holds it.
+    await page.reload();
+    await page.getByRole("row", { name: /shop/ }).waitFor();
+    expect(await page.content()).not.toContain(writeKey);
+  });
+
+  it("sets up a webhook destination, showing the URL's error next to it, and connects the source", async () => {
+    await go("Destinations");
+    await page.getByRole("link", { name: "Set up Webhooks" }).click();
+    await page.getByRole("heading", { name: "New Webhooks destination" }).waitFor();
+    await page.getByLabel("Id", { exact: true }).fill("hook");
+    const url = page.getByLabel("URL 1", { exact: true });
+    await url.fill("ftp://files.example.com/drop");
+    await page.getByLabel("Shared secret (X-Signature)").fill("console-e2e-shared-secret");
+    await page.getByLabel("shop (Shop backend)").check();
+    await page.getByRole("button", { name: "Create destination" }).click();
+    const error = page.locator(".field.invalid .field-error");
+    await error.waitFor();
+    expect(await url.getAttribute("aria-invalid")).toBe("true");
+    expect(await page.locator(".field.invalid label").first().textContent()).toBe("URL 1");
+    await screenshot("destination-error");
+
+    await url.fill(receiver.url("/hook"));
+    await page.getByRole("button", { name: "Add a header" }).click();
+    await page.getByLabel("Header name 1").fill("X-Api-Key");
+    await page.getByLabel("Header value 1").fill("console-e2e-header-value");
+    await page.getByRole("button", { name: "Create destination" }).click();
+    await page.getByText("Destination hook saved.").waitFor();
+    const row = page.getByRole("row", { name: /hook/ });
+    expect(await row.textContent()).toContain("shop");
+    expect(await row.textContent()).toContain("X-Signature");
+    await screenshot("destinations");
+
+    // Editing shows no secret back: the header value is a fingerprint, the secret field is empty.
+    await page.getByRole("link", { name: "Edit" }).click();
+    await page.getByRole("heading", { name: "Edit hook" }).waitFor();
+    expect(await page.getByLabel("Header value 1").inputValue()).toMatch(/^\[set:sha256:[0-9a-f]{8}\]$/);
+    expect(await page.getByLabel("Shared secret (X-Signature)").inputValue()).toBe("");
+    expect(await page.content()).not.toContain("console-e2e-shared-secret");
+    await screenshot("destination-edit");
+    await page.getByRole("link", { name: "Cancel" }).click();
+  });
+
+  it("shows the source's calls in the live debugger as they arrive: searchable and pausable", async () => {
+    await go("Live debugger");
+    await page.getByLabel("Source").selectOption("shop");
+    await page.getByText("Listening to shop").waitFor({ timeout: LONG });
+    await sendTrack(writeKey, [
+      { event: "Order Completed", userId: "ada", properties: { revenue: 42 } },
+      { event: "Signed Up", userId: "grace" },
+    ]);
+    await page.locator("tr.call-row", { hasText: "Order Completed" }).waitFor({ timeout: LONG });
+    await page.locator("tr.call-row", { hasText: "Signed Up" }).waitFor();
+    await page.locator("tr.call-row", { hasText: "Order Completed" }).getByRole("button", { name: "Show" }).click();
+    expect(await page.locator("pre.json").textContent()).toContain('"revenue": 42');
+    await screenshot("debugger");
+
+    await page.getByLabel("Search").fill("grace");
+    await waitFor("the search to narrow the list", async () => (await page.locator("tr.call-row").count()) === 1);
+    await page.getByLabel("Search").fill("");
+
+    await page.getByRole("button", { name: "Pause" }).click();
+    await sendTrack(writeKey, [{ event: "While Paused", userId: "ada" }]);
+    await page.getByRole("button", { name: "Resume (1 new)" }).waitFor({ timeout: LONG });
+    expect(await page.locator("tr.call-row", { hasText: "While Paused" }).count()).toBe(0);
+    await page.getByRole("button", { name: "Resume (1 new)" }).click();
+    await page.locator("tr.call-row", { hasText: "While Paused" }).waitFor();
+    await waitFor("the calls at the receiver", () => receiver.requests.length >= 3, { timeoutMs: LONG });
+  });
+
+  it("shows the destination failing on the overview while its receiver fails", async () => {
+    receiverUp = false;
+    await sendTrack(
+      writeKey,
+      Array.from({ length: 12 }, (_, i) => ({ event: "Checkout Failed", userId: `user-${i}` })),
+    );
+    await go("Overview");
+    await page.locator("tr.row-bad", { hasText: "hook" }).waitFor({ timeout: 60_000 });
+    await page.getByRole("heading", { name: "Failing destinations" }).waitFor();
+    // The short retry window makes the failed calls dead letters within seconds.
+    await page.locator(".tile.warn").waitFor({ timeout: LONG });
+    await screenshot("overview");
+    if (process.env.UPDATE_DOCS_SCREENSHOTS === "1") {
+      await mkdir(join(ROOT, "docs/images"), { recursive: true });
+      await page.screenshot({ path: join(ROOT, "docs/images/console-overview.png") });
+    }
+  }, 120_000);
+
+  it("replays the dead letters once the receiver is back", async () => {
+    await go("Dead letters");
+    await page.getByLabel("Destination").selectOption("hook");
+    await waitFor(
+      "all 12 dead letters listed",
+      async () => {
+        await page.getByRole("button", { name: "Refresh" }).click();
+        return (await page.locator("table.dead-letters tbody tr").count()) === 12;
+      },
+      { timeoutMs: LONG, intervalMs: 500 },
+    );
+    await page.locator("table.dead-letters tbody tr").first().getByRole("button", { name: "Inspect" }).click();
+    expect(await page.locator("pre.json").textContent()).toContain("Checkout Failed");
+    await screenshot("dead-letters");
+
+    receiverUp = true;
+    const failedIds = new Set(receiver.requests.filter((r) => r.json?.event === "Checkout Failed").map((r) => r.json.messageId as string));
+    expect(failedIds.size).toBe(12);
+    // One, then the rest as a selection.
+    await page.locator("table.dead-letters tbody tr").first().getByRole("button", { name: "Replay" }).click();
+    await page.getByText("Replayed 1 dead letter").waitFor();
+    await page.getByLabel("Select every dead letter shown").check();
+    await page.getByRole("button", { name: "Replay selected (11)" }).click();
+    await page.getByText("Replayed 11 selected dead letters").waitFor();
+    await page.getByText("No dead letters for hook.").waitFor();
+    await waitFor("the 12 replayed calls delivered", () => [...failedIds].every((id) => delivered.has(id)), { timeoutMs: LONG });
+    // With the destination's static header.
+    expect(receiver.requests.at(-1)!.headers["x-api-key"]).toBe("console-e2e-header-value");
+  }, 120_000);
+
+  it("lists an audience with its last sync", async () => {
+    const client = new AudienceServiceClient(`127.0.0.1:${fixture.audienceSync.grpcPort}`, credentials.createInsecure());
+    const metadata = new Metadata();
+    metadata.set("authorization", `Bearer ${ADMIN_TOKEN}`);
+    await new Promise((resolve, reject) =>
+      client.syncAudienceIncrement(
+        SyncAudienceIncrementRequest.fromPartial({
+          header: { sourceId: "shop", name: "High Value Users", syncId: "hvu-2026-01", expectedCount: 0 },
+          addedUserIds: ["ada", "grace"],
+        }),
+        metadata,
+        (error, response) => (error ? reject(error) : resolve(response)),
+      ),
+    );
+    client.close();
+    await go("Audiences");
+    const row = page.getByRole("row", { name: /High Value Users/ });
+    await row.waitFor();
+    const text = (await row.textContent()) ?? "";
+    expect(text).toContain("high_value_users");
+    expect(text).toContain("hvu-2026-01");
+    expect(text).toContain("increment");
+    await screenshot("audiences");
+  });
+
+  it("signs out", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("Admin token or password").waitFor();
+    expect(pageProblems).toEqual([]);
+  });
+});
