@@ -2,12 +2,12 @@ import { DeliverPolicy, type JetStreamClient } from "@nats-io/jetstream";
 
 /** KV marks a deleted or purged key with this header on its last message. */
 const KV_OPERATION_HEADER = "KV-Operation";
-const FETCH_EXPIRES_MS = 5_000;
 
 /**
- * The current values of every key of a KV bucket matching `keyFilter` (NATS wildcards), read
- * with one ordered consumer over the bucket's stream delivering the last message per key:
- * hundreds of records in one pass, rather than a listing and a get per key.
+ * The current values of every key of a KV bucket matching `keyFilter` (NATS wildcards), read as
+ * the KV client lists keys: one ordered consumer over the bucket's stream, from the last message
+ * of each key, until none is pending. Hundreds of records come in one pass rather than a get per
+ * key. A key written while it runs is read again (the later value wins), never missed.
  */
 export async function readLatestValues<Value>(
   js: JetStreamClient,
@@ -15,26 +15,31 @@ export async function readLatestValues<Value>(
   keyFilter: string,
 ): Promise<{ key: string; value: Value }[]> {
   const prefix = `$KV.${bucket}.`;
-  const consumer = await js.consumers.get(`KV_${bucket}`, {
+  const consumer = await js.consumers.getPushConsumer(`KV_${bucket}`, {
     filter_subjects: `${prefix}${keyFilter}`,
     deliver_policy: DeliverPolicy.LastPerSubject,
   });
-  let pending = (await consumer.info(true)).num_pending;
-  const values: { key: string; value: Value }[] = [];
+  const values = new Map<string, Value | undefined>();
+  if ((await consumer.info(true)).num_pending === 0) return [];
   const decoder = new TextDecoder();
-  while (pending > 0) {
-    let received = 0;
-    const messages = await consumer.fetch({ max_messages: pending, expires: FETCH_EXPIRES_MS });
-    for await (const message of messages) {
-      received++;
+  let failure: unknown;
+  const messages = await consumer.consume({
+    callback: (message) => {
+      const key = message.subject.slice(prefix.length);
       const operation = message.headers?.get(KV_OPERATION_HEADER);
-      if (operation !== "DEL" && operation !== "PURGE" && message.data.length > 0) {
-        values.push({ key: message.subject.slice(prefix.length), value: JSON.parse(decoder.decode(message.data)) as Value });
+      try {
+        values.set(key, operation === "DEL" || operation === "PURGE" ? undefined : (JSON.parse(decoder.decode(message.data)) as Value));
+      } catch (error) {
+        failure ??= error;
       }
-      if (received === pending) break;
-    }
-    if (received === 0) break;
-    pending -= received;
-  }
-  return values;
+      if (message.info.pending === 0) void messages.close();
+    },
+  });
+  void (async () => {
+    // A heartbeat means the consumer has nothing more to send (the last key it had was deleted).
+    for await (const status of messages.status()) if (status.type === "heartbeat") void messages.close();
+  })();
+  await messages.closed();
+  if (failure) throw failure;
+  return [...values].filter((entry): entry is [string, Value] => entry[1] !== undefined).map(([key, value]) => ({ key, value }));
 }

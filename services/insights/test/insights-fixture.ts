@@ -29,7 +29,8 @@ export const WORKSPACE = {
   connections: [{ sourceId: "web", destinationId: "hook" }],
 };
 
-export interface InsightsFixture {
+/** A real nats-server with the streams insights reads, the workspace file, and a publisher: everything but insights. */
+export interface TestBus {
   nats: NatsServer;
   names: BusNames;
   nc: NatsConnection;
@@ -38,16 +39,13 @@ export interface InsightsFixture {
   workspaceFile: WorkspaceFile;
   /** The settings insights runs with (in this process, or as a child process). */
   env: Record<string, string>;
-  insights: InsightsHandle;
-  client: InsightsClient;
   publisher: BatchPublisher;
-  /** Stops insights (as on SIGTERM) and starts a fresh one on the same bus. */
-  restart(): Promise<void>;
+  /** Starts an insights service in this process on this bus, with `env` on top of the bus's settings. */
+  startInsights(env?: Record<string, string>): Promise<InsightsHandle>;
   dispose(): Promise<void>;
 }
 
-/** A real nats-server, the workspace seeded from a file, and insights started in this process (`env` adds settings). */
-export async function startInsightsFixture(options: { env?: Record<string, string>; workspace?: unknown } = {}): Promise<InsightsFixture> {
+export async function startTestBus(options: { env?: Record<string, string>; workspace?: unknown } = {}): Promise<TestBus> {
   const nats = await NatsServer.start();
   const namespace = uniqueNamespace();
   const names = busNames(namespace);
@@ -70,9 +68,8 @@ export async function startInsightsFixture(options: { env?: Record<string, strin
     INSIGHTS_FLUSH_INTERVAL_MS: "100",
     ...options.env,
   };
-  const start = () => startInsights(loadInsightsConfig(env), createLogger({ service: "insights", level: "silent" }));
-  const insights = await start();
-  const fixture: InsightsFixture = {
+  const started: InsightsHandle[] = [];
+  return {
     nats,
     names,
     nc,
@@ -80,21 +77,51 @@ export async function startInsightsFixture(options: { env?: Record<string, strin
     jsm,
     workspaceFile,
     env,
+    publisher: new BatchPublisher({ bus, js, names }),
+    startInsights: async (extra = {}) => {
+      const handle = await startInsights(
+        loadInsightsConfig({ ...env, ...extra }),
+        createLogger({ service: "insights", level: (process.env.INSIGHTS_TEST_LOG as "warn" | undefined) ?? "silent" }),
+      );
+      // Stopped once, whether by the test or at dispose.
+      let stopping: Promise<void> | undefined;
+      const once: InsightsHandle = { grpcPort: handle.grpcPort, opsPort: handle.opsPort, stop: () => (stopping ??= handle.stop()) };
+      started.push(once);
+      return once;
+    },
+    dispose: async () => {
+      for (const handle of started) await handle.stop().catch(() => {});
+      await nc.close();
+      await nats.dispose();
+      await workspaceFile.remove();
+    },
+  };
+}
+
+export interface InsightsFixture extends TestBus {
+  insights: InsightsHandle;
+  client: InsightsClient;
+  /** Stops insights (as on SIGTERM) and starts a fresh one on the same bus. */
+  restart(): Promise<void>;
+}
+
+/** The test bus with insights started in this process (`env` adds settings). */
+export async function startInsightsFixture(options: { env?: Record<string, string>; workspace?: unknown } = {}): Promise<InsightsFixture> {
+  const bus = await startTestBus(options);
+  const insights = await bus.startInsights();
+  const fixture: InsightsFixture = {
+    ...bus,
     insights,
     client: new InsightsClient(`127.0.0.1:${insights.grpcPort}`),
-    publisher: new BatchPublisher({ bus, js, names }),
     restart: async () => {
       fixture.client.close();
       await fixture.insights.stop();
-      fixture.insights = await start();
+      fixture.insights = await bus.startInsights();
       fixture.client = new InsightsClient(`127.0.0.1:${fixture.insights.grpcPort}`);
     },
     dispose: async () => {
       fixture.client.close();
-      await fixture.insights.stop().catch(() => {});
-      await nc.close();
-      await nats.dispose();
-      await workspaceFile.remove();
+      await bus.dispose();
     },
   };
   return fixture;
@@ -110,7 +137,7 @@ export function track(event: string, properties?: Record<string, unknown>): Call
 }
 
 /** Publishes calls as one batch on the filtered stream, as ingest publishes calls a source blocks. */
-export async function publishFiltered(fixture: InsightsFixture, sourceId: string, batchId: string, calls: Call[]): Promise<void> {
+export async function publishFiltered(fixture: TestBus, sourceId: string, batchId: string, calls: Call[]): Promise<void> {
   const payload = CallBatch.encode({ batchId, sourceId, receivedAt: calls[0]?.receivedAt, calls }).finish();
   await fixture.js.publish(fixture.names.filteredSubject(sourceId), payload, {
     msgID: `${sourceId}:${batchId}`,
@@ -120,7 +147,7 @@ export async function publishFiltered(fixture: InsightsFixture, sourceId: string
 
 /** Publishes a usage report, as ingest (rejected calls) and delivery (outcomes) do. */
 export async function publishUsage(
-  fixture: InsightsFixture,
+  fixture: TestBus,
   report: { rejected: insightsApi.RejectedCalls; id: string } | { outcomes: insightsApi.DeliveryOutcomes; id: string },
 ): Promise<void> {
   const { names, js } = fixture;
