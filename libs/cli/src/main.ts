@@ -7,6 +7,8 @@ Commands:
   send                  Send a test call (gRPC ingest, or the Segment HTTP API with --http)
   config                Workspace: get, apply <file>, rotate-signing-secret <destination>
   deliveries            Failed deliveries and dead letters: list, replay, stats
+  schema <source>       What a source sends: calls by type and name, with counts and keys
+  usage                 Calls accepted, filtered and rejected per source and day, and per destination
   verify                Check an X-Signature or Standard Webhooks signature (exit code 0 or 1)
   call <Service/Method> Call any Switchyard gRPC method with JSON
 
@@ -26,6 +28,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   send: async () => (await import("./commands/send.js")).send,
   config: async () => (await import("./commands/config.js")).config,
   deliveries: async () => (await import("./commands/deliveries.js")).deliveries,
+  schema: async () => (await import("./commands/insights.js")).schema,
+  usage: async () => (await import("./commands/insights.js")).usage,
   verify: async () => (await import("./commands/verify.js")).verify,
   call: async () => (await import("./commands/call.js")).call,
 };
