@@ -10,6 +10,7 @@ const OPS_PORTS = {
   ingest: ["INGEST_OPS_PORT", 9101],
   delivery: ["DELIVERY_OPS_PORT", 9102],
   "audience-sync": ["AUDIENCE_OPS_PORT", 9103],
+  insights: ["INSIGHTS_OPS_PORT", 9104],
 };
 
 const service = process.env.SERVICE ?? "";
