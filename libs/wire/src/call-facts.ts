@@ -70,6 +70,7 @@ export class BatchFacts {
 
   /** Drops the keys pushed after `length` (a payload or Struct read again replaces the earlier one). */
   truncateKeys(length: number): void {
+    if (this.keys.length === length) return;
     this.keys.length = length;
     this.keyTypes.length = length;
   }
@@ -171,12 +172,51 @@ for (const shape of PAYLOADS) {
 /** A Struct's keys already pushed for the call being read, by key, with their index in facts.keys. Reused. */
 const seenKeys = new Map<string, number>();
 
+/** Texts up to this many bytes are looked up in the cache below; longer ones are rare and decoded each time. */
+const CACHED_TEXT_BYTES = 64;
+const TEXT_SLOTS = 4096;
+
+/**
+ * The strings of recently read short texts (keys and names, which repeat from call to call), by
+ * a hash of their bytes: a text seen before costs a hash and a compare instead of a new string
+ * (and the garbage it leaves). The same bytes always give the same string, invalid UTF-8 included.
+ */
+class TextCache {
+  private readonly bytes: (Buffer | undefined)[] = new Array<Buffer | undefined>(TEXT_SLOTS).fill(undefined);
+  private readonly strings: string[] = new Array<string>(TEXT_SLOTS).fill("");
+
+  text(buf: Buffer, start: number, end: number): string {
+    const length = end - start;
+    if (length > CACHED_TEXT_BYTES) return buf.toString("utf8", start, end);
+    let hash = 0x811c9dc5 ^ length;
+    for (let at = start; at < end; at++) hash = Math.imul(hash ^ buf[at]!, 0x01000193);
+    const slot = (hash >>> 0) & (TEXT_SLOTS - 1);
+    const known = this.bytes[slot];
+    if (known !== undefined && known.length === length) {
+      let same = true;
+      for (let index = 0; index < length; index++) {
+        if (known[index] !== buf[start + index]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.strings[slot]!;
+    }
+    const text = buf.toString("utf8", start, end);
+    this.bytes[slot] = Buffer.from(buf.subarray(start, end));
+    this.strings[slot] = text;
+    return text;
+  }
+}
+
+const texts = new TextCache();
+
 function readPlainBatch(reader: WireReader, end: number, facts: BatchFacts): void {
   while (reader.pos < end) {
     const tag = reader.varint32();
     if (tag === BATCH_SOURCE_ID) {
       const fieldEnd = reader.fieldEnd(end);
-      facts.sourceId = reader.text(reader.pos, fieldEnd);
+      facts.sourceId = texts.text(reader.buf, reader.pos, fieldEnd);
       reader.pos = fieldEnd;
     } else if (tag === BATCH_RECEIVED_AT) {
       const fieldEnd = reader.fieldEnd(end);
@@ -224,7 +264,7 @@ function readPlainPayload(reader: WireReader, end: number, shape: PayloadFactsSh
     const tag = reader.varint32();
     if (tag === shape.nameTag) {
       const fieldEnd = reader.fieldEnd(end);
-      name = reader.text(reader.pos, fieldEnd);
+      name = texts.text(reader.buf, reader.pos, fieldEnd);
       reader.pos = fieldEnd;
     } else if (tag === shape.structTag) {
       facts.truncateKeys(keyStart);
@@ -252,7 +292,7 @@ function readPlainStructKeys(reader: WireReader, end: number, facts: BatchFacts)
       const entryTag = reader.varint32();
       if (entryTag === ENTRY_KEY) {
         const keyEnd = reader.fieldEnd(entryEnd);
-        key = reader.text(reader.pos, keyEnd);
+        key = texts.text(reader.buf, reader.pos, keyEnd);
         reader.pos = keyEnd;
       } else if (entryTag === ENTRY_VALUE) {
         type = plainValueType(reader, reader.fieldEnd(entryEnd));

@@ -21,6 +21,7 @@ export class InsightsMetrics {
   private readonly calls: Record<StreamName, CounterChild>;
   private readonly skippedMessages: Counter;
   private readonly lag: Record<StreamName, GaugeChild>;
+  private readonly readSequence: Record<StreamName, GaugeChild>;
   private readonly flushes: Record<"ok" | "failed", CounterChild>;
   private readonly flushSeconds: Histogram;
 
@@ -64,6 +65,12 @@ export class InsightsMetrics {
       labelNames: ["stream"],
       registers: [registry],
     });
+    const readSequence = new Gauge({
+      name: `${METRIC_PREFIX}insights_read_sequence`,
+      help: "The stream sequence of the last message read, by stream: the stream's last sequence minus this is how far behind insights is",
+      labelNames: ["stream"],
+      registers: [registry],
+    });
     const flushes = new Counter({
       name: `${METRIC_PREFIX}insights_flushes_total`,
       help: "Writes of the counts read to KV, by result (failed: some records kept their counts for the next one)",
@@ -79,6 +86,7 @@ export class InsightsMetrics {
     this.messages = childrenByLabel(STREAMS, (stream) => messages.labels(stream));
     this.calls = childrenByLabel(STREAMS, (stream) => calls.labels(stream));
     this.lag = childrenByLabel(STREAMS, (stream) => lag.labels(stream));
+    this.readSequence = childrenByLabel(STREAMS, (stream) => readSequence.labels(stream));
     this.flushes = childrenByLabel(["ok", "failed"] as const, (result) => flushes.labels(result));
   }
 
@@ -92,7 +100,9 @@ export class InsightsMetrics {
     this.messages[stream].inc();
   }
 
-  lagging(stream: StreamName, pending: number): void {
+  /** After each message read: its sequence, and how many are left to read. */
+  position(stream: StreamName, sequence: number, pending: number): void {
+    this.readSequence[stream].set(sequence);
     this.lag[stream].set(pending);
   }
 

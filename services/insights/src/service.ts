@@ -71,7 +71,15 @@ async function insightsParts(config: InsightsConfig, logger: Logger, { ops, js, 
     afterSequence: number,
     label: "calls" | "filtered" | "usage",
     handle: Parameters<typeof StreamReader.start>[0]["handle"],
-  ) => StreamReader.start({ js, stream, afterSequence, handle, pending: (count) => metrics.lagging(label, count), logger });
+  ) =>
+    StreamReader.start({
+      js,
+      stream,
+      afterSequence,
+      handle,
+      position: (sequence, pending) => metrics.position(label, sequence, pending),
+      logger,
+    });
   const readers = [
     await reader(names.callsStream, from.calls, "calls", (message) => counting.handleBatch(CALLS, message)),
     await reader(names.filteredStream, from.filtered, "filtered", (message) => counting.handleBatch(FILTERED, message)),

@@ -21,11 +21,11 @@ export class StreamReader {
     stream: string;
     afterSequence: number;
     handle: (message: StreamMessage) => void | Promise<void>;
-    /** Told how many messages are left to read, after each one. */
-    pending: (count: number) => void;
+    /** Told after each message: its sequence, and how many are left to read. */
+    position: (sequence: number, pending: number) => void;
     logger: Logger;
   }): Promise<StreamReader> {
-    const { js, stream, afterSequence, handle, pending, logger } = options;
+    const { js, stream, afterSequence, handle, position, logger } = options;
     const consumer = await js.consumers.get(
       stream,
       afterSequence > 0
@@ -38,7 +38,7 @@ export class StreamReader {
       for await (const message of messages) {
         const handled = handle(toStreamMessage(message));
         if (handled) await handled;
-        pending(message.info.pending);
+        position(message.seq, message.info.pending);
         if (state.stopped) break;
       }
     })().catch((error: unknown) => logger.error({ err: error, stream }, "reading a stream stopped"));
