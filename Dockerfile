@@ -37,9 +37,9 @@ COPY scripts/healthcheck.mjs ./scripts/healthcheck.mjs
 # Everything above belongs to root and is read-only for the service; it writes nothing (state lives in NATS).
 USER node
 # ingest: gRPC 50051, Segment-compatible HTTP 8080; delivery: gRPC 50052; audience-sync: gRPC 50053;
-# console: HTTP 8090; ops endpoints (/healthz, /readyz, /metrics): ingest 9101, delivery 9102,
-# audience-sync 9103, console 9105
-EXPOSE 50051 8080 50052 50053 8090 9101 9102 9103 9105
+# console: HTTP 8090; insights: gRPC 50054; ops endpoints (/healthz, /readyz, /metrics): ingest 9101,
+# delivery 9102, audience-sync 9103, insights 9104, console 9105
+EXPOSE 50051 8080 50052 50053 50054 8090 9101 9102 9103 9104 9105
 # Liveness, with node since the image has no curl: /healthz on the service's ops port ($SERVICE picks it).
 # Liveness rather than readiness, so that a NATS outage does not get containers replaced by an orchestrator;
 # docker-compose.yml probes /readyz instead.

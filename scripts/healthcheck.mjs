@@ -11,6 +11,7 @@ const OPS_PORTS = {
   delivery: ["DELIVERY_OPS_PORT", 9102],
   "audience-sync": ["AUDIENCE_OPS_PORT", 9103],
   console: ["CONSOLE_OPS_PORT", 9105],
+  insights: ["INSIGHTS_OPS_PORT", 9104],
 };
 
 const service = process.env.SERVICE ?? "";

@@ -311,7 +311,7 @@ function printSummary(workspaceFile) {
     lines.push(
       `  delivery gRPC 127.0.0.1:${grpcPort}  (switchyard.v1.ConfigService, switchyard.v1.DeliveryService)`,
       `  admin token  ${extraEnvAdminToken(delivery)}`,
-      "               for the config, delivery, audience and deletion APIs (--token, or SWITCHYARD_ADMIN_TOKEN for the CLI)",
+      "               for the config, delivery, audience, deletion and insights APIs (--token, or SWITCHYARD_ADMIN_TOKEN for the CLI)",
     );
   }
   const audienceSync = services.find((s) => s.name === "audience-sync");
@@ -323,6 +323,13 @@ function printSummary(workspaceFile) {
   if (consoleService) {
     const httpPort = consoleService.httpPort ?? env.CONSOLE_HTTP_PORT ?? 8090;
     lines.push(`  console      http://127.0.0.1:${httpPort}   (the web interface: sign in with the admin token)`);
+  }
+  const insights = services.find((s) => s.name === "insights");
+  if (insights) {
+    const grpcPort = insights.grpcPort ?? env.INSIGHTS_GRPC_PORT ?? 50054;
+    lines.push(
+      `  insights gRPC 127.0.0.1:${grpcPort}  (switchyard.v1.InsightsService: npx switchyard schema <source>, npx switchyard usage)`,
+    );
   }
   const opsPorts = services.filter((s) => s.opsPort !== undefined).map((s) => `${s.name} http://127.0.0.1:${s.opsPort}`);
   if (opsPorts.length > 0) lines.push(`  ops endpoints (/healthz, /readyz, /metrics): ${opsPorts.join(", ")}`);

@@ -94,6 +94,8 @@ async function startEnv(extra: Record<string, string> = {}): Promise<Record<stri
     "AUDIENCE_OPS_PORT",
     "CONSOLE_HTTP_PORT",
     "CONSOLE_OPS_PORT",
+    "INSIGHTS_GRPC_PORT",
+    "INSIGHTS_OPS_PORT",
   ]) {
     ports[name] = String(await freePort());
   }
@@ -148,6 +150,7 @@ describe("npm start, the first hour", () => {
       "switchyard.v1.DeletionService",
     ]);
     expect(await listed(env.INGEST_GRPC_PORT!)).toEqual(["grpc.health.v1.Health", "switchyard.v1.IngestService"]);
+    expect(await listed(env.INSIGHTS_GRPC_PORT!)).toEqual(["grpc.health.v1.Health", "switchyard.v1.InsightsService"]);
 
     const second = start(env);
     expect(await second.exited).toBe(1);
@@ -169,7 +172,7 @@ describe("npm start, the first hour", () => {
     const first = start(env);
     const token = (await first.waitFor(ADMIN_TOKEN_LINE))[1]!;
     expect(token).toMatch(/^local-[0-9a-f]{32}$/);
-    expect(first.output).toContain("for the config, delivery, audience and deletion APIs");
+    expect(first.output).toContain("for the config, delivery, audience, deletion and insights APIs");
     await first.stop();
     expect((await readFile(join(dir, "token-data", "admin-token"), "utf8")).trim()).toBe(token);
 

@@ -6,13 +6,14 @@ import { connect } from "@nats-io/transport-node";
 import { loadAudienceSyncConfig, startAudienceSync } from "@switchyard/audience-sync";
 import { loadDeliveryConfig, startDelivery } from "@switchyard/delivery";
 import { loadIngestConfig, startIngest } from "@switchyard/ingest";
+import { loadInsightsConfig, startInsights } from "@switchyard/insights";
 import { busNames } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
 import { NatsServer, uniqueNamespace, waitFor } from "@switchyard/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
 
 /**
- * The ops endpoints of the three services against a real nats-server that the
+ * The ops endpoints of the four services against a real nats-server that the
  * test stops and starts again: /healthz stays up, /readyz and gRPC health
  * follow the NATS link, and a missing stream makes a service unready.
  */
@@ -52,10 +53,15 @@ beforeAll(async () => {
     loadAudienceSyncConfig({ ...common, AUDIENCE_GRPC_PORT: "0", AUDIENCE_OPS_PORT: "0" }),
     logger("audience-sync"),
   );
+  const insights = await startInsights(
+    loadInsightsConfig({ ...common, INSIGHTS_GRPC_PORT: "0", INSIGHTS_OPS_PORT: "0" }),
+    logger("insights"),
+  );
   services = [
     { name: "ingest", ...pick(ingest) },
     { name: "delivery", ...pick(delivery) },
     { name: "audience-sync", ...pick(audience) },
+    { name: "insights", ...pick(insights) },
   ];
 });
 

@@ -12,6 +12,7 @@ export const CONNECTION_OPTIONS = {
   "ingest-http": { type: "string" },
   delivery: { type: "string" },
   audience: { type: "string" },
+  insights: { type: "string" },
   token: { type: "string" },
   "write-key": { type: "string" },
   timeout: { type: "string" },
@@ -28,6 +29,7 @@ export const CONNECTION_HELP = `Connection options (flag, else environment varia
   --ingest-http <url>     SWITCHYARD_INGEST_URL     http://127.0.0.1:8080  (Segment HTTP API)
   --delivery <host:port>  SWITCHYARD_DELIVERY_ADDR  127.0.0.1:50052  (ConfigService, DeliveryService)
   --audience <host:port>  SWITCHYARD_AUDIENCE_ADDR  127.0.0.1:50053  (AudienceService, DeletionService)
+  --insights <host:port>  SWITCHYARD_INSIGHTS_ADDR  127.0.0.1:50054  (InsightsService)
   --token <token>         SWITCHYARD_ADMIN_TOKEN    (admin APIs)
   --write-key <key>       SWITCHYARD_WRITE_KEY      (IngestService, Segment HTTP API)
   --timeout <ms>          SWITCHYARD_TIMEOUT_MS     10000
@@ -44,6 +46,7 @@ export interface Connection {
   ingestHttp: string;
   delivery: string;
   audience: string;
+  insights: string;
   adminToken: string | undefined;
   writeKey: string | undefined;
   timeoutMs: number;
@@ -69,6 +72,7 @@ export function connectionFrom(values: ParsedValues, env: NodeJS.ProcessEnv, com
     ingestHttp: pick("ingest-http", "SWITCHYARD_INGEST_URL", "http://127.0.0.1:8080")!,
     delivery: pick("delivery", "SWITCHYARD_DELIVERY_ADDR", "127.0.0.1:50052")!,
     audience: pick("audience", "SWITCHYARD_AUDIENCE_ADDR", "127.0.0.1:50053")!,
+    insights: pick("insights", "SWITCHYARD_INSIGHTS_ADDR", "127.0.0.1:50054")!,
     adminToken: pick("token", "SWITCHYARD_ADMIN_TOKEN"),
     writeKey: pick("write-key", "SWITCHYARD_WRITE_KEY"),
     timeoutMs,

@@ -10,6 +10,8 @@ Commands:
   unblock <source>      Lift blocks set by block
   connect <src> <dest>  Connect a source to a destination, optionally with --filter '<json>'
   deliveries            Failed deliveries and dead letters: list, replay, stats
+  schema <source>       What a source sends: calls by type and name, with counts and keys
+  usage                 Calls accepted, filtered and rejected per source and day, and per destination
   verify                Check an X-Signature or Standard Webhooks signature (exit code 0 or 1)
   call <Service/Method> Call any Switchyard gRPC method with JSON
   hash-password         Hash a console password (SWITCHYARD_CONSOLE_PASSWORD_HASH)
@@ -33,6 +35,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   unblock: async () => (await import("./commands/block.js")).unblock,
   connect: async () => (await import("./commands/connect.js")).connect,
   deliveries: async () => (await import("./commands/deliveries.js")).deliveries,
+  schema: async () => (await import("./commands/insights.js")).schema,
+  usage: async () => (await import("./commands/insights.js")).usage,
   verify: async () => (await import("./commands/verify.js")).verify,
   call: async () => (await import("./commands/call.js")).call,
   "hash-password": async () => (await import("./commands/hash-password.js")).hashPasswordCommand,

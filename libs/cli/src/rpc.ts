@@ -1,5 +1,5 @@
 import { Client, credentials, Metadata, status, type ServiceError } from "@grpc/grpc-js";
-import { audiencesApi, configApi, deliveryApi, ingestApi } from "@switchyard/contracts";
+import { audiencesApi, configApi, deliveryApi, ingestApi, insightsApi } from "@switchyard/contracts";
 import { writeKeyAuthorization } from "./write-key-auth.js";
 import type { Connection } from "./args.js";
 import { CliError } from "./cli-error.js";
@@ -22,7 +22,7 @@ interface MethodDefinition {
   responseDeserialize(bytes: Buffer): unknown;
 }
 
-type Target = "ingest" | "delivery" | "audience";
+type Target = "ingest" | "delivery" | "audience" | "insights";
 interface ServiceEntry {
   /** Fully qualified, e.g. switchyard.v1.ConfigService. */
   name: string;
@@ -68,6 +68,13 @@ const SERVICES: ServiceEntry[] = [
     auth: "admin",
     definition: audiencesApi.DeletionServiceService,
     messages: audiencesApi,
+  },
+  {
+    name: "switchyard.v1.InsightsService",
+    target: "insights",
+    auth: "admin",
+    definition: insightsApi.InsightsServiceService,
+    messages: insightsApi,
   },
 ];
 

@@ -51,3 +51,7 @@ export { JsonBytes } from "./webhook-body/json-bytes.js";
 export { writeWebhookBody } from "./webhook-body/webhook-body-writer.js";
 /** What the body writer tells of a call besides its body. */
 export type { WrittenCall } from "./webhook-body/webhook-body-writer.js";
+/** What a schema counts of each call of a batch (type, name, received_at, top-level keys and their JSON types), read from its bytes. */
+export { BatchFacts, readBatchFacts } from "./call-facts.js";
+/** The JSON type of a value, as a schema records it. */
+export type { JsonValueType } from "./call-facts.js";

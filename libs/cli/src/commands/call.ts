@@ -9,8 +9,9 @@ Calls any Switchyard gRPC method with a proto3 JSON request (camelCase or snake_
 names, as grpcurl takes them) and prints the JSON response. The address and the credentials
 follow from the service: IngestService uses --ingest and the write key, the others the admin
 token (ConfigService and DeliveryService at --delivery, AudienceService and DeletionService at
---audience). A client-streaming method (SyncAudienceSnapshot, SyncTraitSnapshot) takes a JSON
-array: one element per stream message. Without a request, {} is sent.
+--audience, InsightsService at --insights). A client-streaming method (SyncAudienceSnapshot,
+SyncTraitSnapshot) takes a JSON array: one element per stream message. Without a request, {}
+is sent.
 
 Options:
   --list         Print every method

@@ -1,0 +1,166 @@
+import { CallBatch, type Call } from "@switchyard/contracts";
+import { callBatchArbitrary, damagedBatchBytes } from "@switchyard/testkit";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BatchFacts, readBatchFacts } from "./call-facts.js";
+
+/** The facts as comparable data: per call its type, name, time and keys (sorted: key order is not a fact). */
+function summary(facts: BatchFacts) {
+  return {
+    sourceId: facts.sourceId,
+    receivedAt: facts.receivedAtMillis,
+    calls: Array.from({ length: facts.count }, (_, index) => ({
+      type: facts.types[index],
+      name: facts.names[index],
+      receivedAt: facts.receivedAt[index],
+      keys: facts.keys
+        .slice(facts.keyStarts[index], facts.keyStarts[index + 1])
+        .map((key, at) => `${key}:${facts.keyTypes[facts.keyStarts[index]! + at]}`)
+        .sort(),
+    })),
+  };
+}
+
+/** What the generated decoder's batch says, derived independently of the reader under test. */
+function expectedSummary(batch: CallBatch) {
+  const typeOf = (value: unknown) =>
+    value === null ? "null" : Array.isArray(value) ? "array" : typeof value === "object" ? "object" : typeof value;
+  return {
+    sourceId: batch.sourceId,
+    receivedAt: batch.receivedAt?.getTime() ?? Number.NaN,
+    calls: batch.calls.map((call: Call) => {
+      const value = call.payload?.value as Record<string, unknown> | undefined;
+      const type = call.payload?.$case;
+      const name = type === "track" ? (value!.event as string) : type === "page" || type === "screen" ? (value!.name as string) : "";
+      const struct = (type === "identify" || type === "group" ? value!.traits : value?.properties) as Record<string, unknown> | undefined;
+      return {
+        type,
+        name,
+        receivedAt: call.receivedAt?.getTime() ?? Number.NaN,
+        keys: Object.entries(type === "alias" || type === "delete" ? {} : (struct ?? {}))
+          .map(([key, member]) => `${key}:${typeOf(member)}`)
+          .sort(),
+      };
+    }),
+  };
+}
+
+function generated(bytes: Uint8Array): unknown {
+  try {
+    return expectedSummary(CallBatch.decode(bytes));
+  } catch {
+    return "throws";
+  }
+}
+
+function ours(bytes: Uint8Array, into?: BatchFacts): unknown {
+  try {
+    return summary(readBatchFacts(bytes, into));
+  } catch {
+    return "throws";
+  }
+}
+
+describe("readBatchFacts", () => {
+  it("reads each call's type, name, received_at and keys as the generated decoder's batch has them", () => {
+    const reused = new BatchFacts();
+    fc.assert(
+      fc.property(callBatchArbitrary, (batch) => {
+        const bytes = CallBatch.encode(batch).finish();
+        expect(ours(bytes, reused)).toEqual(generated(bytes));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it("agrees with the generated decoder on every damaged batch the decoder reads", () => {
+    fc.assert(
+      fc.property(
+        damagedBatchBytes((batch) => CallBatch.encode(batch).finish()),
+        (bytes) => {
+          const expected = generated(bytes);
+          // Damage inside a part the reader skips (a context) is the decoder's to refuse: see readBatchFacts.
+          if (expected !== "throws") expect(ours(bytes)).toEqual(expected);
+        },
+      ),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it("keeps a repeated key once, with its last value's type, and leaves out an entry without a value", () => {
+    // properties {"a": 1, "b": "x", "a": true} written by hand: the encoder writes each key once.
+    const entry = (key: string, value: Uint8Array | undefined) => {
+      const keyBytes = Buffer.from(key);
+      const parts = [Buffer.from([0x0a, keyBytes.length]), keyBytes];
+      if (value) parts.push(Buffer.from([0x12, value.length]), Buffer.from(value));
+      const body = Buffer.concat(parts);
+      return Buffer.concat([Buffer.from([0x0a, body.length]), body]);
+    };
+    const number = Buffer.from([0x11, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]);
+    const string = Buffer.from([0x1a, 1, 0x78]);
+    const bool = Buffer.from([0x20, 1]);
+    const struct = Buffer.concat([entry("a", number), entry("b", string), entry("gone", undefined), entry("a", bool)]);
+    const track = Buffer.concat([Buffer.from([0x0a, 2]), Buffer.from("Ev"), Buffer.from([0x12, struct.length]), struct]);
+    const call = Buffer.concat([Buffer.from([0x5a, track.length]), track]);
+    const batch = Buffer.concat([Buffer.from([0x22, call.length]), call]);
+    const facts = readBatchFacts(batch);
+    expect(facts.keys).toEqual(["a", "b"]);
+    expect(facts.keyTypes).toEqual(["boolean", "string"]);
+    expect(summary(facts)).toEqual(generated(batch));
+  });
+
+  it("gives each key its own text when many keys share the cache's slots", () => {
+    // 20,000 distinct keys, many with the same length and similar bytes: far more than the cache's slots.
+    const properties = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i.toString(36)}\u00e9`, i]));
+    const call: Call = {
+      messageId: "m",
+      userId: "u",
+      anonymousId: "",
+      timestamp: undefined,
+      context: undefined,
+      integrations: undefined,
+      receivedAt: undefined,
+      payload: { $case: "track", value: { event: "Wide", properties } },
+    };
+    const bytes = CallBatch.encode({ batchId: "b", sourceId: "s", receivedAt: undefined, calls: [call, call] }).finish();
+    const facts = readBatchFacts(bytes);
+    expect(facts.keys.slice(0, 20_000)).toEqual(Object.keys(properties));
+    expect(facts.keys.slice(20_000)).toEqual(Object.keys(properties));
+  });
+
+  it("reads a batch ingest publishes: names, keys and types, the call's own received_at", () => {
+    const receivedAt = new Date("2026-03-01T10:00:00.123Z");
+    const call = (payload: Call["payload"]): Call => ({
+      messageId: "m",
+      userId: "u",
+      anonymousId: "",
+      timestamp: receivedAt,
+      context: { ip: "1.2.3.4" },
+      integrations: undefined,
+      receivedAt,
+      payload,
+    });
+    const bytes = CallBatch.encode({
+      batchId: "b",
+      sourceId: "web",
+      receivedAt,
+      calls: [
+        call({
+          $case: "track",
+          value: { event: "Signed Up", properties: { plan: "pro", seats: 3, trial: false, tags: [], meta: {}, gone: null } },
+        }),
+        call({ $case: "page", value: { name: "", category: "Docs", properties: undefined } }),
+        call({ $case: "identify", value: { traits: { email: "u@example.com" } } }),
+        call({ $case: "alias", value: { previousId: "old" } }),
+      ],
+    }).finish();
+    const facts = readBatchFacts(bytes);
+    expect(facts.sourceId).toBe("web");
+    expect(facts.types).toEqual(["track", "page", "identify", "alias"]);
+    expect(facts.names).toEqual(["Signed Up", "", "", ""]);
+    expect(facts.receivedAt).toEqual([receivedAt.getTime(), receivedAt.getTime(), receivedAt.getTime(), receivedAt.getTime()]);
+    expect(facts.keyStarts).toEqual([0, 6, 6, 7, 7]);
+    expect(facts.keyTypes.slice(0, 6)).toEqual(["string", "number", "boolean", "array", "object", "null"]);
+    expect(facts.keys[6]).toBe("email");
+  });
+});

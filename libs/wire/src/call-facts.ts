@@ -1,0 +1,355 @@
+import type { CallBatch } from "@switchyard/contracts";
+import { readCallBatch } from "./call-batch-reader.js";
+import { PAYLOADS, type PayloadCase } from "./call-shape.js";
+import { UNUSUAL, WireReader } from "./reader.js";
+import {
+  BATCH_CALLS,
+  BATCH_RECEIVED_AT,
+  BATCH_SOURCE_ID,
+  ENTRY_KEY,
+  ENTRY_VALUE,
+  lengthTag,
+  RECEIVED_AT,
+  STRUCT_FIELDS,
+  VALUE_BOOL,
+  VALUE_LIST,
+  VALUE_NULL,
+  VALUE_NUMBER,
+  VALUE_STRING,
+  VALUE_STRUCT,
+} from "./tags.js";
+
+/** The JSON type of a value: what a schema records for each key. */
+export type JsonValueType = "null" | "number" | "string" | "boolean" | "object" | "array";
+
+/**
+ * What a schema needs of each call of a CallBatch: its type, its name (the track
+ * event, the page or screen name), when it was received, and the top-level keys
+ * of its properties or traits with the JSON type of each value. Reused from
+ * batch to batch (readBatchFacts resets it), so reading allocates little more
+ * than the strings.
+ */
+export class BatchFacts {
+  /** The batch's source_id. */
+  sourceId = "";
+  /** The batch's received_at in Unix milliseconds; NaN when unset. */
+  receivedAtMillis = Number.NaN;
+  /** How many calls the batch holds. */
+  count = 0;
+  /** Each call's payload case; undefined for a call without one. */
+  readonly types: (PayloadCase | undefined)[] = [];
+  /** Each call's track event or page/screen name; "" for other types. */
+  readonly names: string[] = [];
+  /** Each call's received_at in Unix milliseconds (as Date.getTime() gives it); NaN when unset. */
+  readonly receivedAt: number[] = [];
+  /** The keys of call i are keys[keyStarts[i]] up to keys[keyStarts[i + 1]], each once, with the type of its value. */
+  readonly keyStarts: number[] = [0];
+  readonly keys: string[] = [];
+  readonly keyTypes: JsonValueType[] = [];
+
+  reset(): void {
+    this.sourceId = "";
+    this.receivedAtMillis = Number.NaN;
+    this.count = 0;
+    this.types.length = 0;
+    this.names.length = 0;
+    this.receivedAt.length = 0;
+    this.keyStarts.length = 1;
+    this.keys.length = 0;
+    this.keyTypes.length = 0;
+  }
+
+  /** Appends a call whose keys were pushed since the previous call. */
+  pushCall(type: PayloadCase | undefined, name: string, receivedAtMillis: number): void {
+    this.types.push(type);
+    this.names.push(name);
+    this.receivedAt.push(receivedAtMillis);
+    this.keyStarts.push(this.keys.length);
+    this.count++;
+  }
+
+  /** Drops the keys pushed after `length` (a payload or Struct read again replaces the earlier one). */
+  truncateKeys(length: number): void {
+    if (this.keys.length === length) return;
+    this.keys.length = length;
+    this.keyTypes.length = length;
+  }
+}
+
+/**
+ * Reads the facts of every call of a switchyard.v1.CallBatch straight from its
+ * bytes, without decoding what a schema does not need (context, integrations,
+ * ids, nested values). What it returns equals what the generated decoder's
+ * batch says (a property test holds them equal): the last occurrence of a field
+ * wins, a Struct key keeps its first position and its last value's type, and
+ * an entry without a value is left out. Bytes in an encoding the plain reads
+ * leave alone (see WireReader) are decoded by readCallBatch instead, so such
+ * input gives the same facts, or throws as the decoder does. Bytes the decoder
+ * refuses only deep inside a part this reader skips (a malformed context) may
+ * still give facts: only calls JetStream stored from ingest come this way.
+ */
+export function readBatchFacts(bytes: Uint8Array, into: BatchFacts = new BatchFacts()): BatchFacts {
+  into.reset();
+  try {
+    readPlainBatch(new WireReader(bytes), bytes.length, into);
+  } catch (error) {
+    if (error !== UNUSUAL) throw error;
+    into.reset();
+    factsOfDecoded(readCallBatch(bytes), into);
+  }
+  return into;
+}
+
+/** The facts of a batch the decoder returned. */
+function factsOfDecoded(batch: CallBatch, facts: BatchFacts): void {
+  facts.sourceId = batch.sourceId;
+  facts.receivedAtMillis = batch.receivedAt ? batch.receivedAt.getTime() : Number.NaN;
+  for (const call of batch.calls) {
+    const payload = call.payload;
+    let name = "";
+    let struct: Record<string, unknown> | undefined;
+    switch (payload?.$case) {
+      case "track":
+        name = payload.value.event;
+        struct = payload.value.properties;
+        break;
+      case "page":
+      case "screen":
+        name = payload.value.name;
+        struct = payload.value.properties;
+        break;
+      case "identify":
+      case "group":
+        struct = payload.value.traits;
+        break;
+    }
+    if (struct) {
+      for (const [key, value] of Object.entries(struct)) {
+        facts.keys.push(key);
+        facts.keyTypes.push(jsonTypeOf(value));
+      }
+    }
+    facts.pushCall(payload?.$case, name, call.receivedAt ? call.receivedAt.getTime() : Number.NaN);
+  }
+}
+
+function jsonTypeOf(value: unknown): JsonValueType {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  switch (typeof value) {
+    case "number":
+      return "number";
+    case "string":
+      return "string";
+    case "boolean":
+      return "boolean";
+    default:
+      return "object";
+  }
+}
+
+/** A payload as this reader needs it: the tag of its name text (-1: none) and of its Struct (-1: none). */
+interface PayloadFactsShape {
+  readonly type: PayloadCase;
+  readonly nameTag: number;
+  readonly structTag: number;
+}
+
+/** The payload field that names a call, by payload: only track, page and screen calls have a name. */
+const NAME_KEYS: Partial<Record<PayloadCase, string>> = { track: "event", page: "name", screen: "name" };
+
+/** The payloads by their tag in Call (a sparse array: tags are small). */
+const PAYLOAD_BY_TAG: (PayloadFactsShape | undefined)[] = [];
+for (const shape of PAYLOADS) {
+  const nameField = shape.texts.find((text) => text.key === NAME_KEYS[shape.type]);
+  PAYLOAD_BY_TAG[lengthTag(shape.field)] = {
+    type: shape.type,
+    nameTag: nameField ? lengthTag(nameField.field) : -1,
+    structTag: shape.struct ? lengthTag(shape.struct.field) : -1,
+  };
+}
+
+/** A Struct's keys already pushed for the call being read, by key, with their index in facts.keys. Reused. */
+const seenKeys = new Map<string, number>();
+
+/** Texts up to this many bytes are looked up in the cache below; longer ones are rare and decoded each time. */
+const CACHED_TEXT_BYTES = 64;
+const TEXT_SLOTS = 4096;
+
+/**
+ * The strings of recently read short texts (keys and names, which repeat from call to call), by
+ * a hash of their bytes: a text seen before costs a hash and a compare instead of a new string
+ * (and the garbage it leaves). The same bytes always give the same string, invalid UTF-8 included.
+ */
+class TextCache {
+  private readonly bytes: (Buffer | undefined)[] = new Array<Buffer | undefined>(TEXT_SLOTS).fill(undefined);
+  private readonly strings: string[] = new Array<string>(TEXT_SLOTS).fill("");
+
+  text(buf: Buffer, start: number, end: number): string {
+    const length = end - start;
+    if (length > CACHED_TEXT_BYTES) return buf.toString("utf8", start, end);
+    let hash = 0x811c9dc5 ^ length;
+    for (let at = start; at < end; at++) hash = Math.imul(hash ^ buf[at]!, 0x01000193);
+    const slot = (hash >>> 0) & (TEXT_SLOTS - 1);
+    const known = this.bytes[slot];
+    if (known !== undefined && known.length === length) {
+      let same = true;
+      for (let index = 0; index < length; index++) {
+        if (known[index] !== buf[start + index]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.strings[slot]!;
+    }
+    const text = buf.toString("utf8", start, end);
+    this.bytes[slot] = Buffer.from(buf.subarray(start, end));
+    this.strings[slot] = text;
+    return text;
+  }
+}
+
+const texts = new TextCache();
+
+function readPlainBatch(reader: WireReader, end: number, facts: BatchFacts): void {
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    if (tag === BATCH_SOURCE_ID) {
+      const fieldEnd = reader.fieldEnd(end);
+      facts.sourceId = texts.text(reader.buf, reader.pos, fieldEnd);
+      reader.pos = fieldEnd;
+    } else if (tag === BATCH_RECEIVED_AT) {
+      const fieldEnd = reader.fieldEnd(end);
+      facts.receivedAtMillis = Math.trunc(reader.timestampMillis(reader.pos, fieldEnd));
+    } else if (tag === BATCH_CALLS) {
+      readPlainCall(reader, reader.fieldEnd(end), facts);
+    } else {
+      reader.skip(tag, end);
+    }
+  }
+  if (reader.pos !== end) throw UNUSUAL;
+}
+
+function readPlainCall(reader: WireReader, end: number, facts: BatchFacts): void {
+  const keyStart = facts.keys.length;
+  let type: PayloadCase | undefined;
+  let name = "";
+  let receivedAt = Number.NaN;
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    if (tag === RECEIVED_AT) {
+      const fieldEnd = reader.fieldEnd(end);
+      // As a Date holds it: whole milliseconds.
+      receivedAt = Math.trunc(reader.timestampMillis(reader.pos, fieldEnd));
+      continue;
+    }
+    const shape = tag < PAYLOAD_BY_TAG.length ? PAYLOAD_BY_TAG[tag] : undefined;
+    if (shape) {
+      // A later payload replaces an earlier one, keys and all.
+      facts.truncateKeys(keyStart);
+      type = shape.type;
+      name = readPlainPayload(reader, reader.fieldEnd(end), shape, facts, keyStart);
+    } else {
+      reader.skip(tag, end);
+    }
+  }
+  if (reader.pos !== end) throw UNUSUAL;
+  facts.pushCall(type, name, receivedAt);
+}
+
+/** Reads a payload's name and its Struct's keys; returns the name. */
+function readPlainPayload(reader: WireReader, end: number, shape: PayloadFactsShape, facts: BatchFacts, keyStart: number): string {
+  let name = "";
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    if (tag === shape.nameTag) {
+      const fieldEnd = reader.fieldEnd(end);
+      name = texts.text(reader.buf, reader.pos, fieldEnd);
+      reader.pos = fieldEnd;
+    } else if (tag === shape.structTag) {
+      facts.truncateKeys(keyStart);
+      readPlainStructKeys(reader, reader.fieldEnd(end), facts);
+    } else {
+      reader.skip(tag, end);
+    }
+  }
+  if (reader.pos !== end) throw UNUSUAL;
+  return name;
+}
+
+function readPlainStructKeys(reader: WireReader, end: number, facts: BatchFacts): void {
+  seenKeys.clear();
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    if (tag !== STRUCT_FIELDS) {
+      reader.skip(tag, end);
+      continue;
+    }
+    const entryEnd = reader.fieldEnd(end);
+    let key = "";
+    let type: JsonValueType | undefined;
+    while (reader.pos < entryEnd) {
+      const entryTag = reader.varint32();
+      if (entryTag === ENTRY_KEY) {
+        const keyEnd = reader.fieldEnd(entryEnd);
+        key = texts.text(reader.buf, reader.pos, keyEnd);
+        reader.pos = keyEnd;
+      } else if (entryTag === ENTRY_VALUE) {
+        type = plainValueType(reader, reader.fieldEnd(entryEnd));
+      } else {
+        reader.skip(entryTag, entryEnd);
+      }
+    }
+    if (reader.pos !== entryEnd) throw UNUSUAL;
+    // An entry without a value is left out; a repeated key keeps its place and takes the last type.
+    if (type === undefined) continue;
+    const at = seenKeys.get(key);
+    if (at === undefined) {
+      seenKeys.set(key, facts.keys.length);
+      facts.keys.push(key);
+      facts.keyTypes.push(type);
+    } else {
+      facts.keyTypes[at] = type;
+    }
+  }
+  if (reader.pos !== end) throw UNUSUAL;
+}
+
+/** The kind of a google.protobuf.Value (the last one written); undefined when it has none. Leaves the cursor at `end`. */
+function plainValueType(reader: WireReader, end: number): JsonValueType | undefined {
+  let type: JsonValueType | undefined;
+  while (reader.pos < end) {
+    const tag = reader.varint32();
+    switch (tag) {
+      case VALUE_NULL:
+        reader.nonZeroVarint();
+        type = "null";
+        break;
+      case VALUE_NUMBER:
+        reader.pos += 8;
+        type = "number";
+        break;
+      case VALUE_STRING:
+        reader.pos = reader.fieldEnd(end);
+        type = "string";
+        break;
+      case VALUE_BOOL:
+        reader.nonZeroVarint();
+        type = "boolean";
+        break;
+      case VALUE_STRUCT:
+        reader.pos = reader.fieldEnd(end);
+        type = "object";
+        break;
+      case VALUE_LIST:
+        reader.pos = reader.fieldEnd(end);
+        type = "array";
+        break;
+      default:
+        reader.skip(tag, end);
+    }
+    if (reader.pos > end) throw UNUSUAL;
+  }
+  if (reader.pos !== end) throw UNUSUAL;
+  return type;
+}

@@ -1,0 +1,52 @@
+import { commonEnvSchema, parseEnv, portVar, positiveIntVar } from "@switchyard/platform";
+import { z } from "zod";
+
+export const DEFAULT_GRPC_PORT = 50054;
+export const DEFAULT_OPS_PORT = 9104;
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** Distinct names (track events, page and screen names) one source's schema keeps; calls with more names count in an overflow entry per type. */
+export const DEFAULT_SCHEMA_NAME_LIMIT = 1_000;
+/** Counts are written to KV once per record and interval, not once per call. */
+export const DEFAULT_FLUSH_INTERVAL_MS = 1_000;
+/**
+ * The niceness insights runs at: its counting is never urgent, so on a busy machine the
+ * scheduler gives ingest and delivery the CPU first and insights catches up afterwards.
+ */
+export const DEFAULT_NICE = 10;
+/** Counts waiting for the next write (one entry per message and counter); past this, reading pauses until they are written. */
+export const DEFAULT_MAX_PENDING = 500_000;
+
+export const insightsEnvSchema = commonEnvSchema.extend({
+  INSIGHTS_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
+  /** /healthz, /readyz and /metrics. */
+  INSIGHTS_OPS_PORT: portVar(DEFAULT_OPS_PORT),
+  /** Bearer token of InsightsService. Unset: it refuses every call. */
+  SWITCHYARD_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(10 * 60_000),
+  SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(7 * 24 * 3600_000),
+  SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS),
+  SWITCHYARD_SCHEMA_NAME_LIMIT: positiveIntVar(DEFAULT_SCHEMA_NAME_LIMIT),
+  INSIGHTS_FLUSH_INTERVAL_MS: positiveIntVar(DEFAULT_FLUSH_INTERVAL_MS),
+  INSIGHTS_MAX_PENDING: positiveIntVar(DEFAULT_MAX_PENDING),
+  /** Process niceness, -20 (first) to 19 (last); 0 leaves the priority as it was started with. */
+  INSIGHTS_NICE: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be an integer")
+    .min(-20, "must be between -20 and 19")
+    .max(19, "must be between -20 and 19")
+    .default(DEFAULT_NICE),
+  /**
+   * Insights runs in one process whatever this says: every process would read the same
+   * streams. Run replicas for availability instead (their counts never add up twice).
+   */
+  SWITCHYARD_WORKERS: z
+    .string()
+    .optional()
+    .transform(() => 1),
+});
+
+export type InsightsConfig = z.output<typeof insightsEnvSchema>;
+
+export function loadInsightsConfig(env: NodeJS.ProcessEnv = process.env): InsightsConfig {
+  return parseEnv(insightsEnvSchema, env);
+}

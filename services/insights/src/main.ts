@@ -1,0 +1,31 @@
+import { setPriority } from "node:os";
+import { runService, type Logger } from "@switchyard/platform";
+import { loadInsightsConfig, type InsightsConfig } from "./config.js";
+import { startInsights } from "./service.js";
+
+/**
+ * Lowers this process's priority (INSIGHTS_NICE): counting can wait, so on a busy machine the
+ * CPU goes to ingest and delivery first and insights catches up when there is some to spare.
+ */
+function lowerPriority(config: InsightsConfig, logger: Logger): void {
+  if (config.INSIGHTS_NICE === 0) return;
+  try {
+    setPriority(config.INSIGHTS_NICE);
+  } catch (error) {
+    // Raising the priority (a negative niceness) needs privileges; running at the usual one is fine.
+    logger.warn(
+      { err: error, nice: config.INSIGHTS_NICE },
+      "could not change the process priority (INSIGHTS_NICE); running at the one it has",
+    );
+  }
+}
+
+runService(
+  "insights",
+  () => loadInsightsConfig(),
+  (config, logger) => {
+    lowerPriority(config, logger);
+    return startInsights(config, logger);
+  },
+  (config) => ({ host: config.HOST, port: config.INSIGHTS_OPS_PORT }),
+);
