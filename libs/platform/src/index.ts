@@ -22,6 +22,7 @@ export { loadServerTls } from "./server-tls.js";
 export type { ServerTls, TlsEnv } from "./server-tls.js";
 export { exitOnSignals } from "./shutdown.js";
 export { ChildCache, Counter, Gauge, Histogram, METRIC_PREFIX, Registry, childrenByLabel } from "./ops/metrics.js";
+export { LocalHistogram } from "./ops/local-histogram.js";
 export { startOpsServer, withOpsServer } from "./ops/ops-server.js";
 export type { OpsServer } from "./ops/ops-server.js";
 export { Readiness, kvStream, objectStoreStream } from "./ops/readiness.js";

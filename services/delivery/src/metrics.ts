@@ -1,5 +1,5 @@
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
-import { Counter, Gauge, Histogram, METRIC_PREFIX, childrenByLabel, type BusConnection, type Registry } from "@switchyard/platform";
+import { Counter, Gauge, LocalHistogram, METRIC_PREFIX, childrenByLabel, type BusConnection, type Registry } from "@switchyard/platform";
 import { type BusNames } from "@switchyard/bus";
 import type { UrlAttempt } from "./pipeline/fan-out.js";
 import type { PoisonReason } from "./retries/poison.js";
@@ -27,7 +27,6 @@ const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const STREAM_LOOKUP_TIMEOUT_MS = 2_000;
 
 type CounterChild = ReturnType<Counter["labels"]>;
-type HistogramChild = ReturnType<Histogram["labels"]>;
 
 /**
  * The delivery service's metrics (docs/operations.md lists them). Counted
@@ -35,16 +34,25 @@ type HistogramChild = ReturnType<Histogram["labels"]>;
  * counted the same way. The retry backlog and the stored dead letters are
  * read from their streams when scraped: they are shared by every replica and
  * survive restarts, which no in-process count would.
+ *
+ * What every webhook counts (its request, its delivery) is counted in plain
+ * numbers and added to the prom-client counters when they are read, and its
+ * times go to LocalHistograms: prom-client looks up a label set on every
+ * increment, which cost delivery more than a microsecond a webhook.
  */
 export class DeliveryMetrics {
   /** [outcome][status class] */
   private readonly requests: Record<AttemptOutcome, Record<StatusClass, CounterChild>>;
+  /** Requests not yet added to `requests`, by OUTCOMES index × STATUS_CLASSES.length + status class index. */
+  private readonly requestCounts = new Float64Array(OUTCOMES.length * STATUS_CLASSES.length);
   private readonly rounds: Record<RoundResult, CounterChild>;
+  /** Deliveries not yet added to `rounds.delivered`. */
+  private deliveredCount = 0;
   private readonly deadLetters: Record<DeadLetterReason, CounterChild>;
   private readonly poison: Counter;
   private readonly rateLimitedCalls: Counter;
-  private readonly requestSeconds: HistogramChild;
-  private readonly acceptToDelivery: HistogramChild;
+  private readonly requestSeconds: LocalHistogram;
+  private readonly acceptToDelivery: LocalHistogram;
 
   constructor(registry: Registry, streams: { bus: BusConnection; names: BusNames }) {
     const requests = new Counter({
@@ -52,12 +60,14 @@ export class DeliveryMetrics {
       help: "Webhook requests made, by outcome (delivered, retryable, permanent) and HTTP status class (none: no answer)",
       labelNames: ["outcome", "status_class"],
       registers: [registry],
+      collect: () => this.addRequestCounts(),
     });
     const rounds = new Counter({
       name: `${METRIC_PREFIX}delivery_deliveries_total`,
       help: "Deliveries (one call to one destination) by result of their latest round: delivered, retry_scheduled, deferred (destination failing, no request made), dead_lettered, filtered (the connection's filter did not match: no request, ever)",
       labelNames: ["result"],
       registers: [registry],
+      collect: () => this.addDeliveredCount(),
     });
     const deadLetters = new Counter({
       name: `${METRIC_PREFIX}delivery_dead_letters_total`,
@@ -76,13 +86,13 @@ export class DeliveryMetrics {
       help: "First attempts a destination's rate limit sent to wait for their turn on the retry stream (their slots were over a second away)",
       registers: [registry],
     });
-    const requestSeconds = new Histogram({
+    this.requestSeconds = new LocalHistogram({
       name: `${METRIC_PREFIX}delivery_request_duration_seconds`,
       help: "Duration of one webhook request, until the answer's status (or the failure)",
       buckets: REQUEST_BUCKETS,
       registers: [registry],
     });
-    const acceptToDelivery = new Histogram({
+    this.acceptToDelivery = new LocalHistogram({
       name: `${METRIC_PREFIX}delivery_accept_to_delivery_seconds`,
       help: "Time from ingest accepting a call (its receivedAt) to a destination answering 2xx, retries included",
       buckets: ACCEPT_TO_DELIVERY_BUCKETS,
@@ -92,23 +102,39 @@ export class DeliveryMetrics {
     this.requests = childrenByLabel(OUTCOMES, (outcome) => childrenByLabel(STATUS_CLASSES, (cls) => requests.labels(outcome, cls)));
     this.rounds = childrenByLabel(ROUND_RESULTS, (result) => rounds.labels(result));
     this.deadLetters = childrenByLabel(DEAD_LETTER_REASONS, (reason) => deadLetters.labels(reason));
-    this.requestSeconds = requestSeconds.labels();
-    this.acceptToDelivery = acceptToDelivery.labels();
     registerStreamGauges(registry, streams.bus, streams.names);
   }
 
   /** The requests of one round, whatever came of them. */
   requestsMade(attempts: readonly UrlAttempt[]): void {
-    for (const attempt of attempts) {
-      this.requests[attempt.outcome][statusClass(attempt.status)].inc();
+    for (let index = 0; index < attempts.length; index++) {
+      const attempt = attempts[index]!;
+      this.requestCounts[OUTCOME_INDEX[attempt.outcome] * STATUS_CLASSES.length + statusClassIndex(attempt.status)]!++;
       this.requestSeconds.observe(attempt.latencyMs / 1000);
     }
   }
 
   /** A destination answered 2xx; `receivedAt` is when ingest accepted the call. */
   delivered(receivedAt: Date | undefined): void {
-    this.rounds.delivered.inc();
+    this.deliveredCount++;
     if (receivedAt) this.acceptToDelivery.observe(Math.max(0, Date.now() - receivedAt.getTime()) / 1000);
+  }
+
+  /** Adds the requests counted since the last read to the counter being read. */
+  private addRequestCounts(): void {
+    const counts = this.requestCounts;
+    for (let index = 0; index < counts.length; index++) {
+      const count = counts[index]!;
+      if (count === 0) continue;
+      counts[index] = 0;
+      this.requests[OUTCOMES[Math.floor(index / STATUS_CLASSES.length)]!][STATUS_CLASSES[index % STATUS_CLASSES.length]!].inc(count);
+    }
+  }
+
+  private addDeliveredCount(): void {
+    if (this.deliveredCount === 0) return;
+    this.rounds.delivered.inc(this.deliveredCount);
+    this.deliveredCount = 0;
   }
 
   /** The round failed retryably and its next attempt is stored in the retry stream. */
@@ -143,9 +169,16 @@ export class DeliveryMetrics {
 }
 
 export function statusClass(status: number | undefined): StatusClass {
-  if (!status || status < 100 || status > 599) return "none";
-  return STATUS_CLASSES[Math.floor(status / 100) - 1] ?? "none";
+  return STATUS_CLASSES[statusClassIndex(status)]!;
 }
+
+/** STATUS_CLASSES' index of a status's class. */
+function statusClassIndex(status: number | undefined): number {
+  if (!status || status < 100 || status > 599) return STATUS_CLASSES.length - 1; // none
+  return Math.floor(status / 100) - 1;
+}
+
+const OUTCOME_INDEX = Object.fromEntries(OUTCOMES.map((outcome, index) => [outcome, index])) as Record<AttemptOutcome, number>;
 
 /** Gauges read from JetStream at scrape time; the same value on every replica (aggregate with max, not sum). */
 function registerStreamGauges(registry: Registry, bus: BusConnection, names: BusNames): void {

@@ -29,11 +29,15 @@ export class DeliveryStats {
   }
 
   add(destinationId: string, counts: Partial<Counts>): void {
-    const current = this.pending.get(destinationId) ?? zero();
-    current.delivered += counts.delivered ?? 0;
-    current.failedAttempts += counts.failedAttempts ?? 0;
-    current.deadLettered += counts.deadLettered ?? 0;
-    this.pending.set(destinationId, current);
+    // Called for every webhook: one lookup, and a new entry only for a destination new since the last flush.
+    let current = this.pending.get(destinationId);
+    if (!current) {
+      current = zero();
+      this.pending.set(destinationId, current);
+    }
+    if (counts.delivered) current.delivered += counts.delivered;
+    if (counts.failedAttempts) current.failedAttempts += counts.failedAttempts;
+    if (counts.deadLettered) current.deadLettered += counts.deadLettered;
   }
 
   /** Writes the counts gathered so far. Concurrent calls run one after the other. */

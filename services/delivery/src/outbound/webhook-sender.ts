@@ -195,13 +195,27 @@ function timeoutError(timeoutMs: number): Error {
   return error;
 }
 
-/** A header's first value from undici's raw [name, value, name, value, …] list. */
+/**
+ * A header's first value from undici's raw [name, value, name, value, …] list; `name` in lower
+ * case. Names are compared as bytes, ASCII letters in either case: no string is made of the names
+ * it passes, for every response.
+ */
 function rawHeaderValue(rawHeaders: Buffer[] | null, name: string): string | undefined {
   if (!rawHeaders) return undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]!.toString().toLowerCase() === name) return rawHeaders[i + 1]!.toString();
+    if (isHeaderName(rawHeaders[i]!, name)) return rawHeaders[i + 1]!.toString();
   }
   return undefined;
+}
+
+function isHeaderName(bytes: Buffer, name: string): boolean {
+  if (bytes.length !== name.length) return false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    // Upper-case ASCII letters compare as lower case; every other byte as it is.
+    if ((byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte) !== name.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 /** A readable reason and whether trying again could help. */

@@ -69,7 +69,8 @@ export async function fanOut(
     if (!entry) continue;
     if (pace) await waitUntil(pace.at + attempts.length * pace.intervalMs);
     let headers = entryHeaders(entry);
-    if (signature) headers = headers.concat("x-signature", signature);
+    // A spread, not concat: concat with plain values takes V8's generic path, several times slower per request.
+    if (signature) headers = [...headers, "x-signature", signature];
     // Opted-in destinations only; everyone else's headers stay exactly as docs/contract.md §6.1 has them.
     if (standardWebhooks) {
       headers = headers.concat(...Object.entries(standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now())).flat());

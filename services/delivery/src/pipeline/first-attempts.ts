@@ -16,7 +16,7 @@ import type { PoisonMessages } from "../retries/poison.js";
 import type { RetryQueue } from "../retries/retry-queue.js";
 import { callsPerTurn, isLate, TURN_LEAD_MS, waitUntil, type Pace, type RateLimits } from "./rate-limits.js";
 import { firstRoundOf, type Round } from "./round.js";
-import { undeliverableAttempt, type Settler } from "./settle.js";
+import { SETTLED, undeliverableAttempt, type Settler } from "./settle.js";
 import type { WebhookSender } from "../outbound/webhook-sender.js";
 
 /** What both delivery loops (first attempts and retries) work with. */
@@ -367,19 +367,7 @@ type RoundDeps = Pick<FirstAttemptDeps, "sender" | "gates" | "settler">;
  * without a request.
  */
 export async function firstRound(deps: RoundDeps, round: Round, destination: Destination, release: Release, pace?: Pace): Promise<void> {
-  const problem = undeliverableReason(round.call);
-  if (problem !== undefined) {
-    release("permanent");
-    await deps.settler.deadLetter(round.task(), "undeliverable", 0, undeliverableAttempt(problem), round.tally);
-    return;
-  }
-  let result: FanOutResult | undefined;
-  try {
-    result = await fanOut(deps.sender, destination, round.call, round.urlIndexes, "all", pace);
-  } finally {
-    release(roundOutcome(result));
-  }
-  await deps.settler.settle(round, result);
+  await roundInSlot(deps, round, destination, release, undefined, pace);
 }
 
 /**
@@ -408,16 +396,45 @@ export async function pacedRound(deps: RoundDeps, round: Round, destination: Des
  * its calls to this destination without a slot) is counted down once the
  * call has a slot or has been refused one.
  */
-export async function firstRoundWhenFree(
+export function firstRoundWhenFree(deps: RoundDeps, round: Round, destination: Destination, waiting?: WaitingCalls): Promise<boolean> {
+  return roundInSlot(deps, round, destination, undefined, waiting);
+}
+
+/**
+ * firstRound in the slot `taken`, or, without one, firstRoundWhenFree. One
+ * async function for the whole round, waiting included: every call of a
+ * batch is in one while it waits for a slot, and each nested one cost its
+ * own promise and suspended frame.
+ */
+async function roundInSlot(
   deps: RoundDeps,
   round: Round,
   destination: Destination,
+  taken: Release | undefined,
   waiting?: WaitingCalls,
+  pace?: Pace,
 ): Promise<boolean> {
-  const release = await deps.gates.for(destination.id).acquire();
-  if (waiting) waiting.calls--;
-  if (!release) return false;
-  await firstRound(deps, round, destination, release);
+  let release = taken;
+  if (!release) {
+    release = await deps.gates.for(destination.id).acquire();
+    if (waiting) waiting.calls--;
+    if (!release) return false;
+  }
+  const problem = undeliverableReason(round.call);
+  if (problem !== undefined) {
+    release("permanent");
+    await deps.settler.deadLetter(round.task(), "undeliverable", 0, undeliverableAttempt(problem), round.tally);
+    return true;
+  }
+  let result: FanOutResult | undefined;
+  try {
+    result = await fanOut(deps.sender, destination, round.call, round.urlIndexes, "all", pace);
+  } finally {
+    release(roundOutcome(result));
+  }
+  // Nothing to wait for when every request was answered 2xx (the common case).
+  const settled = deps.settler.settle(round, result);
+  if (settled !== SETTLED) await settled;
   return true;
 }
 

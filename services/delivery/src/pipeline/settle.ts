@@ -11,7 +11,8 @@ import type { RetryQueue } from "../retries/retry-queue.js";
 import type { OutcomeTally } from "./outcome-reports.js";
 import type { Round } from "./round.js";
 
-const SETTLED = Promise.resolve();
+/** What Settler.settle returns when the round had nothing to store: there is nothing to wait for. */
+export const SETTLED = Promise.resolve();
 
 /**
  * Makes the outcome of one round of requests durable, the same way for first
