@@ -519,6 +519,25 @@ export const DeliveryAttemptField = {
   AT: 8,
   OUTCOME: 9,
   SOURCE_ID: 10,
+  ATTEMPT_ID: 11,
+  EXCHANGE: 12,
+} as const;
+
+/** Field numbers of switchyard.v1.HttpHeader (switchyard/v1/delivery.proto). */
+export const HttpHeaderField = {
+  NAME: 1,
+  VALUE: 2,
+} as const;
+
+/** Field numbers of switchyard.v1.AttemptExchange (switchyard/v1/delivery.proto). */
+export const AttemptExchangeField = {
+  METHOD: 1,
+  URL: 2,
+  REQUEST_HEADERS: 3,
+  REQUEST_BODY: 4,
+  RESPONSE_HEADERS: 5,
+  RESPONSE_BODY: 6,
+  RESPONSE_BODY_TRUNCATED: 7,
 } as const;
 
 /** Field numbers of switchyard.v1.ListDeadLettersRequest (switchyard/v1/delivery.proto). */
@@ -556,11 +575,26 @@ export const ListDeliveryAttemptsRequestField = {
   DESTINATION_ID: 1,
   MESSAGE_ID: 2,
   LIMIT: 3,
+  OUTCOMES: 4,
+  SINCE: 5,
+  BEFORE: 6,
+  PAGE_TOKEN: 7,
 } as const;
 
 /** Field numbers of switchyard.v1.ListDeliveryAttemptsResponse (switchyard/v1/delivery.proto). */
 export const ListDeliveryAttemptsResponseField = {
   ATTEMPTS: 1,
+  NEXT_PAGE_TOKEN: 2,
+} as const;
+
+/** Field numbers of switchyard.v1.GetDeliveryAttemptRequest (switchyard/v1/delivery.proto). */
+export const GetDeliveryAttemptRequestField = {
+  ATTEMPT_ID: 1,
+} as const;
+
+/** Field numbers of switchyard.v1.GetDeliveryAttemptResponse (switchyard/v1/delivery.proto). */
+export const GetDeliveryAttemptResponseField = {
+  ATTEMPT: 1,
 } as const;
 
 /** Field numbers of switchyard.v1.GetDeliveryStatsRequest (switchyard/v1/delivery.proto). */

@@ -120,9 +120,48 @@ export interface DeliveryAttempt {
   at:
     | Date
     | undefined;
-  /** "retryable" or "permanent" for a failed request, "dead_lettered" for a dead letter. */
+  /**
+   * "delivered" for a 2xx answer, "retryable" or "permanent" for a failed
+   * request, "dead_lettered" for a dead letter.
+   */
   outcome: string;
   sourceId: string;
+  /**
+   * Where the attempt log keeps this attempt, for GetDeliveryAttempt. Opaque;
+   * empty where the attempt is carried inside a retry task or a dead letter.
+   */
+  attemptId: string;
+  /**
+   * What was sent and what came back. Set in the attempt log and in
+   * GetDeliveryAttempt's answer; left out of ListDeliveryAttempts' pages.
+   */
+  exchange: AttemptExchange | undefined;
+}
+
+/** One HTTP header as sent or received. */
+export interface HttpHeader {
+  name: string;
+  value: string;
+}
+
+/**
+ * The request one attempt sent and the response it got, as the attempt log
+ * keeps them. Credentials are masked the way GetDestination masks them: the
+ * values of the destination's static headers and URL query values appear as
+ * `[set:sha256:<first 8 hex digits>]`; the signature headers are kept (they
+ * are not secret and prove what was signed).
+ */
+export interface AttemptExchange {
+  method: string;
+  /** The URL as sent, query values masked. */
+  url: string;
+  requestHeaders: HttpHeader[];
+  requestBody: Buffer;
+  responseHeaders: HttpHeader[];
+  /** The first 4 KB of the response body. */
+  responseBody: Buffer;
+  /** True when the response body went on past what is kept. */
+  responseBodyTruncated: boolean;
 }
 
 export interface ListDeadLettersRequest {
@@ -161,12 +200,42 @@ export interface ListDeliveryAttemptsRequest {
   destinationId: string;
   /** Only attempts for this call, when set. */
   messageId: string;
-  /** At most this many of the newest entries (default 100, max 1000). */
+  /** At most this many per page (default 100, max 1000). */
   limit: number;
+  /**
+   * Only these outcomes ("delivered", "retryable", "permanent",
+   * "dead_lettered"); empty for all.
+   */
+  outcomes: string[];
+  /** Only attempts made at or after this time, when set. */
+  since:
+    | Date
+    | undefined;
+  /** Only attempts made before this time, when set. */
+  before:
+    | Date
+    | undefined;
+  /**
+   * The next_page_token of the previous page (same filters); empty for the
+   * newest page.
+   */
+  pageToken: string;
 }
 
 export interface ListDeliveryAttemptsResponse {
+  /** Newest first, without their exchange. */
   attempts: DeliveryAttempt[];
+  /** Pass as page_token for the next (older) page; empty when there is none. */
+  nextPageToken: string;
+}
+
+export interface GetDeliveryAttemptRequest {
+  /** A DeliveryAttempt's attempt_id. */
+  attemptId: string;
+}
+
+export interface GetDeliveryAttemptResponse {
+  attempt: DeliveryAttempt | undefined;
 }
 
 export interface GetDeliveryStatsRequest {
@@ -728,6 +797,8 @@ function createBaseDeliveryAttempt(): DeliveryAttempt {
     at: undefined,
     outcome: "",
     sourceId: "",
+    attemptId: "",
+    exchange: undefined,
   };
 }
 
@@ -762,6 +833,12 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
     }
     if (message.sourceId !== "") {
       writer.uint32(82).string(message.sourceId);
+    }
+    if (message.attemptId !== "") {
+      writer.uint32(90).string(message.attemptId);
+    }
+    if (message.exchange !== undefined) {
+      AttemptExchange.encode(message.exchange, writer.uint32(98).fork()).join();
     }
     return writer;
   },
@@ -859,6 +936,22 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
             message.sourceId = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.attemptId = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.exchange = AttemptExchange.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -899,6 +992,12 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
         : isSet(object.source_id)
         ? globalThis.String(object.source_id)
         : "",
+      attemptId: isSet(object.attemptId)
+        ? globalThis.String(object.attemptId)
+        : isSet(object.attempt_id)
+        ? globalThis.String(object.attempt_id)
+        : "",
+      exchange: isSet(object.exchange) ? AttemptExchange.fromJSON(object.exchange) : undefined,
     };
   },
 
@@ -934,6 +1033,12 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
     if (message.sourceId !== "") {
       obj.sourceId = message.sourceId;
     }
+    if (message.attemptId !== "") {
+      obj.attemptId = message.attemptId;
+    }
+    if (message.exchange !== undefined) {
+      obj.exchange = AttemptExchange.toJSON(message.exchange);
+    }
     return obj;
   },
 
@@ -952,6 +1057,288 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
     message.at = object.at ?? undefined;
     message.outcome = object.outcome ?? "";
     message.sourceId = object.sourceId ?? "";
+    message.attemptId = object.attemptId ?? "";
+    message.exchange = (object.exchange !== undefined && object.exchange !== null)
+      ? AttemptExchange.fromPartial(object.exchange)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseHttpHeader(): HttpHeader {
+  return { name: "", value: "" };
+}
+
+export const HttpHeader: MessageFns<HttpHeader> = {
+  encode(message: HttpHeader, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HttpHeader {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHttpHeader();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HttpHeader {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: HttpHeader): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<HttpHeader>): HttpHeader {
+    return HttpHeader.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<HttpHeader>): HttpHeader {
+    const message = createBaseHttpHeader();
+    message.name = object.name ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseAttemptExchange(): AttemptExchange {
+  return {
+    method: "",
+    url: "",
+    requestHeaders: [],
+    requestBody: Buffer.alloc(0),
+    responseHeaders: [],
+    responseBody: Buffer.alloc(0),
+    responseBodyTruncated: false,
+  };
+}
+
+export const AttemptExchange: MessageFns<AttemptExchange> = {
+  encode(message: AttemptExchange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.method !== "") {
+      writer.uint32(10).string(message.method);
+    }
+    if (message.url !== "") {
+      writer.uint32(18).string(message.url);
+    }
+    for (const v of message.requestHeaders) {
+      HttpHeader.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.requestBody.length !== 0) {
+      writer.uint32(34).bytes(message.requestBody);
+    }
+    for (const v of message.responseHeaders) {
+      HttpHeader.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.responseBody.length !== 0) {
+      writer.uint32(50).bytes(message.responseBody);
+    }
+    if (message.responseBodyTruncated !== false) {
+      writer.uint32(56).bool(message.responseBodyTruncated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AttemptExchange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAttemptExchange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.method = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.requestHeaders.push(HttpHeader.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.requestBody = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.responseHeaders.push(HttpHeader.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.responseBody = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.responseBodyTruncated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AttemptExchange {
+    return {
+      method: isSet(object.method) ? globalThis.String(object.method) : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+      requestHeaders: globalThis.Array.isArray(object?.requestHeaders)
+        ? object.requestHeaders.map((e: any) => HttpHeader.fromJSON(e))
+        : globalThis.Array.isArray(object?.request_headers)
+        ? object.request_headers.map((e: any) => HttpHeader.fromJSON(e))
+        : [],
+      requestBody: isSet(object.requestBody)
+        ? Buffer.from(bytesFromBase64(object.requestBody))
+        : isSet(object.request_body)
+        ? Buffer.from(bytesFromBase64(object.request_body))
+        : Buffer.alloc(0),
+      responseHeaders: globalThis.Array.isArray(object?.responseHeaders)
+        ? object.responseHeaders.map((e: any) => HttpHeader.fromJSON(e))
+        : globalThis.Array.isArray(object?.response_headers)
+        ? object.response_headers.map((e: any) => HttpHeader.fromJSON(e))
+        : [],
+      responseBody: isSet(object.responseBody)
+        ? Buffer.from(bytesFromBase64(object.responseBody))
+        : isSet(object.response_body)
+        ? Buffer.from(bytesFromBase64(object.response_body))
+        : Buffer.alloc(0),
+      responseBodyTruncated: isSet(object.responseBodyTruncated)
+        ? globalThis.Boolean(object.responseBodyTruncated)
+        : isSet(object.response_body_truncated)
+        ? globalThis.Boolean(object.response_body_truncated)
+        : false,
+    };
+  },
+
+  toJSON(message: AttemptExchange): unknown {
+    const obj: any = {};
+    if (message.method !== "") {
+      obj.method = message.method;
+    }
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    if (message.requestHeaders?.length) {
+      obj.requestHeaders = message.requestHeaders.map((e) => HttpHeader.toJSON(e));
+    }
+    if (message.requestBody.length !== 0) {
+      obj.requestBody = base64FromBytes(message.requestBody);
+    }
+    if (message.responseHeaders?.length) {
+      obj.responseHeaders = message.responseHeaders.map((e) => HttpHeader.toJSON(e));
+    }
+    if (message.responseBody.length !== 0) {
+      obj.responseBody = base64FromBytes(message.responseBody);
+    }
+    if (message.responseBodyTruncated !== false) {
+      obj.responseBodyTruncated = message.responseBodyTruncated;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AttemptExchange>): AttemptExchange {
+    return AttemptExchange.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AttemptExchange>): AttemptExchange {
+    const message = createBaseAttemptExchange();
+    message.method = object.method ?? "";
+    message.url = object.url ?? "";
+    message.requestHeaders = object.requestHeaders?.map((e) => HttpHeader.fromPartial(e)) || [];
+    message.requestBody = object.requestBody ?? Buffer.alloc(0);
+    message.responseHeaders = object.responseHeaders?.map((e) => HttpHeader.fromPartial(e)) || [];
+    message.responseBody = object.responseBody ?? Buffer.alloc(0);
+    message.responseBodyTruncated = object.responseBodyTruncated ?? false;
     return message;
   },
 };
@@ -1420,7 +1807,15 @@ export const ReplayDeadLettersResponse: MessageFns<ReplayDeadLettersResponse> = 
 };
 
 function createBaseListDeliveryAttemptsRequest(): ListDeliveryAttemptsRequest {
-  return { destinationId: "", messageId: "", limit: 0 };
+  return {
+    destinationId: "",
+    messageId: "",
+    limit: 0,
+    outcomes: [],
+    since: undefined,
+    before: undefined,
+    pageToken: "",
+  };
 }
 
 export const ListDeliveryAttemptsRequest: MessageFns<ListDeliveryAttemptsRequest> = {
@@ -1433,6 +1828,18 @@ export const ListDeliveryAttemptsRequest: MessageFns<ListDeliveryAttemptsRequest
     }
     if (message.limit !== 0) {
       writer.uint32(24).uint32(message.limit);
+    }
+    for (const v of message.outcomes) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.since !== undefined) {
+      Timestamp.encode(toTimestamp(message.since), writer.uint32(42).fork()).join();
+    }
+    if (message.before !== undefined) {
+      Timestamp.encode(toTimestamp(message.before), writer.uint32(50).fork()).join();
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(58).string(message.pageToken);
     }
     return writer;
   },
@@ -1474,6 +1881,38 @@ export const ListDeliveryAttemptsRequest: MessageFns<ListDeliveryAttemptsRequest
             message.limit = reader.uint32();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.outcomes.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.since = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.before = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1499,6 +1938,14 @@ export const ListDeliveryAttemptsRequest: MessageFns<ListDeliveryAttemptsRequest
         ? globalThis.String(object.message_id)
         : "",
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      outcomes: globalThis.Array.isArray(object?.outcomes) ? object.outcomes.map((e: any) => globalThis.String(e)) : [],
+      since: isSet(object.since) ? fromJsonTimestamp(object.since) : undefined,
+      before: isSet(object.before) ? fromJsonTimestamp(object.before) : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
     };
   },
 
@@ -1513,6 +1960,18 @@ export const ListDeliveryAttemptsRequest: MessageFns<ListDeliveryAttemptsRequest
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
     }
+    if (message.outcomes?.length) {
+      obj.outcomes = message.outcomes;
+    }
+    if (message.since !== undefined) {
+      obj.since = message.since.toISOString();
+    }
+    if (message.before !== undefined) {
+      obj.before = message.before.toISOString();
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
@@ -1524,18 +1983,25 @@ export const ListDeliveryAttemptsRequest: MessageFns<ListDeliveryAttemptsRequest
     message.destinationId = object.destinationId ?? "";
     message.messageId = object.messageId ?? "";
     message.limit = object.limit ?? 0;
+    message.outcomes = object.outcomes?.map((e) => e) || [];
+    message.since = object.since ?? undefined;
+    message.before = object.before ?? undefined;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListDeliveryAttemptsResponse(): ListDeliveryAttemptsResponse {
-  return { attempts: [] };
+  return { attempts: [], nextPageToken: "" };
 }
 
 export const ListDeliveryAttemptsResponse: MessageFns<ListDeliveryAttemptsResponse> = {
   encode(message: ListDeliveryAttemptsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.attempts) {
       DeliveryAttempt.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -1561,6 +2027,14 @@ export const ListDeliveryAttemptsResponse: MessageFns<ListDeliveryAttemptsRespon
             message.attempts.push(DeliveryAttempt.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1578,6 +2052,11 @@ export const ListDeliveryAttemptsResponse: MessageFns<ListDeliveryAttemptsRespon
       attempts: globalThis.Array.isArray(object?.attempts)
         ? object.attempts.map((e: any) => DeliveryAttempt.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -1585,6 +2064,9 @@ export const ListDeliveryAttemptsResponse: MessageFns<ListDeliveryAttemptsRespon
     const obj: any = {};
     if (message.attempts?.length) {
       obj.attempts = message.attempts.map((e) => DeliveryAttempt.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -1595,6 +2077,149 @@ export const ListDeliveryAttemptsResponse: MessageFns<ListDeliveryAttemptsRespon
   fromPartial(object: DeepPartial<ListDeliveryAttemptsResponse>): ListDeliveryAttemptsResponse {
     const message = createBaseListDeliveryAttemptsResponse();
     message.attempts = object.attempts?.map((e) => DeliveryAttempt.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseGetDeliveryAttemptRequest(): GetDeliveryAttemptRequest {
+  return { attemptId: "" };
+}
+
+export const GetDeliveryAttemptRequest: MessageFns<GetDeliveryAttemptRequest> = {
+  encode(message: GetDeliveryAttemptRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.attemptId !== "") {
+      writer.uint32(10).string(message.attemptId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDeliveryAttemptRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetDeliveryAttemptRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.attemptId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetDeliveryAttemptRequest {
+    return {
+      attemptId: isSet(object.attemptId)
+        ? globalThis.String(object.attemptId)
+        : isSet(object.attempt_id)
+        ? globalThis.String(object.attempt_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetDeliveryAttemptRequest): unknown {
+    const obj: any = {};
+    if (message.attemptId !== "") {
+      obj.attemptId = message.attemptId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetDeliveryAttemptRequest>): GetDeliveryAttemptRequest {
+    return GetDeliveryAttemptRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetDeliveryAttemptRequest>): GetDeliveryAttemptRequest {
+    const message = createBaseGetDeliveryAttemptRequest();
+    message.attemptId = object.attemptId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetDeliveryAttemptResponse(): GetDeliveryAttemptResponse {
+  return { attempt: undefined };
+}
+
+export const GetDeliveryAttemptResponse: MessageFns<GetDeliveryAttemptResponse> = {
+  encode(message: GetDeliveryAttemptResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.attempt !== undefined) {
+      DeliveryAttempt.encode(message.attempt, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetDeliveryAttemptResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetDeliveryAttemptResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.attempt = DeliveryAttempt.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetDeliveryAttemptResponse {
+    return { attempt: isSet(object.attempt) ? DeliveryAttempt.fromJSON(object.attempt) : undefined };
+  },
+
+  toJSON(message: GetDeliveryAttemptResponse): unknown {
+    const obj: any = {};
+    if (message.attempt !== undefined) {
+      obj.attempt = DeliveryAttempt.toJSON(message.attempt);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetDeliveryAttemptResponse>): GetDeliveryAttemptResponse {
+    return GetDeliveryAttemptResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetDeliveryAttemptResponse>): GetDeliveryAttemptResponse {
+    const message = createBaseGetDeliveryAttemptResponse();
+    message.attempt = (object.attempt !== undefined && object.attempt !== null)
+      ? DeliveryAttempt.fromPartial(object.attempt)
+      : undefined;
     return message;
   },
 };
@@ -1902,7 +2527,10 @@ export const DeliveryServiceService = {
       Buffer.from(ReplayDeadLettersResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ReplayDeadLettersResponse => ReplayDeadLettersResponse.decode(value),
   },
-  /** Failed attempts and dead letters as the delivery log recorded them, newest last. */
+  /**
+   * The attempt log: every request made to a destination's URLs (delivered or
+   * failed) and every dead letter, newest first, a page at a time.
+   */
   listDeliveryAttempts: {
     path: "/switchyard.v1.DeliveryService/ListDeliveryAttempts" as const,
     requestStream: false as const,
@@ -1913,6 +2541,18 @@ export const DeliveryServiceService = {
     responseSerialize: (value: ListDeliveryAttemptsResponse): Buffer =>
       Buffer.from(ListDeliveryAttemptsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListDeliveryAttemptsResponse => ListDeliveryAttemptsResponse.decode(value),
+  },
+  /** One attempt from the log with the request sent and the response received. */
+  getDeliveryAttempt: {
+    path: "/switchyard.v1.DeliveryService/GetDeliveryAttempt" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetDeliveryAttemptRequest): Buffer =>
+      Buffer.from(GetDeliveryAttemptRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetDeliveryAttemptRequest => GetDeliveryAttemptRequest.decode(value),
+    responseSerialize: (value: GetDeliveryAttemptResponse): Buffer =>
+      Buffer.from(GetDeliveryAttemptResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetDeliveryAttemptResponse => GetDeliveryAttemptResponse.decode(value),
   },
   /** Counts of deliveries per destination. */
   getDeliveryStats: {
@@ -1933,8 +2573,13 @@ export interface DeliveryServiceServer extends UntypedServiceImplementation {
   listDeadLetters: handleUnaryCall<ListDeadLettersRequest, ListDeadLettersResponse>;
   /** Puts dead letters back on the retry path with a fresh window, and removes them from the dead letters. */
   replayDeadLetters: handleUnaryCall<ReplayDeadLettersRequest, ReplayDeadLettersResponse>;
-  /** Failed attempts and dead letters as the delivery log recorded them, newest last. */
+  /**
+   * The attempt log: every request made to a destination's URLs (delivered or
+   * failed) and every dead letter, newest first, a page at a time.
+   */
   listDeliveryAttempts: handleUnaryCall<ListDeliveryAttemptsRequest, ListDeliveryAttemptsResponse>;
+  /** One attempt from the log with the request sent and the response received. */
+  getDeliveryAttempt: handleUnaryCall<GetDeliveryAttemptRequest, GetDeliveryAttemptResponse>;
   /** Counts of deliveries per destination. */
   getDeliveryStats: handleUnaryCall<GetDeliveryStatsRequest, GetDeliveryStatsResponse>;
 }
@@ -1972,7 +2617,10 @@ export interface DeliveryServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ReplayDeadLettersResponse) => void,
   ): ClientUnaryCall;
-  /** Failed attempts and dead letters as the delivery log recorded them, newest last. */
+  /**
+   * The attempt log: every request made to a destination's URLs (delivered or
+   * failed) and every dead letter, newest first, a page at a time.
+   */
   listDeliveryAttempts(
     request: ListDeliveryAttemptsRequest,
     callback: (error: ServiceError | null, response: ListDeliveryAttemptsResponse) => void,
@@ -1987,6 +2635,22 @@ export interface DeliveryServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListDeliveryAttemptsResponse) => void,
+  ): ClientUnaryCall;
+  /** One attempt from the log with the request sent and the response received. */
+  getDeliveryAttempt(
+    request: GetDeliveryAttemptRequest,
+    callback: (error: ServiceError | null, response: GetDeliveryAttemptResponse) => void,
+  ): ClientUnaryCall;
+  getDeliveryAttempt(
+    request: GetDeliveryAttemptRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetDeliveryAttemptResponse) => void,
+  ): ClientUnaryCall;
+  getDeliveryAttempt(
+    request: GetDeliveryAttemptRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetDeliveryAttemptResponse) => void,
   ): ClientUnaryCall;
   /** Counts of deliveries per destination. */
   getDeliveryStats(
@@ -2014,6 +2678,14 @@ export const DeliveryServiceClient = makeGenericClientConstructor(
   service: typeof DeliveryServiceService;
   serviceName: string;
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
