@@ -45,6 +45,18 @@
  * the default single-worker run; the run with more workers is reported
  * beside it.
  *
+ * `--insights` measures something else instead: what the insights service
+ * (source schemas and usage, services/insights) costs ingest. Single-worker
+ * ingest takes the same load in rounds without insights and with it running
+ * (off, on, on, off, … : `--insights-rounds` of each), a fresh ingest process
+ * each round. Before an "on" round insights is started and has read every
+ * call already stored (its `switchyard_insights_read_sequence` gauge reaches
+ * the calls stream's last sequence), so it counts the round's own calls as
+ * they arrive; after the round it is stopped once it has caught up, and how
+ * far behind it was when the round ended and how long it then took are
+ * reported with its CPU per call. Target: calls/s with insights ≥ 0.95 × without.
+ * Writes bench/results/ingest-insights-latest.json.
+ *
  * Uses its own nats-server on a free port and temp store, or NATS_URL (with a
  * unique namespace, deleted afterwards). Writes bench/results/ingest-latest.json. Exits non-zero only on errors, not when
  * the target is missed. `--cpu-prof-dir DIR` profiles the ingest process.
@@ -57,7 +69,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import { IngestServiceService, type IngestBatchResponse } from "@switchyard/contracts";
 import { basicAuthorization } from "@switchyard/workspace";
 import { connectBus, createLogger } from "@switchyard/platform";
-import { freePort } from "@switchyard/testkit";
+import { freePort, waitFor } from "@switchyard/testkit";
 import {
   machineFacts,
   microsPer,
@@ -95,6 +107,8 @@ interface Parameters {
   rawWarmupCalls: number;
   rawWindow: number;
   cpuProfDir: string | undefined;
+  /** Rounds of each kind in the insights comparison; 0 runs the usual benchmark. */
+  insightsRounds: number;
 }
 
 interface Rate {
@@ -127,6 +141,8 @@ function parseParameters(argv: string[]): Parameters {
       "raw-calls": { type: "string", default: "200000" },
       "raw-window": { type: "string", default: "256" },
       "cpu-prof-dir": { type: "string" },
+      insights: { type: "boolean", default: false },
+      "insights-rounds": { type: "string", default: "2" },
     },
   });
   const calls = positiveInt("--calls", values.calls);
@@ -142,6 +158,7 @@ function parseParameters(argv: string[]): Parameters {
     rawWarmupCalls: warmupCalls,
     rawWindow: positiveInt("--raw-window", values["raw-window"]),
     cpuProfDir: values["cpu-prof-dir"],
+    insightsRounds: values.insights ? positiveInt("--insights-rounds", values["insights-rounds"]) : 0,
   };
 }
 
@@ -417,6 +434,7 @@ function printSummary(ingestRuns: IngestRun[], raw: RawReferences): void {
 
 async function main(cleanup: Cleanup): Promise<void> {
   const params = parseParameters(process.argv.slice(2));
+  if (params.insightsRounds > 0) return benchmarkInsightsCost(params, cleanup);
   const date = new Date();
   const loadAverageAtStart = os.loadavg();
   const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
@@ -505,6 +523,161 @@ async function main(cleanup: Cleanup): Promise<void> {
     },
     ratio: Number(ratio.toFixed(3)),
     target: { ratio: TARGET_RATIO, judgedOnWorkers: judged.workers, pass: ratio >= TARGET_RATIO },
+    machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
+  });
+  console.log(`results: ${file}`);
+}
+
+// ---------------------------------------------------------------- insights on and off
+
+const INSIGHTS_TARGET_RATIO = 0.95;
+
+/** Insights in its own process, as npm start runs it (nice 10), with an ops port to read its progress from. */
+async function startInsights(run: Run): Promise<{ insights: ServiceChild; opsPort: number }> {
+  const grpcPort = await freePort();
+  const opsPort = await freePort();
+  const insights = ServiceChild.start({
+    service: "insights",
+    cwd: REPO_ROOT,
+    grpcPort,
+    env: {
+      NATS_URL: run.natsUrl,
+      SWITCHYARD_NAMESPACE: run.namespace,
+      SWITCHYARD_WORKSPACE_FILE: run.workspaceFile,
+      INSIGHTS_GRPC_PORT: String(grpcPort),
+      INSIGHTS_OPS_PORT: String(opsPort),
+    },
+  });
+  run.cleanup.add("stop insights", () => insights.stop());
+  await insights.waitUntilReady();
+  return { insights, opsPort };
+}
+
+/** The last calls-stream sequence insights has read, from its metrics. */
+async function insightsReadSequence(opsPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  const match = /^switchyard_insights_read_sequence\{stream="calls"\} (\d+)/m.exec(text);
+  return match ? Number(match[1]) : 0;
+}
+
+/** Waits until insights has read every stored call; resolves with how long that took. */
+async function insightsCaughtUp(jsm: JetStreamManager, stream: string, insights: ServiceChild, opsPort: number): Promise<number> {
+  const start = performance.now();
+  const { state } = await jsm.streams.info(stream);
+  await insights.guard(
+    waitFor(
+      `insights to read the calls stream up to ${state.last_seq}`,
+      async () => (await insightsReadSequence(opsPort)) >= state.last_seq,
+      {
+        timeoutMs: 300_000,
+        intervalMs: 100,
+      },
+    ),
+  );
+  return (performance.now() - start) / 1000;
+}
+
+interface InsightsRound {
+  insights: boolean;
+  run: IngestRun;
+  /** Calls of the round insights had not read when the round ended, and the seconds it then needed. */
+  lagCallsAtEnd?: number;
+  catchUpSeconds?: number;
+  insightsCpuMicrosPerCall?: number;
+}
+
+async function benchmarkInsightsCost(params: Parameters, cleanup: Cleanup): Promise<void> {
+  const date = new Date();
+  const loadAverageAtStart = os.loadavg();
+  const { nats, namespace, names, nc, jsm } = await openBenchBus(cleanup);
+  const run: Run = {
+    natsUrl: nats.url,
+    natsPid: nats.pid,
+    namespace,
+    workspaceFile: await writeWorkspaceFile(cleanup, WORKSPACE),
+    cleanup,
+  };
+  const order = Array.from({ length: params.insightsRounds * 2 }, (_, index) => index % 4 === 1 || index % 4 === 2);
+  const rounds: InsightsRound[] = [];
+  for (const withInsights of order) {
+    if (!withInsights) {
+      console.log("round without insights …");
+      rounds.push({ insights: false, run: await benchmarkIngest(params, run, 1) });
+      continue;
+    }
+    console.log("round with insights: starting it and letting it read what is stored …");
+    const { insights, opsPort } = await startInsights(run);
+    await insightsCaughtUp(jsm, names.callsStream, insights, opsPort);
+    const cpuBefore = await insights.cpuSeconds();
+    const ingestRun = await benchmarkIngest(params, run, 1);
+    const { state } = await jsm.streams.info(names.callsStream);
+    const lagBatches = state.last_seq - (await insightsReadSequence(opsPort));
+    const catchUpSeconds = await insightsCaughtUp(jsm, names.callsStream, insights, opsPort);
+    const cpuAfter = await insights.cpuSeconds();
+    await insights.stop();
+    rounds.push({
+      insights: true,
+      run: ingestRun,
+      lagCallsAtEnd: lagBatches * params.batchSize,
+      catchUpSeconds,
+      insightsCpuMicrosPerCall: microsPer(
+        cpuBetween(cpuBefore === undefined ? undefined : cpuBefore * 1000, cpuAfter === undefined ? undefined : cpuAfter * 1000),
+        ingestRun.batches * params.batchSize,
+      ),
+    });
+  }
+
+  const rate = (withInsights: boolean) => {
+    const chosen = rounds.filter((round) => round.insights === withInsights).map((round) => round.run.rate);
+    return chosen.reduce((sum, r) => sum + r.count, 0) / chosen.reduce((sum, r) => sum + r.seconds, 0);
+  };
+  const off = rate(false);
+  const on = rate(true);
+  const ratio = on / off;
+  const format = (n: number) => Math.round(n).toLocaleString("en-US");
+  console.log("");
+  for (const round of rounds) {
+    const extra = round.insights
+      ? `; insights ${round.lagCallsAtEnd} calls behind at the end, caught up ${round.catchUpSeconds!.toFixed(1)} s later, CPU ${micros(round.insightsCpuMicrosPerCall)} µs per call`
+      : "";
+    console.log(
+      `${(round.insights ? "with insights:" : "without:").padEnd(16)}${format(round.run.rate.perSecond)} calls/s (ingest CPU ${micros(round.run.cpuMicrosPerCall.ingest)} µs per call${extra})`,
+    );
+  }
+  console.log(
+    `calls/s with insights / without: ${format(on)} / ${format(off)} = ${ratio.toFixed(3)}× (target ≥ ${INSIGHTS_TARGET_RATIO}×: ${ratio >= INSIGHTS_TARGET_RATIO ? "PASS" : "MISS"})`,
+  );
+  const file = await writeResults(RESULTS_DIR, "ingest-insights", {
+    benchmark: "ingest-insights",
+    date: date.toISOString(),
+    parameters: {
+      callsPerRound: params.calls,
+      warmupCalls: params.warmupCalls,
+      batchSize: params.batchSize,
+      concurrentBatches: params.concurrency,
+      grpcChannels: params.channels,
+      workers: 1,
+      order: order.map((withInsights) => (withInsights ? "with insights" : "without")),
+      natsServer: nats.external ? "NATS_URL" : "own nats-server",
+    },
+    rounds: rounds.map((round) => ({
+      insights: round.insights,
+      callsPerSecond: Math.round(round.run.rate.perSecond),
+      seconds: Number(round.run.rate.seconds.toFixed(3)),
+      ingestCpuMicrosPerCall: roundedOrNull(round.run.cpuMicrosPerCall.ingest),
+      natsServerCpuMicrosPerCall: roundedOrNull(round.run.cpuMicrosPerCall.natsServer),
+      ...(round.insights
+        ? {
+            insightsLagCallsAtEnd: round.lagCallsAtEnd,
+            insightsCatchUpSeconds: Number(round.catchUpSeconds!.toFixed(2)),
+            insightsCpuMicrosPerCall: roundedOrNull(round.insightsCpuMicrosPerCall),
+          }
+        : {}),
+    })),
+    callsPerSecondWithout: Math.round(off),
+    callsPerSecondWith: Math.round(on),
+    ratio: Number(ratio.toFixed(3)),
+    target: { ratio: INSIGHTS_TARGET_RATIO, pass: ratio >= INSIGHTS_TARGET_RATIO },
     machine: await machineFacts(REPO_ROOT, nc, loadAverageAtStart),
   });
   console.log(`results: ${file}`);

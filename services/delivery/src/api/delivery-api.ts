@@ -73,7 +73,12 @@ export function deliveryApi(deps: DeliveryApiDeps): AsyncService<DeliveryService
         ...(request.messageId ? { messageId: request.messageId } : {}),
         limit: limitOf(request.limit),
       });
-      return { attempts };
+      return { attempts, nextPageToken: "" };
+    },
+
+    // Until the log issues attempt ids (the attempt log in progress), no id names a stored attempt.
+    getDeliveryAttempt: async (request) => {
+      throw new ServiceError("NOT_FOUND", `attempt_id: no attempt ${JSON.stringify(request.attemptId)} in the log`);
     },
 
     getDeliveryStats: async (request) => {

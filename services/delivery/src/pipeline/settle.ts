@@ -139,5 +139,7 @@ function attemptRecord(task: DeliveryTask, attempt: UrlAttempt | undefined, numb
     attempt: number,
     at: new Date(),
     outcome: attempt?.outcome ?? "",
+    attemptId: "",
+    exchange: undefined,
   };
 }
