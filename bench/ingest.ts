@@ -564,16 +564,19 @@ async function insightsReadSequence(opsPort: number): Promise<number> {
 async function insightsCaughtUp(jsm: JetStreamManager, stream: string, insights: ServiceChild, opsPort: number): Promise<number> {
   const start = performance.now();
   const { state } = await jsm.streams.info(stream);
-  await insights.guard(
+  const caughtUp = insights.guard(
     waitFor(
       `insights to read the calls stream up to ${state.last_seq}`,
       async () => (await insightsReadSequence(opsPort)) >= state.last_seq,
       {
-        timeoutMs: 300_000,
+        timeoutMs: Number(process.env.BENCH_INSIGHTS_CATCH_UP_MS ?? 300_000),
         intervalMs: 100,
       },
     ),
   );
+  await caughtUp.catch(async (error: unknown) => {
+    throw new Error(`${String(error)}; insights read ${await insightsReadSequence(opsPort)}; its output:\n${insights.recentOutput}`);
+  });
   return (performance.now() - start) / 1000;
 }
 

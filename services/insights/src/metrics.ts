@@ -101,6 +101,11 @@ export class InsightsMetrics {
   }
 
   /** After each message read: its sequence, and how many are left to read. */
+  /** Where reading resumes after a start: the gauge then says so before any new message arrives. */
+  resumedAfter(stream: StreamName, sequence: number): void {
+    this.readSequence[stream].set(sequence);
+  }
+
   position(stream: StreamName, sequence: number, pending: number): void {
     this.readSequence[stream].set(sequence);
     this.lag[stream].set(pending);

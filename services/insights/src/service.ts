@@ -71,8 +71,9 @@ async function insightsParts(config: InsightsConfig, logger: Logger, { ops, js, 
     afterSequence: number,
     label: "calls" | "filtered" | "usage",
     handle: Parameters<typeof StreamReader.start>[0]["handle"],
-  ) =>
-    StreamReader.start({
+  ) => {
+    metrics.resumedAfter(label, afterSequence);
+    return StreamReader.start({
       js,
       stream,
       afterSequence,
@@ -80,6 +81,7 @@ async function insightsParts(config: InsightsConfig, logger: Logger, { ops, js, 
       position: (sequence, pending) => metrics.position(label, sequence, pending),
       logger,
     });
+  };
   const readers = [
     await reader(names.callsStream, from.calls, "calls", (message) => counting.handleBatch(CALLS, message)),
     await reader(names.filteredStream, from.filtered, "filtered", (message) => counting.handleBatch(FILTERED, message)),

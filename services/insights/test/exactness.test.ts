@@ -138,9 +138,9 @@ describe("exact counts", () => {
     let replays = 0;
     let kills = 0;
     let child = await start();
-    // Runs at the lower priority INSIGHTS_NICE sets (10 by default).
+    // Runs at the lower priority INSIGHTS_NICE sets (19 by default).
     const stat = await readFile(`/proc/${child.pid}/stat`, "utf8").catch(() => undefined);
-    if (stat) expect(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16])).toBe(10);
+    if (stat) expect(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16])).toBe(19);
     while (kills < 8 && replays < 2) {
       const before = await progress(schemaKv, usageKv);
       if (before.checkpoint >= lastSequence) break;
