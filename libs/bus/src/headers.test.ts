@@ -36,6 +36,10 @@ describe("names on the bus", () => {
       "SWITCHYARD_POISON",
       "SWITCHYARD_DELIVERY_LOG",
     ]);
+    expect([names.deliveredLogStream, names.deliveredLogSubject("hook")]).toEqual([
+      "SWITCHYARD_DELIVERED_LOG",
+      "switchyard.deliveredlog.hook",
+    ]);
     expect([names.callsSubject("web"), names.retrySubject("hook"), names.poisonSubject("retry")]).toEqual([
       "switchyard.calls.web",
       "switchyard.retry.hook",
