@@ -19,6 +19,7 @@ describe("names on the bus", () => {
       "switchyard.v1.DeferredCalls",
       "switchyard.v1.DeadLetter",
       "switchyard.v1.DeliveryAttempt",
+      "switchyard.v1.DeliveryAttempts",
       "switchyard.v1.RejectedCalls",
       "switchyard.v1.DeliveryOutcomes",
     ]);
