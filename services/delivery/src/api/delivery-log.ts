@@ -1,8 +1,9 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
-import { type AttemptExchange, DeliveryAttempt, DeliveryAttempts, type HttpHeader } from "@switchyard/contracts";
+import { type AttemptExchange, DeliveryAttempt, type HttpHeader } from "@switchyard/contracts";
 import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusMessageType, type BusNames } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
 import type { UrlAttempt } from "../pipeline/fan-out.js";
+import { encodeDeliveredAttempts, type DeliveredEntry } from "./delivered-encoder.js";
 
 export interface AttemptLogOptions {
   /** Delivered attempts of one destination per message at most (DELIVERY_ATTEMPT_LOG_BATCH). */
@@ -31,16 +32,9 @@ const WARN_EVERY_MS = 10_000;
 
 interface PendingBatch {
   readonly destinationId: string;
-  readonly attempts: PendingAttempt[];
+  readonly attempts: DeliveredEntry[];
   bytes: number;
   timer: NodeJS.Timeout | undefined;
-}
-
-interface PendingAttempt {
-  readonly round: LoggedRound;
-  readonly messageId: string;
-  readonly attempt: UrlAttempt;
-  readonly atMs: number;
 }
 
 /**
@@ -99,7 +93,14 @@ export class DeliveryLog {
       batch.timer = setTimeout(() => this.publish(created), this.options.lingerMs);
     }
     // The message id is read now: the call's bytes may not outlive its batch's handling.
-    batch.attempts.push({ round, messageId: round.call.messageId, attempt, atMs: Date.now() });
+    batch.attempts.push({
+      destinationId,
+      sourceId: round.sourceId,
+      messageId: round.call.messageId,
+      attemptNumber: round.attempt,
+      atMs: Date.now(),
+      attempt,
+    });
     batch.bytes += 512 + (attempt.request?.body.length ?? 0) + (attempt.responseBody?.length ?? 0);
     if (batch.attempts.length >= this.options.batch || batch.bytes >= MAX_BATCH_BYTES) this.publish(batch);
   }
@@ -121,7 +122,7 @@ export class DeliveryLog {
     }
     let data: Uint8Array;
     try {
-      data = DeliveryAttempts.encode({ attempts: batch.attempts.map(deliveredRecord) }).finish();
+      data = encodeDeliveredAttempts(batch.attempts);
     } catch (error) {
       this.dropped(count, error, batch.destinationId);
       return;
@@ -147,23 +148,6 @@ export class DeliveryLog {
 
 const DELIVERED_TYPE: BusMessageType = BUS_MESSAGE_TYPE_NAMES.deliveryAttempts;
 
-function deliveredRecord({ round, messageId, attempt, atMs }: PendingAttempt): DeliveryAttempt {
-  return {
-    destinationId: round.destinationId,
-    sourceId: round.sourceId,
-    messageId,
-    url: attempt.request?.entry.loggedUrl ?? "",
-    status: attempt.status,
-    error: "",
-    latencyMs: attempt.latencyMs,
-    attempt: round.attempt,
-    at: new Date(atMs),
-    outcome: "delivered",
-    attemptId: "",
-    exchange: exchangeOf(attempt),
-  };
-}
-
 /** What one request sent and got back, credentials masked (see EntryRequest); undefined when no request was made. */
 export function exchangeOf(attempt: UrlAttempt): AttemptExchange | undefined {
   const request = attempt.request;
@@ -177,8 +161,7 @@ export function exchangeOf(attempt: UrlAttempt): AttemptExchange | undefined {
   const responseHeaders: HttpHeader[] = [];
   const raw = attempt.responseHeaders;
   if (raw) {
-    for (let i = 0; i + 1 < raw.length; i += 2)
-      responseHeaders.push({ name: raw[i]!.toString("latin1"), value: raw[i + 1]!.toString("latin1") });
+    for (let i = 0; i + 1 < raw.length; i += 2) responseHeaders.push({ name: raw[i]!.toString(), value: raw[i + 1]!.toString() });
   }
   return {
     method: "POST",
