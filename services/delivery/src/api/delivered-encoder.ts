@@ -20,24 +20,40 @@ export interface DeliveredEntry {
  * each attempt, which the attempt log's reader relies on to skip it.
  */
 export function encodeDeliveredAttempts(entries: readonly DeliveredEntry[]): Buffer {
-  texts.clear();
-  const sizes = new Array<number>(entries.length * 3);
   let total = 0;
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]!;
-    const exchange = exchangeSize(entry.attempt);
-    const attempt = attemptSize(entry, exchange);
-    sizes[3 * i] = attempt;
-    sizes[3 * i + 1] = exchange;
-    total += 1 + varintSize(attempt) + attempt;
+  for (const entry of entries) total += encodedSize(entry);
+  const buf = Buffer.allocUnsafe(total);
+  let pos = 0;
+  for (const entry of entries) {
+    encodedSize(entry);
+    pos = writeDeliveredAttempt(buf, pos, entry);
   }
-  const out = new Out(Buffer.allocUnsafe(total));
-  for (let i = 0; i < entries.length; i++) {
-    out.tag(ATTEMPTS);
-    out.varint(sizes[3 * i]!);
-    writeAttempt(out, entries[i]!, sizes[3 * i + 1]!);
-  }
-  return out.buf;
+  return buf;
+}
+
+/** The sizes encodedSize found last, which writeDeliveredAttempt (called next, for the same entry) uses. */
+let measuredExchange = 0;
+let measuredAttempt = 0;
+
+/** The bytes one attempt takes in a DeliveryAttempts message (its field included). */
+export function encodedSize(entry: DeliveredEntry): number {
+  if (texts.size > MAX_TEXTS) texts.clear();
+  measuredExchange = exchangeSize(entry.attempt);
+  measuredAttempt = attemptSize(entry, measuredExchange);
+  return 1 + varintSize(measuredAttempt) + measuredAttempt;
+}
+
+/**
+ * Writes one attempt of a DeliveryAttempts message at `pos`, right after encodedSize(entry) (room
+ * for that many bytes must be there); returns where it ends. Messages are made of these one after
+ * the other.
+ */
+export function writeDeliveredAttempt(buf: Buffer, pos: number, entry: DeliveredEntry): number {
+  const out = new Out(buf, pos);
+  out.tag(ATTEMPTS);
+  out.varint(measuredAttempt);
+  writeAttempt(out, entry, measuredExchange);
+  return out.pos;
 }
 
 const tagOf = (field: number, wireType: number) => (field << 3) | wireType;
@@ -53,10 +69,11 @@ function varintSize(n: number): number {
 }
 
 /**
- * The texts a batch repeats in every attempt (its destination, source and URL, header names),
- * encoded once per batch: each string measured and written costs a call into the runtime.
+ * The texts attempts repeat (destinations, sources and URLs, header names), encoded once: each
+ * string measured and written costs a call into the runtime. Forgotten now and then.
  */
 const texts = new Map<string, Buffer>();
+const MAX_TEXTS = 10_000;
 
 function repeated(text: string): Buffer {
   let bytes = texts.get(text);
@@ -181,9 +198,10 @@ function writeAttempt(out: Out, entry: DeliveredEntry, exchange: number): void {
 
 /** Writes into a buffer sized beforehand. */
 class Out {
-  pos = 0;
-
-  constructor(readonly buf: Buffer) {}
+  constructor(
+    readonly buf: Buffer,
+    public pos = 0,
+  ) {}
 
   tag(tag: number): void {
     this.buf[this.pos++] = tag; // every tag here fits one byte (fields 1-15)

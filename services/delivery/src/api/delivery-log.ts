@@ -3,7 +3,7 @@ import { type AttemptExchange, DeliveryAttempt, type HttpHeader } from "@switchy
 import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusMessageType, type BusNames } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
 import type { UrlAttempt } from "../pipeline/fan-out.js";
-import { encodeDeliveredAttempts, type DeliveredEntry } from "./delivered-encoder.js";
+import { encodedSize, writeDeliveredAttempt, type DeliveredEntry } from "./delivered-encoder.js";
 
 export interface AttemptLogOptions {
   /** Delivered attempts of one destination per message at most (DELIVERY_ATTEMPT_LOG_BATCH). */
@@ -22,6 +22,8 @@ export interface LoggedRound {
 
 /** A batch message stays well under NATS's 1 MB default max payload, whatever the bodies. */
 const MAX_BATCH_BYTES = 512 * 1024;
+/** A batch's first buffer; a batch that outgrows it is published, and the next starts anew. */
+const BATCH_BUFFER_BYTES = 256 * 1024;
 /**
  * Batch publishes awaiting their ack at most. Beyond that the bus is not keeping up: new batches
  * are dropped (and counted) rather than held in memory without bound.
@@ -30,10 +32,12 @@ const MAX_IN_FLIGHT = 256;
 /** One warning per this long at most about lost entries; the metric counts every one. */
 const WARN_EVERY_MS = 10_000;
 
+/** A destination's delivered attempts, already encoded: only bytes are held until the batch is published. */
 interface PendingBatch {
   readonly destinationId: string;
-  readonly attempts: DeliveredEntry[];
+  buf: Buffer;
   bytes: number;
+  count: number;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -85,24 +89,36 @@ export class DeliveryLog {
    */
   delivered(round: LoggedRound, attempt: UrlAttempt): void {
     const { destinationId } = round;
-    let batch = this.pending.get(destinationId);
-    if (!batch) {
-      batch = { destinationId, attempts: [], bytes: 0, timer: undefined };
-      this.pending.set(destinationId, batch);
-      const created = batch;
-      batch.timer = setTimeout(() => this.publish(created), this.options.lingerMs);
-    }
-    // The message id is read now: the call's bytes may not outlive its batch's handling.
-    batch.attempts.push({
+    // Encoded at once (a few µs): holding the request's objects until the batch goes out would
+    // keep them past the young generation's collections, which costs the whole process more.
+    const entry: DeliveredEntry = {
       destinationId,
       sourceId: round.sourceId,
       messageId: round.call.messageId,
       attemptNumber: round.attempt,
       atMs: Date.now(),
       attempt,
-    });
-    batch.bytes += 512 + (attempt.request?.body.length ?? 0) + (attempt.responseBody?.length ?? 0);
-    if (batch.attempts.length >= this.options.batch || batch.bytes >= MAX_BATCH_BYTES) this.publish(batch);
+    };
+    const size = encodedSize(entry);
+    let batch = this.pending.get(destinationId);
+    if (batch && batch.bytes + size > batch.buf.length) {
+      this.publish(batch);
+      batch = undefined;
+    }
+    if (!batch) {
+      batch = { destinationId, buf: Buffer.allocUnsafe(Math.max(BATCH_BUFFER_BYTES, size)), bytes: 0, count: 0, timer: undefined };
+      this.pending.set(destinationId, batch);
+      const created = batch;
+      batch.timer = setTimeout(() => this.publish(created), this.options.lingerMs);
+    }
+    try {
+      batch.bytes = writeDeliveredAttempt(batch.buf, batch.bytes, entry);
+      batch.count++;
+    } catch (error) {
+      this.dropped(1, error, destinationId);
+      return;
+    }
+    if (batch.count >= this.options.batch || batch.bytes >= MAX_BATCH_BYTES) this.publish(batch);
   }
 
   /** Publishes what is gathered and waits for every publish under way (at shutdown, and in tests). */
@@ -115,18 +131,13 @@ export class DeliveryLog {
     if (this.pending.get(batch.destinationId) !== batch) return; // published already (it filled up before its time)
     this.pending.delete(batch.destinationId);
     if (batch.timer) clearTimeout(batch.timer);
-    const count = batch.attempts.length;
+    const count = batch.count;
+    if (count === 0) return;
     if (this.inFlight.size >= MAX_IN_FLIGHT) {
       this.dropped(count, new Error(`${MAX_IN_FLIGHT} attempt-log publishes are awaiting the bus`), batch.destinationId);
       return;
     }
-    let data: Uint8Array;
-    try {
-      data = encodeDeliveredAttempts(batch.attempts);
-    } catch (error) {
-      this.dropped(count, error, batch.destinationId);
-      return;
-    }
+    const data = batch.buf.subarray(0, batch.bytes);
     const published: Promise<unknown> = this.js
       .publish(this.names.deliveredLogSubject(batch.destinationId), data, { headers: busMessageHeaders(DELIVERED_TYPE) })
       .then(

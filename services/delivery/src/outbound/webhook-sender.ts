@@ -127,7 +127,8 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private retryAfter: string | undefined;
   private rawHeaders: Buffer[] | undefined;
   /** The body's first RESPONSE_BODY_KEPT bytes: views of undici's chunks, no copy (usually one small chunk). */
-  private kept: Buffer[] | undefined;
+  private kept: Buffer | undefined;
+  private keptMore: Buffer[] | undefined;
   private keptBytes = 0;
   private cut = false;
   private received = 0;
@@ -167,7 +168,8 @@ class PostHandler implements Dispatcher.DispatchHandler {
       const room = RESPONSE_BODY_KEPT - this.keptBytes;
       // A view of a small chunk; a copy of the start of a big one, which is not kept alive for a few KB.
       const part = chunk.length <= room ? chunk : Buffer.from(chunk.subarray(0, room));
-      (this.kept ??= []).push(part);
+      if (this.kept === undefined) this.kept = part;
+      else (this.keptMore ??= [this.kept]).push(part);
       this.keptBytes += part.length;
     }
     this.received += chunk.length;
@@ -208,7 +210,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
         outcome: outcomeOfStatus(status),
         retryAfterMs: retryAfter === undefined ? undefined : parseRetryAfter(retryAfter, Date.now()),
         responseHeaders: this.rawHeaders,
-        responseBody: this.kept === undefined ? undefined : this.kept.length === 1 ? this.kept[0] : Buffer.concat(this.kept),
+        responseBody: this.keptMore ? Buffer.concat(this.keptMore) : this.kept,
         // An error after the status means the body ended early (cut at the limit, a timeout, a reset).
         responseBodyTruncated: this.cut || error !== undefined || this.received > this.keptBytes,
       });
