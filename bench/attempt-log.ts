@@ -119,6 +119,7 @@ interface Timed {
 
 function summary(timed: Timed, referenceP50: number) {
   const sorted = [...timed.ms].sort((a, b) => a - b);
+  const slowest = timed.ms.indexOf(sorted.at(-1)!);
   const p50 = percentile(sorted, 50);
   const p99 = percentile(sorted, 99);
   return {
@@ -127,6 +128,9 @@ function summary(timed: Timed, referenceP50: number) {
     p50Ms: round(p50),
     p99Ms: round(p99),
     maxMs: round(sorted.at(-1) ?? Number.NaN),
+    // Which page was slowest (0: the kind's first, which finds where to start and meets cold parts of the log).
+    slowestPage: slowest,
+    firstPageMs: round(timed.ms[0] ?? Number.NaN),
     p50OverDirectGet: round(p50 / referenceP50),
     meetsTarget: p99 < TARGET_P99_MS,
   };

@@ -50,7 +50,7 @@ const STORE_MARGIN_MS = 250;
  * an outcome) over a long stretch without matches returns a short page, with a next_page_token to
  * read on from where it stopped: every page stays fast, however sparse the filter.
  */
-const SCAN_BYTES = 2 * 1024 * 1024;
+const SCAN_BYTES = 1024 * 1024;
 /** Messages the first window reads on the failures stream, times the page size; windows grow ×4 while a filter finds too little. */
 const FIRST_WINDOW_FACTOR = 1;
 /** Messages the first window reads on the delivered stream (each holds up to DELIVERY_ATTEMPT_LOG_BATCH attempts). */
@@ -91,10 +91,10 @@ export class AttemptPages {
     };
     const cursors = query.pageToken
       ? decodeToken(query.pageToken)
-      : {
-          failed: reads.failed ? await this.start("failed", query) : NONE,
-          delivered: reads.delivered ? await this.start("delivered", query) : NONE,
-        };
+      : await Promise.all([
+          reads.failed ? this.start("failed", query) : NONE,
+          reads.delivered ? this.start("delivered", query) : NONE,
+        ]).then(([failed, delivered]) => ({ failed, delivered }));
     const matches = (attempt: DeliveryAttempt, atMs: number) =>
       (wanted.size === 0 || wanted.has(attempt.outcome)) &&
       (!query.messageId || attempt.messageId === query.messageId) &&
@@ -174,12 +174,18 @@ export class AttemptPages {
 
   /**
    * The sequence of the first message stored at or after `ms`, undefined when there is none: a
-   * binary search by direct gets (about 20 for a million messages, each a fraction of a
-   * millisecond), as stored times only grow along a stream.
+   * search by direct gets, as stored times only grow along a stream. The first probes interpolate
+   * between the known times (a log written at a steady rate is found in a few), then it halves:
+   * each probe that lands in a part of the stream not read lately costs the server a block load.
    */
   private async firstStoredAtOrAfter(stream: string, ms: number): Promise<number | undefined> {
-    const { first_seq: first, last_seq: last, messages } = (await this.jsm.streams.info(stream)).state;
+    const state = (await this.jsm.streams.info(stream)).state;
+    const { first_seq: first, last_seq: last, messages } = state;
     if (messages === 0) return undefined;
+    let lowMs = Date.parse(state.first_ts);
+    let highMs = Date.parse(state.last_ts);
+    if (ms <= lowMs) return first;
+    if (ms > highMs) return undefined;
     const storedAt = async (seq: number): Promise<{ seq: number; ms: number } | undefined> => {
       // next_by_subj steps over a removed message to the next one there is.
       const stored = await this.jsm.direct.getMessage(stream, { seq, next_by_subj: ">" }).catch(() => null);
@@ -187,12 +193,19 @@ export class AttemptPages {
     };
     let low = first;
     let high = last + 1; // invariant: every message before `low` is older than ms; the one at `high` (if any) is not
-    while (low < high) {
-      const middle = Math.floor((low + high) / 2);
+    for (let probes = 0; low < high; probes++) {
+      const guess = low + Math.floor(((ms - lowMs) / Math.max(highMs - lowMs, 1)) * (high - low));
+      const middle = probes < 6 && Number.isFinite(guess) ? Math.min(Math.max(guess, low), high - 1) : Math.floor((low + high) / 2);
       const found = await storedAt(middle);
-      if (!found || found.seq >= high) high = middle;
-      else if (found.ms < ms) low = found.seq + 1;
-      else high = found.seq;
+      if (!found || found.seq >= high) {
+        high = middle;
+      } else if (found.ms < ms) {
+        low = found.seq + 1;
+        lowMs = found.ms;
+      } else {
+        high = found.seq;
+        highMs = found.ms;
+      }
     }
     return low > last ? undefined : low;
   }
@@ -318,7 +331,7 @@ interface StoredEntry {
 }
 
 /** Direct-get walks one subject window is read with, side by side. */
-const WALKS = 8;
+const WALKS = 32;
 
 const ATTEMPTS_TAG = lengthTag(DeliveryAttemptsField.ATTEMPTS);
 const EXCHANGE_TAG = lengthTag(DeliveryAttemptField.EXCHANGE);
