@@ -5,7 +5,7 @@ import { errors } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { AddressPolicy } from "./address-policy.js";
 import { AddressRefusedError } from "./guarded-connector.js";
-import { describeFailure, WebhookSender } from "./webhook-sender.js";
+import { describeFailure, RESPONSE_BODY_KEPT, WebhookSender } from "./webhook-sender.js";
 
 const LOOPBACK = AddressPolicy.fromList(LOOPBACK_CIDRS);
 
@@ -158,6 +158,39 @@ describe("WebhookSender against real sockets", () => {
     );
     const result = await newSender(600_000).send(url, [], body);
     expect(result).toMatchObject({ status: 200, error: "", outcome: "delivered" });
+  });
+
+  it("keeps a small response's headers and body for the attempt log", async () => {
+    const url = await listen(createHttpServer((_request, response) => response.writeHead(201, { "x-receipt": "r-9" }).end("accepted")));
+    const result = await newSender().send(url, [], body);
+    expect(result).toMatchObject({ status: 201, responseBodyTruncated: false });
+    expect(result.responseBody?.toString()).toBe("accepted");
+    const headers = result.responseHeaders!.map((part) => part.toString());
+    expect(headers[headers.indexOf("x-receipt") + 1]).toBe("r-9");
+  });
+
+  it("keeps at most the first 4 KB of an endless body, and still cuts it at the cap without waiting for its end", async () => {
+    // Chunked, never ending: only the cap ends the exchange (the timeout is far off).
+    const pattern = Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => 65 + (i % 26)));
+    const url = await listen(
+      createHttpServer((_request, response) => {
+        response.writeHead(200);
+        const timer = setInterval(() => response.write(pattern), 5);
+        response.on("close", () => clearInterval(timer));
+      }),
+    );
+    const result = await newSender(600_000).send(url, [], body);
+    expect(result).toMatchObject({ status: 200, outcome: "delivered", responseBodyTruncated: true });
+    expect(result.responseBody!.length).toBeLessThanOrEqual(RESPONSE_BODY_KEPT);
+    expect(result.responseBody!.equals(pattern.subarray(0, result.responseBody!.length))).toBe(true);
+  });
+
+  it("says a body announced over the cap was cut, keeping none of it", async () => {
+    const url = await listen(
+      createHttpServer((_request, response) => response.writeHead(200, { "content-length": String(100 << 20) }).flushHeaders()),
+    );
+    const result = await newSender(600_000).send(url, [], body);
+    expect(result).toMatchObject({ status: 200, responseBodyTruncated: true, responseBody: undefined });
   });
 
   it("reads Retry-After from a 429", async () => {

@@ -1,0 +1,401 @@
+import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliveryAttempt, DeliveryAttemptField, DeliveryAttempts, DeliveryAttemptsField } from "@switchyard/contracts";
+import { lengthTag, WireReader } from "@switchyard/wire";
+import type { BusNames } from "@switchyard/bus";
+import { ServiceError } from "@switchyard/platform";
+
+/** The outcomes an attempt can have, as ListDeliveryAttempts filters them. */
+export const ATTEMPT_OUTCOMES = ["delivered", "retryable", "permanent", "dead_lettered"] as const;
+const FAILURE_OUTCOMES = new Set<string>(["retryable", "permanent", "dead_lettered"]);
+
+export interface AttemptQuery {
+  destinationId?: string;
+  messageId?: string;
+  /** Empty for all. */
+  outcomes: string[];
+  since?: Date;
+  before?: Date;
+  limit: number;
+  pageToken: string;
+}
+
+/**
+ * Where a reader of one log stream stands: the entries still to read are those
+ * of messages before `seq`, and those of message `seq` before `index` (a
+ * delivered batch half read). `seq` 0: nothing left.
+ */
+interface Cursor {
+  seq: number;
+  index: number;
+}
+
+interface Found {
+  attempt: DeliveryAttempt;
+  atMs: number;
+  /** Where the entry is: reading on from here (exclusive) continues after it. */
+  position: Cursor;
+}
+
+/** The two streams of the attempt log: failures and dead letters (one a message), delivered attempts (many a message). */
+type Side = "failed" | "delivered";
+
+/**
+ * A delivered batch is stored up to DELIVERY_ATTEMPT_LOG_LINGER_MS (and a publish) after its
+ * first attempt: a `before` page starts that much (plus this margin) later in the stream, and
+ * drops what is newer. A failure is stored as soon as it happens.
+ */
+const STORE_MARGIN_MS = 250;
+/**
+ * Bytes of log one page reads at most on each stream. A filter no subject can serve (a message id,
+ * an outcome) over a long stretch without matches returns a short page, with a next_page_token to
+ * read on from where it stopped: every page stays fast, however sparse the filter.
+ */
+const SCAN_BYTES = 1024 * 1024;
+/** Messages the first window reads on the failures stream, times the page size; windows grow ×4 while a filter finds too little. */
+const FIRST_WINDOW_FACTOR = 1;
+/** Messages the first window reads on the delivered stream (each holds up to DELIVERY_ATTEMPT_LOG_BATCH attempts). */
+const FIRST_DELIVERED_WINDOW = 2;
+const TOKEN_VERSION = "a1";
+
+/**
+ * Reads the attempt log (see DeliveryLog) a page at a time, newest first,
+ * without reading the whole log: each stream is read backwards from where
+ * the previous page stopped, in windows of sequences that grow while a
+ * filter is sparse (a destination is a subject filter the server applies;
+ * the subject's last sequence is where its first page starts), and the two
+ * streams are merged by time. Pages are keyset pages: the token holds each
+ * stream's position, so nothing is skipped or repeated as the log grows.
+ */
+export class AttemptPages {
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly names: BusNames,
+    /** DELIVERY_ATTEMPT_LOG_LINGER_MS. */
+    private readonly lingerMs = 200,
+  ) {}
+
+  async list(query: AttemptQuery): Promise<{ attempts: DeliveryAttempt[]; nextPageToken: string }> {
+    for (const outcome of query.outcomes) {
+      if (!(ATTEMPT_OUTCOMES as readonly string[]).includes(outcome)) {
+        throw new ServiceError("INVALID_ARGUMENT", `outcomes: "${outcome}" is not one of ${ATTEMPT_OUTCOMES.join(", ")}`);
+      }
+    }
+    if (query.since && query.before && query.since.getTime() >= query.before.getTime()) {
+      throw new ServiceError("INVALID_ARGUMENT", "since: must be earlier than before");
+    }
+    const wanted = new Set(query.outcomes);
+    const reads = {
+      failed: wanted.size === 0 || query.outcomes.some((o) => FAILURE_OUTCOMES.has(o)),
+      delivered: wanted.size === 0 || wanted.has("delivered"),
+    };
+    const cursors = query.pageToken
+      ? decodeToken(query.pageToken)
+      : await Promise.all([
+          reads.failed ? this.start("failed", query) : NONE,
+          reads.delivered ? this.start("delivered", query) : NONE,
+        ]).then(([failed, delivered]) => ({ failed, delivered }));
+    const matches = (attempt: DeliveryAttempt, atMs: number) =>
+      (wanted.size === 0 || wanted.has(attempt.outcome)) &&
+      (!query.messageId || attempt.messageId === query.messageId) &&
+      (!query.destinationId || attempt.destinationId === query.destinationId) &&
+      (!query.since || atMs >= query.since.getTime()) &&
+      (!query.before || atMs < query.before.getTime());
+    const nothing = { found: [] as Found[], rest: NONE };
+    const [failed, delivered] = await Promise.all([
+      reads.failed && cursors.failed.seq > 0 ? this.readBack("failed", cursors.failed, query, matches) : nothing,
+      reads.delivered && cursors.delivered.seq > 0 ? this.readBack("delivered", cursors.delivered, query, matches) : nothing,
+    ]);
+
+    // Merge, newest first; each stream's position moves past exactly what the page takes from it.
+    const page: DeliveryAttempt[] = [];
+    const next = { failed: failed.rest, delivered: delivered.rest };
+    let f = 0;
+    let d = 0;
+    const fs = failed.found;
+    const ds = delivered.found;
+    while (page.length < query.limit && (f < fs.length || d < ds.length)) {
+      const takeFailed = d >= ds.length || (f < fs.length && fs[f]!.atMs >= ds[d]!.atMs);
+      const entry = takeFailed ? fs[f++]! : ds[d++]!;
+      page.push(entry.attempt);
+    }
+    if (f < fs.length) next.failed = f > 0 ? fs[f - 1]!.position : cursors.failed;
+    if (d < ds.length) next.delivered = d > 0 ? ds[d - 1]!.position : cursors.delivered;
+    if (!reads.failed) next.failed = NONE;
+    if (!reads.delivered) next.delivered = NONE;
+    for (const attempt of page) attempt.exchange = undefined;
+    const more = next.failed.seq > 0 || next.delivered.seq > 0;
+    return { attempts: page, nextPageToken: more ? encodeToken(next) : "" };
+  }
+
+  /** One attempt with its exchange. */
+  async get(attemptId: string): Promise<DeliveryAttempt> {
+    const id = parseAttemptId(attemptId);
+    const stored = await this.jsm.direct.getMessage(this.stream(id.side), { seq: id.seq }).catch(() => null);
+    if (!stored) throw new ServiceError("NOT_FOUND", `attempt_id: no attempt ${attemptId} in the log (expired, or never there)`);
+    const attempt = id.side === "failed" ? DeliveryAttempt.decode(stored.data) : DeliveryAttempts.decode(stored.data).attempts[id.index];
+    if (!attempt) throw new ServiceError("NOT_FOUND", `attempt_id: no attempt ${attemptId} in the log`);
+    return { ...attempt, attemptId };
+  }
+
+  private stream(side: Side): string {
+    return side === "failed" ? this.names.deliveryLogStream : this.names.deliveredLogStream;
+  }
+
+  private subject(side: Side, destinationId: string): string {
+    return side === "failed" ? this.names.deliveryLogSubject(destinationId) : this.names.deliveredLogSubject(destinationId);
+  }
+
+  /** Where a first page starts on one stream: after its last message (of the destination), or at `before`. */
+  private async start(side: Side, query: AttemptQuery): Promise<Cursor> {
+    const stream = this.stream(side);
+    let end: number;
+    if (query.destinationId) {
+      const last = await this.jsm.streams
+        .getMessage(stream, { last_by_subj: this.subject(side, query.destinationId) })
+        .catch((error: unknown) => (isNotFound(error) ? null : Promise.reject(error)));
+      if (!last) return NONE;
+      end = last.seq + 1;
+    } else {
+      const state = (await this.jsm.streams.info(stream)).state;
+      if (state.messages === 0) return NONE;
+      end = state.last_seq + 1;
+    }
+    if (query.before) {
+      // The first message stored after `before` (and the batch delay): nothing older than `before` is stored past it.
+      const at = await this.firstStoredAtOrAfter(
+        stream,
+        query.before.getTime() + STORE_MARGIN_MS + (side === "delivered" ? this.lingerMs : 0),
+      );
+      if (at !== undefined) end = Math.min(end, at);
+    }
+    return { seq: end, index: 0 };
+  }
+
+  /**
+   * The sequence of the first message stored at or after `ms`, undefined when there is none: a
+   * search by direct gets, as stored times only grow along a stream. The first probes interpolate
+   * between the known times (a log written at a steady rate is found in a few), then it halves:
+   * each probe that lands in a part of the stream not read lately costs the server a block load.
+   */
+  private async firstStoredAtOrAfter(stream: string, ms: number): Promise<number | undefined> {
+    const state = (await this.jsm.streams.info(stream)).state;
+    const { first_seq: first, last_seq: last, messages } = state;
+    if (messages === 0) return undefined;
+    let lowMs = Date.parse(state.first_ts);
+    let highMs = Date.parse(state.last_ts);
+    if (ms <= lowMs) return first;
+    if (ms > highMs) return undefined;
+    const storedAt = async (seq: number): Promise<{ seq: number; ms: number } | undefined> => {
+      // next_by_subj steps over a removed message to the next one there is.
+      const stored = await this.jsm.direct.getMessage(stream, { seq, next_by_subj: ">" }).catch(() => null);
+      return stored ? { seq: stored.seq, ms: stored.time.getTime() } : undefined;
+    };
+    let low = first;
+    let high = last + 1; // invariant: every message before `low` is older than ms; the one at `high` (if any) is not
+    for (let probes = 0; low < high; probes++) {
+      const guess = low + Math.floor(((ms - lowMs) / Math.max(highMs - lowMs, 1)) * (high - low));
+      const middle = probes < 6 && Number.isFinite(guess) ? Math.min(Math.max(guess, low), high - 1) : Math.floor((low + high) / 2);
+      const found = await storedAt(middle);
+      if (!found || found.seq >= high) {
+        high = middle;
+      } else if (found.ms < ms) {
+        low = found.seq + 1;
+        lowMs = found.ms;
+      } else {
+        high = found.seq;
+        highMs = found.ms;
+      }
+    }
+    return low > last ? undefined : low;
+  }
+
+  /**
+   * Up to `query.limit` matching entries, newest first, from before `cursor`; and where reading
+   * stopped (NONE once the stream's start, or `since`, is reached).
+   */
+  private async readBack(
+    side: Side,
+    cursor: Cursor,
+    query: AttemptQuery,
+    matches: (attempt: DeliveryAttempt, atMs: number) => boolean,
+  ): Promise<{ found: Found[]; rest: Cursor }> {
+    const found: Found[] = [];
+    const sinceMs = query.since?.getTime();
+    const take = (seq: number, data: Uint8Array, below: number) => {
+      if (side === "failed") {
+        const attempt = withoutExchange(data, 0, data.length);
+        const atMs = attempt.at?.getTime() ?? 0;
+        if (matches(attempt, atMs)) found.push({ attempt: { ...attempt, attemptId: `f.${seq}` }, atMs, position: { seq, index: 0 } });
+        return;
+      }
+      const ranges = attemptRanges(data);
+      for (let index = Math.min(below, ranges.length / 2) - 1; index >= 0; index--) {
+        const attempt = withoutExchange(data, ranges[2 * index]!, ranges[2 * index + 1]!);
+        const atMs = attempt.at?.getTime() ?? 0;
+        if (matches(attempt, atMs)) found.push({ attempt: { ...attempt, attemptId: `d.${seq}.${index}` }, atMs, position: { seq, index } });
+      }
+    };
+
+    if (cursor.index > 0) {
+      const stored = await this.jsm.direct.getMessage(this.stream(side), { seq: cursor.seq }).catch(() => null);
+      if (stored) take(cursor.seq, stored.data, cursor.index);
+    }
+    const stream = this.stream(side);
+    const subject = query.destinationId ? this.subject(side, query.destinationId) : undefined;
+    const state = (await this.jsm.streams.info(stream)).state;
+    const first = state.first_seq;
+    // A destination's share of the stream, guessed as an even one (asking the server for the subject's
+    // count costs it a pass over every block); the window then grows by what the subject really holds.
+    const share = subject ? 1 / Math.max(state.num_subjects ?? 1, 1) : 1;
+    let high = cursor.seq;
+    let window = Math.ceil((side === "failed" ? query.limit * FIRST_WINDOW_FACTOR : FIRST_DELIVERED_WINDOW) / share);
+    let scanned = 0;
+    let looked = 0;
+    while (found.length < query.limit && high > first && scanned < SCAN_BYTES) {
+      const low = Math.max(first, high - window);
+      const messages = await this.readWindow(stream, subject, low, high);
+      let passedSince = false;
+      for (let i = messages.length - 1; i >= 0; i--) {
+        const message = messages[i]!;
+        // Stored times only grow along the stream, and every entry is stored at or after its own time.
+        if (sinceMs !== undefined && message.storedMs < sinceMs) {
+          passedSince = true;
+          break;
+        }
+        scanned += message.data.length;
+        take(message.seq, message.data, Number.MAX_SAFE_INTEGER);
+      }
+      looked += high - low;
+      high = low;
+      if (passedSince) return { found, rest: NONE };
+      // Grow the window by what the filter let through so far (×2 at least, ×16 at most).
+      const missing = query.limit - found.length;
+      window = Math.ceil(Math.min(Math.max((missing * looked) / Math.max(found.length, 1), 2 * window), 16 * window));
+    }
+    // Everything from `high` up was looked at: a page that takes every entry found reads on from there.
+    return { found, rest: high > first ? { seq: high, index: 0 } : NONE };
+  }
+
+  /** The messages (of `subject`, if given) with sequences in [low, high), oldest first. */
+  private async readWindow(stream: string, subject: string | undefined, low: number, high: number): Promise<StoredEntry[]> {
+    if (subject) return this.readSubjectWindow(stream, subject, low, high);
+    // No filter: an ordered consumer streams the window (its pending count costs the server nothing here).
+    const consumer = await this.js.consumers.get(stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: low });
+    const pending = (await consumer.info(true)).num_pending;
+    const wanted = Math.min(pending, high - low);
+    const messages: StoredEntry[] = [];
+    if (wanted === 0) return messages;
+    const batch = await consumer.fetch({ max_messages: wanted, expires: 5_000 });
+    for await (const message of batch) {
+      if (message.seq >= high) break;
+      messages.push({ seq: message.seq, storedMs: message.info.timestampNanos / 1e6, data: message.data });
+      if (messages.length === wanted || message.info.pending === 0) break;
+    }
+    return messages;
+  }
+
+  /**
+   * One subject's messages in [low, high), by direct gets of the next message of the subject from
+   * a sequence on: the server skips blocks without the subject. (A consumer filtered by subject
+   * would do too, but nats-server 2.9 counts its pending messages from the start sequence to the
+   * end of the stream when it is made, which grows with how deep the page is.) The window is cut
+   * into WALKS parts read side by side.
+   */
+  private async readSubjectWindow(stream: string, subject: string, low: number, high: number): Promise<StoredEntry[]> {
+    const size = Math.ceil((high - low) / WALKS);
+    const walk = async (from: number, to: number): Promise<StoredEntry[]> => {
+      const entries: StoredEntry[] = [];
+      for (let seq = from; seq < to;) {
+        const stored = await this.jsm.direct
+          .getMessage(stream, { seq, next_by_subj: subject })
+          .catch((error: unknown) => (isNotFound(error) ? null : Promise.reject(error)));
+        if (!stored || stored.seq >= to) break;
+        entries.push({ seq: stored.seq, storedMs: stored.time.getTime(), data: stored.data });
+        seq = stored.seq + 1;
+      }
+      return entries;
+    };
+    const parts: Promise<StoredEntry[]>[] = [];
+    for (let from = low; from < high; from += size) parts.push(walk(from, Math.min(from + size, high)));
+    return (await Promise.all(parts)).flat();
+  }
+}
+
+const NONE: Cursor = { seq: 0, index: 0 };
+
+interface StoredEntry {
+  seq: number;
+  storedMs: number;
+  data: Uint8Array;
+}
+
+/** Direct-get walks one subject window is read with, side by side. */
+const WALKS = 32;
+
+const ATTEMPTS_TAG = lengthTag(DeliveryAttemptsField.ATTEMPTS);
+const EXCHANGE_TAG = lengthTag(DeliveryAttemptField.EXCHANGE);
+
+/** Where each attempt of a DeliveryAttempts message lies: [start, end, start, end, …]. */
+function attemptRanges(bytes: Uint8Array): number[] {
+  const reader = new WireReader(bytes);
+  const end = bytes.length;
+  const ranges: number[] = [];
+  while (reader.pos < end) {
+    const tag = reader.tag(end);
+    if (tag !== ATTEMPTS_TAG) {
+      reader.skipField(tag, end);
+      continue;
+    }
+    const attemptEnd = reader.delimitedEnd(end);
+    ranges.push(reader.pos, attemptEnd);
+    reader.pos = attemptEnd;
+  }
+  return ranges;
+}
+
+/**
+ * An attempt without its exchange, which pages leave out: the exchange (bodies, headers) is most
+ * of an entry's bytes, and the writer puts it last, so the fields before it are decoded from a
+ * view of the bytes and the rest is never read.
+ */
+function withoutExchange(bytes: Uint8Array, start: number, end: number): DeliveryAttempt {
+  const reader = new WireReader(bytes, start);
+  while (reader.pos < end) {
+    const fieldStart = reader.pos;
+    const tag = reader.tag(end);
+    reader.skipField(tag, end);
+    if (tag === EXCHANGE_TAG && reader.pos === end) return DeliveryAttempt.decode(bytes.subarray(start, fieldStart));
+  }
+  return { ...DeliveryAttempt.decode(bytes.subarray(start, end)), exchange: undefined };
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && /no message found|not found/i.test(error.message);
+}
+
+function encodeToken(cursors: { failed: Cursor; delivered: Cursor }): string {
+  const text = `${TOKEN_VERSION}.${cursors.failed.seq}.${cursors.delivered.seq}.${cursors.delivered.index}`;
+  return Buffer.from(text).toString("base64url");
+}
+
+function decodeToken(token: string): { failed: Cursor; delivered: Cursor } {
+  const refuse = () => new ServiceError("INVALID_ARGUMENT", "page_token: not a next_page_token of ListDeliveryAttempts");
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(token)) throw refuse();
+  const parts = Buffer.from(token, "base64url").toString().split(".");
+  if (parts.length !== 4 || parts[0] !== TOKEN_VERSION || !parts.slice(1).every((part) => /^(0|[1-9]\d{0,15})$/.test(part))) {
+    throw refuse();
+  }
+  const [failed, delivered, index] = parts.slice(1).map(Number) as [number, number, number];
+  if (!Number.isSafeInteger(failed) || !Number.isSafeInteger(delivered) || !Number.isSafeInteger(index)) throw refuse();
+  return { failed: { seq: failed, index: 0 }, delivered: { seq: delivered, index } };
+}
+
+function parseAttemptId(attemptId: string): { side: Side; seq: number; index: number } {
+  const match = /^(?:f\.([1-9]\d{0,15})|d\.([1-9]\d{0,15})\.(0|[1-9]\d{0,5}))$/.exec(attemptId);
+  if (!match)
+    throw new ServiceError("INVALID_ARGUMENT", "attempt_id: not an attempt_id of the attempt log (as ListDeliveryAttempts gives them)");
+  return match[1]
+    ? { side: "failed", seq: Number(match[1]), index: 0 }
+    : { side: "delivered", seq: Number(match[2]), index: Number(match[3]) };
+}

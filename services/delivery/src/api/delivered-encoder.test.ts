@@ -1,0 +1,93 @@
+import { DeliveryAttempts } from "@switchyard/contracts";
+import { describe, expect, it } from "vitest";
+import type { EntryRequest, UrlAttempt } from "../pipeline/fan-out.js";
+import { exchangeOf } from "./delivery-log.js";
+import { encodeDeliveredAttempts, type DeliveredEntry } from "./delivered-encoder.js";
+
+const entryRequest: EntryRequest = {
+  headers: ["X-Token", "s3cr3t", "user-agent", "Switchyard/1.0", "content-type", "application/json"],
+  loggedHeaders: ["X-Token", "[set:sha256:0a1b2c3d]", "user-agent", "Switchyard/1.0", "content-type", "application/json"],
+  loggedUrl: "https://receiver.example/hook?key=[set:sha256:4e5f6a7b]",
+};
+
+function attempt(overrides: Partial<UrlAttempt> = {}): UrlAttempt {
+  return {
+    status: 204,
+    error: "",
+    latencyMs: 1234,
+    outcome: "delivered",
+    retryAfterMs: undefined,
+    urlIndex: 0,
+    url: "https://receiver.example/hook?key=k",
+    responseHeaders: ["Content-Type", "text/plain", "X-Émoji", "✓ done", "Empty", ""].map((s) => Buffer.from(s)),
+    responseBody: Buffer.from("ok"),
+    responseBodyTruncated: true,
+    request: {
+      entry: entryRequest,
+      headers: [...entryRequest.headers, "x-signature", "sha256=abc"],
+      body: Buffer.from('{"type":"track"}'),
+    },
+    ...overrides,
+  };
+}
+
+function entry(overrides: Partial<DeliveredEntry> = {}): DeliveredEntry {
+  return {
+    destinationId: "hook",
+    sourceId: "web",
+    messageId: "m-1",
+    attemptNumber: 2,
+    atMs: 1_764_064_800_123,
+    attempt: attempt(),
+    ...overrides,
+  };
+}
+
+/** What the generated encoder makes of the same attempts. */
+function generated(entries: DeliveredEntry[]): Uint8Array {
+  return DeliveryAttempts.encode({
+    attempts: entries.map((e) => ({
+      destinationId: e.destinationId,
+      sourceId: e.sourceId,
+      messageId: e.messageId,
+      url: e.attempt.request?.entry.loggedUrl ?? "",
+      status: e.attempt.status,
+      error: "",
+      latencyMs: e.attempt.latencyMs,
+      attempt: e.attemptNumber,
+      at: new Date(e.atMs),
+      outcome: "delivered",
+      attemptId: "",
+      exchange: exchangeOf(e.attempt),
+    })),
+  }).finish();
+}
+
+describe("encodeDeliveredAttempts", () => {
+  it("writes the bytes the generated encoder writes, for full, sparse and unusual attempts", () => {
+    const entries = [
+      entry(),
+      entry({ messageId: "", sourceId: "", attemptNumber: 1, atMs: 0 }),
+      entry({ attempt: attempt({ responseHeaders: undefined, responseBody: undefined, responseBodyTruncated: false, latencyMs: 0 }) }),
+      entry({ attempt: attempt({ request: undefined }) }),
+      entry({
+        messageId: "m-ünïcode-€",
+        attempt: attempt({ request: { entry: entryRequest, headers: entryRequest.headers, body: Buffer.alloc(300, 7) } }),
+      }),
+      entry({ atMs: 4_102_444_800_999, attempt: attempt({ latencyMs: 300_000, status: 299 }) }),
+    ];
+    expect(Buffer.from(encodeDeliveredAttempts(entries)).toString("hex")).toBe(Buffer.from(generated(entries)).toString("hex"));
+    expect(encodeDeliveredAttempts([])).toHaveLength(0);
+  });
+
+  it("masks the static header values and keeps the signature", () => {
+    const [decoded] = DeliveryAttempts.decode(encodeDeliveredAttempts([entry()])).attempts;
+    expect(decoded!.exchange!.requestHeaders.map((h) => [h.name, h.value])).toEqual([
+      ["X-Token", "[set:sha256:0a1b2c3d]"],
+      ["user-agent", "Switchyard/1.0"],
+      ["content-type", "application/json"],
+      ["x-signature", "sha256=abc"],
+    ]);
+    expect(decoded!.at).toEqual(new Date(1_764_064_800_123));
+  });
+});

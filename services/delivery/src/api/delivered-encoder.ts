@@ -1,0 +1,265 @@
+import { AttemptExchangeField, DeliveryAttemptField, DeliveryAttemptsField, HttpHeaderField } from "@switchyard/contracts";
+import type { EntryRequest, UrlAttempt } from "../pipeline/fan-out.js";
+
+/** A delivered attempt as the attempt log's writer holds it until its batch is published. */
+export interface DeliveredEntry {
+  readonly destinationId: string;
+  readonly sourceId: string;
+  readonly messageId: string;
+  readonly attemptNumber: number;
+  readonly atMs: number;
+  readonly attempt: UrlAttempt;
+}
+
+/**
+ * Encodes delivered attempts as one switchyard.v1.DeliveryAttempts, straight
+ * from what the requests kept (no DeliveryAttempt objects, no strings made of
+ * the response's header bytes): this runs for every delivered webhook. The
+ * bytes are what DeliveryAttempts.encode gives for the same attempt
+ * (delivered-encoder.test.ts holds it to that); the exchange comes last in
+ * each attempt, which the attempt log's reader relies on to skip it.
+ */
+export function encodeDeliveredAttempts(entries: readonly DeliveredEntry[]): Buffer {
+  let total = 0;
+  for (const entry of entries) total += encodedSize(entry);
+  const buf = Buffer.allocUnsafe(total);
+  let pos = 0;
+  for (const entry of entries) {
+    encodedSize(entry);
+    pos = writeDeliveredAttempt(buf, pos, entry);
+  }
+  return buf;
+}
+
+/** The sizes encodedSize found last, which writeDeliveredAttempt (called next, for the same entry) uses. */
+let measuredExchange = 0;
+let measuredAttempt = 0;
+
+/** The bytes one attempt takes in a DeliveryAttempts message (its field included). */
+export function encodedSize(entry: DeliveredEntry): number {
+  if (texts.size > MAX_TEXTS) texts.clear();
+  measuredExchange = exchangeSize(entry.attempt);
+  measuredAttempt = attemptSize(entry, measuredExchange);
+  return 1 + varintSize(measuredAttempt) + measuredAttempt;
+}
+
+/**
+ * Writes one attempt of a DeliveryAttempts message at `pos`, right after encodedSize(entry) (room
+ * for that many bytes must be there); returns where it ends. Messages are made of these one after
+ * the other.
+ */
+export function writeDeliveredAttempt(buf: Buffer, pos: number, entry: DeliveredEntry): number {
+  const out = new Out(buf, pos);
+  out.tag(ATTEMPTS);
+  out.varint(measuredAttempt);
+  writeAttempt(out, entry, measuredExchange);
+  return out.pos;
+}
+
+const tagOf = (field: number, wireType: number) => (field << 3) | wireType;
+const ATTEMPTS = tagOf(DeliveryAttemptsField.ATTEMPTS, 2);
+const A = DeliveryAttemptField;
+const X = AttemptExchangeField;
+const H = HttpHeaderField;
+const DELIVERED = Buffer.from("delivered");
+const POST = Buffer.from("POST");
+
+function varintSize(n: number): number {
+  return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x20_0000 ? 3 : n < 0x1000_0000 ? 4 : 5;
+}
+
+/**
+ * The texts attempts repeat (destinations, sources and URLs, header names), encoded once: each
+ * string measured and written costs a call into the runtime. Forgotten now and then.
+ */
+const texts = new Map<string, Buffer>();
+const MAX_TEXTS = 10_000;
+
+function repeated(text: string): Buffer {
+  let bytes = texts.get(text);
+  if (!bytes) {
+    bytes = Buffer.from(text);
+    texts.set(text, bytes);
+  }
+  return bytes;
+}
+
+const stringSize = (text: string) => Buffer.byteLength(text);
+/** A repeated text field (see `repeated`), empty ones left out. */
+const repeatedFieldSize = (text: string) => (text.length === 0 ? 0 : delimitedSize(repeated(text).length));
+/** A length-delimited field of `length` bytes (one-byte tag). */
+const delimitedSize = (length: number) => 1 + varintSize(length) + length;
+/** A non-empty string field (proto3 leaves empty ones out). */
+const textFieldSize = (text: string) => (text.length === 0 ? 0 : delimitedSize(stringSize(text)));
+const varintFieldSize = (n: number) => (n === 0 ? 0 : 1 + varintSize(n));
+
+function timestampSize(ms: number): number {
+  const seconds = Math.floor(ms / 1000);
+  const nanos = (ms - seconds * 1000) * 1_000_000;
+  return varintFieldSize(seconds) + varintFieldSize(nanos);
+}
+
+function attemptSize(entry: DeliveredEntry, exchange: number): number {
+  const { attempt } = entry;
+  const url = attempt.request?.entry.loggedUrl ?? "";
+  return (
+    repeatedFieldSize(entry.destinationId) +
+    textFieldSize(entry.messageId) +
+    repeatedFieldSize(url) +
+    varintFieldSize(attempt.status) +
+    varintFieldSize(attempt.latencyMs) +
+    varintFieldSize(entry.attemptNumber) +
+    delimitedSize(timestampSize(entry.atMs)) +
+    delimitedSize(DELIVERED.length) +
+    repeatedFieldSize(entry.sourceId) +
+    (attempt.request ? delimitedSize(exchange) : 0)
+  );
+}
+
+/** The request's headers as logged, by the same rule as exchangeOf: the static ones masked. */
+function loggedHeader(request: NonNullable<UrlAttempt["request"]>, index: number): string {
+  const masked = request.entry.loggedHeaders;
+  return index < masked.length ? masked[index]! : request.headers[index]!;
+}
+
+const headerSize = (name: number, value: number) => (name === 0 ? 0 : delimitedSize(name)) + (value === 0 ? 0 : delimitedSize(value));
+
+/** The fixed part of an entry's logged headers, encoded once per webhook entry. */
+const entryHeaderBytes = new WeakMap<EntryRequest, Buffer>();
+
+function staticHeaders(request: NonNullable<UrlAttempt["request"]>): Buffer {
+  let bytes = entryHeaderBytes.get(request.entry);
+  if (!bytes) {
+    const masked = request.entry.loggedHeaders;
+    const parts: Buffer[] = [];
+    for (let i = 0; i + 1 < masked.length; i += 2) {
+      const name = Buffer.from(masked[i]!);
+      const value = Buffer.from(masked[i + 1]!);
+      const out = new Out(Buffer.allocUnsafe(delimitedSize(headerSize(name.length, value.length))));
+      out.header(tagOf(X.REQUEST_HEADERS, 2), name, value);
+      parts.push(out.buf);
+    }
+    bytes = Buffer.concat(parts);
+    entryHeaderBytes.set(request.entry, bytes);
+  }
+  return bytes;
+}
+
+function exchangeSize(attempt: UrlAttempt): number {
+  const request = attempt.request;
+  if (!request) return 0;
+  let size = delimitedSize(POST.length) + repeatedFieldSize(request.entry.loggedUrl) + staticHeaders(request).length;
+  const { headers } = request;
+  for (let i = request.entry.loggedHeaders.length; i + 1 < headers.length; i += 2) {
+    size += delimitedSize(headerSize(repeated(headers[i]!).length, stringSize(headers[i + 1]!)));
+  }
+  if (request.body.length > 0) size += delimitedSize(request.body.length);
+  const raw = attempt.responseHeaders;
+  if (raw) for (let i = 0; i + 1 < raw.length; i += 2) size += delimitedSize(headerSize(raw[i]!.length, raw[i + 1]!.length));
+  const body = attempt.responseBody;
+  if (body && body.length > 0) size += delimitedSize(body.length);
+  if (attempt.responseBodyTruncated) size += 2;
+  return size;
+}
+
+function writeAttempt(out: Out, entry: DeliveredEntry, exchange: number): void {
+  const { attempt } = entry;
+  const request = attempt.request;
+  out.repeated(tagOf(A.DESTINATION_ID, 2), entry.destinationId);
+  out.text(tagOf(A.MESSAGE_ID, 2), entry.messageId);
+  out.repeated(tagOf(A.URL, 2), request?.entry.loggedUrl ?? "");
+  out.varintField(tagOf(A.STATUS, 0), attempt.status);
+  out.varintField(tagOf(A.LATENCY_MS, 0), attempt.latencyMs);
+  out.varintField(tagOf(A.ATTEMPT, 0), entry.attemptNumber);
+  out.tag(tagOf(A.AT, 2));
+  out.varint(timestampSize(entry.atMs));
+  const seconds = Math.floor(entry.atMs / 1000);
+  out.varintField(tagOf(1, 0), seconds);
+  out.varintField(tagOf(2, 0), (entry.atMs - seconds * 1000) * 1_000_000);
+  out.bytes(tagOf(A.OUTCOME, 2), DELIVERED);
+  out.repeated(tagOf(A.SOURCE_ID, 2), entry.sourceId);
+  if (!request) return;
+  out.tag(tagOf(A.EXCHANGE, 2));
+  out.varint(exchange);
+  out.bytes(tagOf(X.METHOD, 2), POST);
+  out.repeated(tagOf(X.URL, 2), request.entry.loggedUrl);
+  out.raw(staticHeaders(request));
+  const { headers } = request;
+  for (let i = request.entry.loggedHeaders.length; i + 1 < headers.length; i += 2) {
+    out.header(tagOf(X.REQUEST_HEADERS, 2), repeated(headers[i]!), loggedHeader(request, i + 1));
+  }
+  if (request.body.length > 0) out.bytes(tagOf(X.REQUEST_BODY, 2), request.body);
+  const raw = attempt.responseHeaders;
+  if (raw) for (let i = 0; i + 1 < raw.length; i += 2) out.header(tagOf(X.RESPONSE_HEADERS, 2), raw[i]!, raw[i + 1]!);
+  const body = attempt.responseBody;
+  if (body && body.length > 0) out.bytes(tagOf(X.RESPONSE_BODY, 2), body);
+  if (attempt.responseBodyTruncated) out.varintField(tagOf(X.RESPONSE_BODY_TRUNCATED, 0), 1);
+}
+
+/** Writes into a buffer sized beforehand. */
+class Out {
+  constructor(
+    readonly buf: Buffer,
+    public pos = 0,
+  ) {}
+
+  tag(tag: number): void {
+    this.buf[this.pos++] = tag; // every tag here fits one byte (fields 1-15)
+  }
+
+  varint(n: number): void {
+    while (n >= 0x80) {
+      this.buf[this.pos++] = (n & 0x7f) | 0x80;
+      n = Math.floor(n / 128);
+    }
+    this.buf[this.pos++] = n;
+  }
+
+  varintField(tag: number, n: number): void {
+    if (n === 0) return;
+    this.tag(tag);
+    this.varint(n);
+  }
+
+  text(tag: number, text: string): void {
+    if (text.length === 0) return;
+    this.tag(tag);
+    this.varint(Buffer.byteLength(text));
+    this.pos += this.buf.write(text, this.pos);
+  }
+
+  bytes(tag: number, bytes: Uint8Array): void {
+    this.tag(tag);
+    this.varint(bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+
+  repeated(tag: number, text: string): void {
+    if (text.length > 0) this.bytes(tag, repeated(text));
+  }
+
+  raw(bytes: Buffer): void {
+    bytes.copy(this.buf, this.pos);
+    this.pos += bytes.length;
+  }
+
+  /** An HttpHeader field; name and value as text or as bytes already encoded. */
+  header(tag: number, name: string | Buffer, value: string | Buffer): void {
+    const nameLength = typeof name === "string" ? Buffer.byteLength(name) : name.length;
+    const valueLength = typeof value === "string" ? Buffer.byteLength(value) : value.length;
+    this.tag(tag);
+    this.varint(headerSize(nameLength, valueLength));
+    this.part(tagOf(H.NAME, 2), name, nameLength);
+    this.part(tagOf(H.VALUE, 2), value, valueLength);
+  }
+
+  private part(tag: number, value: string | Buffer, length: number): void {
+    if (length === 0) return;
+    this.tag(tag);
+    this.varint(length);
+    if (typeof value === "string") this.buf.write(value, this.pos);
+    else value.copy(this.buf, this.pos);
+    this.pos += length;
+  }
+}
