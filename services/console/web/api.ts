@@ -118,6 +118,13 @@ export interface Source {
   retiringWriteKeyCount?: number;
   retiringWriteKeysExpireAt?: string;
   allowedOrigins?: { origins?: string[] };
+  blocked?: BlockedCalls;
+}
+
+/** What a source blocks: call types, and track events by name. */
+export interface BlockedCalls {
+  types?: string[];
+  trackEvents?: string[];
 }
 
 export interface WebhookEntry {
@@ -132,11 +139,26 @@ export interface Destination {
   webhooks?: WebhookEntry[];
   sharedSecret?: string;
   standardWebhooks?: { signingSecret?: string; retiringSecretsExpireAt?: string[] };
+  maxRequestsPerSecond?: number;
+}
+
+/** A connection's filter in proto3 JSON: exactly one of all, any, not, field. */
+export type CallFilter =
+  | { all: { filters?: CallFilter[] } }
+  | { any: { filters?: CallFilter[] } }
+  | { not: CallFilter }
+  | { field: FieldCondition };
+
+/** A test of one field: its path and exactly one test. */
+export interface FieldCondition {
+  path: string;
+  [test: string]: unknown;
 }
 
 export interface Connection {
   sourceId: string;
   destinationId: string;
+  filter?: CallFilter;
 }
 
 export interface DeliveryAttempt {
@@ -150,6 +172,24 @@ export interface DeliveryAttempt {
   at?: string;
   outcome?: string;
   sourceId?: string;
+  attemptId?: string;
+  exchange?: AttemptExchange;
+}
+
+export interface HttpHeader {
+  name?: string;
+  value?: string;
+}
+
+/** What one attempt sent and got back; bodies are base64, as proto3 JSON gives bytes. */
+export interface AttemptExchange {
+  method?: string;
+  url?: string;
+  requestHeaders?: HttpHeader[];
+  requestBody?: string;
+  responseHeaders?: HttpHeader[];
+  responseBody?: string;
+  responseBodyTruncated?: boolean;
 }
 
 export interface DeadLetterEntry {
@@ -170,4 +210,40 @@ export interface AudienceState {
   trait?: string;
   total?: number | string;
   lastSync?: { syncId?: string; mode?: string; emitted?: number | string; appliedAt?: string };
+}
+
+export interface SchemaEntry {
+  type: string;
+  name?: string;
+  overflow?: boolean;
+  count24h?: number | string;
+  count7d?: number | string;
+  countTotal?: number | string;
+  filteredTotal?: number | string;
+  firstSeen?: string;
+  lastSeen?: string;
+  keys?: { key: string; types?: string[] }[];
+  blocked?: boolean;
+}
+
+export interface SourceSchema {
+  sourceId?: string;
+  entries?: SchemaEntry[];
+  nameLimit?: number;
+  updatedAt?: string;
+}
+
+export interface SourceUsage {
+  sourceId: string;
+  day: string;
+  accepted?: number | string;
+  filtered?: number | string;
+  rejected?: number | string;
+  destinations?: {
+    destinationId: string;
+    delivered?: number | string;
+    filtered?: number | string;
+    failed?: number | string;
+    deadLettered?: number | string;
+  }[];
 }
