@@ -144,10 +144,7 @@ export interface Destination {
 
 /** A connection's filter in proto3 JSON: exactly one of all, any, not, field. */
 export type CallFilter =
-  | { all: { filters?: CallFilter[] } }
-  | { any: { filters?: CallFilter[] } }
-  | { not: CallFilter }
-  | { field: FieldCondition };
+  { all: { filters?: CallFilter[] } } | { any: { filters?: CallFilter[] } } | { not: CallFilter } | { field: FieldCondition };
 
 /** A test of one field: its path and exactly one test. */
 export interface FieldCondition {

@@ -1,5 +1,15 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, Config, Insights, rpc, type BlockedCalls, type SchemaEntry, type Source, type SourceSchema, type SourceUsage } from "../api";
+import {
+  ApiError,
+  Config,
+  Insights,
+  rpc,
+  type BlockedCalls,
+  type SchemaEntry,
+  type Source,
+  type SourceSchema,
+  type SourceUsage,
+} from "../api";
 import { Empty, Field, Link, Notice, PageHeader, formatCount, formatTime } from "../components";
 import { formErrors, NO_ERRORS, type FormErrors } from "../fields";
 
@@ -90,8 +100,8 @@ export function SourceSchemaPage({ sourceId }: { sourceId: string }) {
         </Link>
       </PageHeader>
       <p class="lead">
-        What this source has sent, by call type and name, as the insights service counted it. A blocked call is still accepted (its
-        client does not retry it) but reaches no destination; it is counted as filtered.
+        What this source has sent, by call type and name, as the insights service counted it. A blocked call is still accepted (its client
+        does not retry it) but reaches no destination; it is counted as filtered.
       </p>
       {loadError && <Notice kind="error">{loadError}</Notice>}
       {actionError && <Notice kind="error">{actionError}</Notice>}
@@ -300,7 +310,13 @@ function UsageSection({ sourceId, tick }: { sourceId: string; tick: number }) {
         {errors.general && <Notice kind="error">{errors.general}</Notice>}
         <Field label="From day" error={errors.byField.get("fromDay")} hint="YYYY-MM-DD; empty: 30 days back.">
           {(attributes) => (
-            <input {...attributes} name="fromDay" placeholder="YYYY-MM-DD" value={fromDay} onInput={(e) => setFromDay(e.currentTarget.value)} />
+            <input
+              {...attributes}
+              name="fromDay"
+              placeholder="YYYY-MM-DD"
+              value={fromDay}
+              onInput={(e) => setFromDay(e.currentTarget.value)}
+            />
           )}
         </Field>
         <Field label="To day" error={errors.byField.get("toDay")} hint="Empty: today.">
