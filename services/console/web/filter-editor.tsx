@@ -206,9 +206,9 @@ export function FilterEditor(props: {
 
   // Keys the builder's inputs show; the rest goes above them (or, for JSON, next to the text).
   const shown = new Set<string>();
-  const errorOf = (prefix: string): string | undefined => {
+  const errorOf = (prefix: string, except?: string): string | undefined => {
     for (const [key, message] of errors)
-      if (key === prefix || key.startsWith(`${prefix}.`)) {
+      if ((key === prefix || key.startsWith(`${prefix}.`)) && !(except && (key === except || key.startsWith(`${except}.`)))) {
         shown.add(key);
         return message;
       }
@@ -254,7 +254,7 @@ export function FilterEditor(props: {
         {draft.conditions.map((condition, index) => {
           const key = conditionKey(draft.combine, index);
           const pathError = errorOf(`${key}.path`);
-          const valueError = errorOf(key) ?? errorOf(`filter.${draft.combine}.filters.${index}`);
+          const valueError = errorOf(`filter.${draft.combine}.filters.${index}`, `${key}.path`);
           const needsValue = condition.op !== "exists" && condition.op !== "absent";
           return (
             <li key={index} class="condition-row">

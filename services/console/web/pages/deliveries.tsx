@@ -5,7 +5,7 @@ import { Empty, Field, Notice, PageHeader, formatTime } from "../components";
 import { formErrors, NO_ERRORS, type FormErrors } from "../fields";
 import { navigate } from "../router";
 
-const PAGE_SIZE = 50;
+const PAGE_SIZE = 25;
 const OUTCOMES = [
   { outcome: "delivered", label: "Delivered" },
   { outcome: "retryable", label: "Failed, retried" },

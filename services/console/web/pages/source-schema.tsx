@@ -232,8 +232,8 @@ export function SourceSchemaPage({ sourceId }: { sourceId: string }) {
                           </th>
                           <td class="num">{formatCount(entry.count24h)}</td>
                           <td class="num">{formatCount(entry.count7d)}</td>
-                          <td class="num">{formatCount(entry.countTotal)}</td>
-                          <td class="num">{formatCount(entry.filteredTotal)}</td>
+                          <td class="num total">{formatCount(entry.countTotal)}</td>
+                          <td class="num filtered">{formatCount(entry.filteredTotal)}</td>
                           <td>{formatTime(entry.firstSeen)}</td>
                           <td>{formatTime(entry.lastSeen)}</td>
                           <td>
@@ -356,8 +356,8 @@ function UsageSection({ sourceId, tick }: { sourceId: string; tick: number }) {
                   <th scope="row" class="mono">
                     {day.day}
                   </th>
-                  <td class="num">{formatCount(day.accepted)}</td>
-                  <td class="num">{formatCount(day.filtered)}</td>
+                  <td class="num accepted">{formatCount(day.accepted)}</td>
+                  <td class="num filtered">{formatCount(day.filtered)}</td>
                   <td class="num">{formatCount(day.rejected)}</td>
                 </tr>
               ))}
