@@ -32,6 +32,13 @@ export interface BusNames {
   /** Wildcard covering every destination's delivery-log subject. */
   readonly deliveryLogSubjects: string;
   /**
+   * Stream of delivered attempts (many to a message), the other half of the attempt log: kept
+   * apart from the delivery log so that their number cannot push failures out of it.
+   */
+  readonly deliveredLogStream: string;
+  /** Wildcard covering every destination's delivered-log subject. */
+  readonly deliveredLogSubjects: string;
+  /**
    * Stream of calls a source accepted but blocked (BlockCalls): kept like the calls stream, so
    * they can be counted, inspected and replayed, but no delivery replica reads it.
    */
@@ -65,6 +72,8 @@ export interface BusNames {
   deadSubject(destinationId: string): string;
   /** Subject of one destination's failed attempts and dead letters, for operators. */
   deliveryLogSubject(destinationId: string): string;
+  /** Subject of one destination's delivered attempts (DeliveryAttempts, many to a message). */
+  deliveredLogSubject(destinationId: string): string;
   /** Subject on which the blocked calls of one source are published. */
   filteredSubject(sourceId: string): string;
   /** Subject of ingest's reports of invalid calls refused for one source. */
@@ -94,6 +103,8 @@ export function busNames(namespace: string): BusNames {
     poisonSubjects: `${namespace}.poison.>`,
     deliveryLogStream: `${upper}_DELIVERY_LOG`,
     deliveryLogSubjects: `${namespace}.deliverylog.>`,
+    deliveredLogStream: `${upper}_DELIVERED_LOG`,
+    deliveredLogSubjects: `${namespace}.deliveredlog.>`,
     filteredStream: `${upper}_FILTERED`,
     filteredSubjects: `${namespace}.filtered.>`,
     usageStream: `${upper}_USAGE`,
@@ -108,6 +119,7 @@ export function busNames(namespace: string): BusNames {
     retrySubject: (destinationId) => `${namespace}.retry.${destinationId}`,
     deadSubject: (destinationId) => `${namespace}.dead.${destinationId}`,
     deliveryLogSubject: (destinationId) => `${namespace}.deliverylog.${destinationId}`,
+    deliveredLogSubject: (destinationId) => `${namespace}.deliveredlog.${destinationId}`,
     filteredSubject: (sourceId) => `${namespace}.filtered.${sourceId}`,
     rejectedUsageSubject: (sourceId) => `${namespace}.usage.rejected.${sourceId}`,
     deliveryUsageSubject: (destinationId) => `${namespace}.usage.delivery.${destinationId}`,

@@ -19,6 +19,7 @@ describe("names on the bus", () => {
       "switchyard.v1.DeferredCalls",
       "switchyard.v1.DeadLetter",
       "switchyard.v1.DeliveryAttempt",
+      "switchyard.v1.DeliveryAttempts",
       "switchyard.v1.RejectedCalls",
       "switchyard.v1.DeliveryOutcomes",
     ]);
@@ -35,6 +36,10 @@ describe("names on the bus", () => {
       "SWITCHYARD_DEAD",
       "SWITCHYARD_POISON",
       "SWITCHYARD_DELIVERY_LOG",
+    ]);
+    expect([names.deliveredLogStream, names.deliveredLogSubject("hook")]).toEqual([
+      "SWITCHYARD_DELIVERED_LOG",
+      "switchyard.deliveredlog.hook",
     ]);
     expect([names.callsSubject("web"), names.retrySubject("hook"), names.poisonSubject("retry")]).toEqual([
       "switchyard.calls.web",

@@ -1,5 +1,5 @@
 import { headers, type MsgHdrs } from "@nats-io/nats-core";
-import { CallBatch, DeadLetter, DeferredCalls, DeliveryAttempt, DeliveryTask, insightsApi } from "@switchyard/contracts";
+import { CallBatch, DeadLetter, DeferredCalls, DeliveryAttempt, DeliveryAttempts, DeliveryTask, insightsApi } from "@switchyard/contracts";
 
 /**
  * JetStream's de-duplication header: a message whose id was stored within the
@@ -25,6 +25,8 @@ export const BUS_MESSAGE_TYPE_NAMES = {
   deadLetter: "switchyard.v1.DeadLetter",
   /** A failed attempt or a dead letter, for operators, on `<ns>.deliverylog.<destinationId>`. */
   deliveryAttempt: "switchyard.v1.DeliveryAttempt",
+  /** Delivered attempts of one destination, recorded together, on `<ns>.deliveredlog.<destinationId>`. */
+  deliveryAttempts: "switchyard.v1.DeliveryAttempts",
   /** Ingest's count of invalid calls refused in one request, on `<ns>.usage.rejected.<sourceId>`. */
   rejectedCalls: "switchyard.v1.RejectedCalls",
   /** What became of a batch's calls at one destination, on `<ns>.usage.delivery.<destinationId>`. */
@@ -41,6 +43,7 @@ export const busMessageTypes = {
   [BUS_MESSAGE_TYPE_NAMES.deferredCalls]: DeferredCalls,
   [BUS_MESSAGE_TYPE_NAMES.deadLetter]: DeadLetter,
   [BUS_MESSAGE_TYPE_NAMES.deliveryAttempt]: DeliveryAttempt,
+  [BUS_MESSAGE_TYPE_NAMES.deliveryAttempts]: DeliveryAttempts,
   [BUS_MESSAGE_TYPE_NAMES.rejectedCalls]: insightsApi.RejectedCalls,
   [BUS_MESSAGE_TYPE_NAMES.deliveryOutcomes]: insightsApi.DeliveryOutcomes,
 } as const satisfies Record<BusMessageType, unknown>;

@@ -133,11 +133,22 @@ export const RETRY_CONSUMER = "delivery-retry";
  */
 const ACK_WAIT_MS = 30_000;
 
+/** Defaults of the delivered-attempt log's caps: 10 GiB, and a million messages (each holds many attempts). */
+export const DEFAULT_DELIVERED_LOG_MAX_BYTES = 10 * 1024 ** 3;
+export const DEFAULT_DELIVERED_LOG_MAX_MESSAGES = 1_000_000;
+
 /** The delivery service's own streams: retries (work queue), dead letters, poison messages and the delivery log. */
 export async function ensureDeliveryStreams(
   jsm: JetStreamManager,
   names: BusNames,
-  options: { replicas: number; deadLetterMaxAgeMs: number; deliveryLogMaxAgeMs: number },
+  options: {
+    replicas: number;
+    deadLetterMaxAgeMs: number;
+    deliveryLogMaxAgeMs: number;
+    /** Caps of the delivered-attempt log (DELIVERY_DELIVERED_LOG_MAX_BYTES, DELIVERY_DELIVERED_LOG_MAX_MESSAGES). */
+    deliveredLogMaxBytes?: number;
+    deliveredLogMaxMessages?: number;
+  },
 ): Promise<void> {
   const common = { storage: StorageType.File, num_replicas: options.replicas, discard: DiscardPolicy.Old };
   await upsertStream(jsm, {
@@ -170,6 +181,18 @@ export async function ensureDeliveryStreams(
     retention: RetentionPolicy.Limits,
     max_age: nanos(options.deliveryLogMaxAgeMs),
     max_msgs: 10_000_000,
+    // The attempt log reads pages by sequence: direct gets answer those without a consumer.
+    allow_direct: true,
+  });
+  await upsertStream(jsm, {
+    ...common,
+    name: names.deliveredLogStream,
+    subjects: [names.deliveredLogSubjects],
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(options.deliveryLogMaxAgeMs),
+    max_bytes: options.deliveredLogMaxBytes ?? DEFAULT_DELIVERED_LOG_MAX_BYTES,
+    max_msgs: options.deliveredLogMaxMessages ?? DEFAULT_DELIVERED_LOG_MAX_MESSAGES,
+    allow_direct: true,
   });
 }
 

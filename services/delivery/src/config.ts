@@ -1,4 +1,5 @@
 import { commonEnvSchema, parseEnv, portVar, positiveIntVar } from "@switchyard/platform";
+import { DEFAULT_DELIVERED_LOG_MAX_BYTES, DEFAULT_DELIVERED_LOG_MAX_MESSAGES } from "@switchyard/bus";
 import { z } from "zod";
 import { AddressPolicy } from "./outbound/address-policy.js";
 
@@ -17,6 +18,8 @@ export const DEFAULT_RETRY_CONCURRENCY = 64;
 export const DEFAULT_DEAD_LETTER_MAX_AGE_MS = 14 * 24 * 3600_000;
 export const DEFAULT_DELIVERY_LOG_MAX_AGE_MS = 7 * 24 * 3600_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
+export const DEFAULT_ATTEMPT_LOG_BATCH = 200;
+export const DEFAULT_ATTEMPT_LOG_LINGER_MS = 200;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 export const DEFAULT_MAX_HANDLING_FAILURES = 8;
 export const DEFAULT_HANDLING_RETRY_DELAY_MS = 1_000;
@@ -44,6 +47,12 @@ export const deliveryEnvSchema = commonEnvSchema.extend({
   DELIVERY_DEAD_LETTER_MAX_AGE_MS: positiveIntVar(DEFAULT_DEAD_LETTER_MAX_AGE_MS),
   DELIVERY_LOG_MAX_AGE_MS: positiveIntVar(DEFAULT_DELIVERY_LOG_MAX_AGE_MS),
   DELIVERY_MAX_RESPONSE_BYTES: positiveIntVar(DEFAULT_MAX_RESPONSE_BYTES),
+  /** Caps of the delivered-attempt log stream (<NS>_DELIVERED_LOG), besides DELIVERY_LOG_MAX_AGE_MS. */
+  DELIVERY_DELIVERED_LOG_MAX_BYTES: positiveIntVar(DEFAULT_DELIVERED_LOG_MAX_BYTES),
+  DELIVERY_DELIVERED_LOG_MAX_MESSAGES: positiveIntVar(DEFAULT_DELIVERED_LOG_MAX_MESSAGES),
+  /** Delivered attempts of one destination recorded in one message at most, and how long the first waits for others. */
+  DELIVERY_ATTEMPT_LOG_BATCH: positiveIntVar(DEFAULT_ATTEMPT_LOG_BATCH),
+  DELIVERY_ATTEMPT_LOG_LINGER_MS: positiveIntVar(DEFAULT_ATTEMPT_LOG_LINGER_MS),
   /**
    * Times a calls or retry message may fail to be handled (an unexpected error, not a failed
    * webhook) before it is moved to the poison stream; the delay between tries doubles from

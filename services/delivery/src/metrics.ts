@@ -51,6 +51,7 @@ export class DeliveryMetrics {
   private readonly deadLetters: Record<DeadLetterReason, CounterChild>;
   private readonly poison: Counter;
   private readonly rateLimitedCalls: Counter;
+  private readonly attemptLogLost: Counter;
   private readonly requestSeconds: LocalHistogram;
   private readonly acceptToDelivery: LocalHistogram;
 
@@ -84,6 +85,11 @@ export class DeliveryMetrics {
     this.rateLimitedCalls = new Counter({
       name: `${METRIC_PREFIX}delivery_rate_limited_calls_total`,
       help: "First attempts a destination's rate limit sent to wait for their turn on the retry stream (their slots were over a second away)",
+      registers: [registry],
+    });
+    this.attemptLogLost = new Counter({
+      name: `${METRIC_PREFIX}delivery_attempt_log_lost_total`,
+      help: "Attempts the attempt log could not record (the bus refused or was too far behind); the deliveries themselves went on",
       registers: [registry],
     });
     this.requestSeconds = new LocalHistogram({
@@ -160,6 +166,11 @@ export class DeliveryMetrics {
   /** A message was moved to the poison stream. */
   poisoned(from: "calls" | "retry", reason: PoisonReason): void {
     this.poison.labels(from, reason).inc();
+  }
+
+  /** Attempts left out of the attempt log. */
+  attemptsNotLogged(attempts: number): void {
+    this.attemptLogLost.inc(attempts);
   }
 
   deadLettered(reason: DeadLetterReason): void {

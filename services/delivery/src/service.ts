@@ -8,6 +8,7 @@ import { configService } from "@switchyard/workspace";
 import type { DeliveryConfig } from "./config.js";
 import { DeadLetters } from "./retries/dead-letters.js";
 import { deliveryApi } from "./api/delivery-api.js";
+import { AttemptPages } from "./api/attempt-pages.js";
 import { DeliveryLog } from "./api/delivery-log.js";
 import { DeliveryStats } from "./api/delivery-stats.js";
 import { DestinationGates } from "./pipeline/destination-gate.js";
@@ -55,6 +56,8 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
         replicas: config.SWITCHYARD_STREAM_REPLICAS,
         deadLetterMaxAgeMs: config.DELIVERY_DEAD_LETTER_MAX_AGE_MS,
         deliveryLogMaxAgeMs: config.DELIVERY_LOG_MAX_AGE_MS,
+        deliveredLogMaxBytes: config.DELIVERY_DELIVERED_LOG_MAX_BYTES,
+        deliveredLogMaxMessages: config.DELIVERY_DELIVERED_LOG_MAX_MESSAGES,
       });
       await ensureDeliveryConsumers(jsm, names);
       // Delivery publishes its usage reports to the usage stream, which ingest's intake streams include.
@@ -107,7 +110,6 @@ async function deliveryParts(
   );
   const retryQueue = new RetryQueue(js, names);
   const deadLetters = new DeadLetters(js, jsm, names);
-  const log = new DeliveryLog(js, names, logger);
   const stats = new DeliveryStats(statsKv, logger);
   const schedule = {
     baseDelayMs: config.DELIVERY_RETRY_BASE_DELAY_MS,
@@ -115,6 +117,13 @@ async function deliveryParts(
     windowMs: config.DELIVERY_RETRY_WINDOW_MS,
   };
   const metrics = new DeliveryMetrics(ops.registry, { bus, names });
+  const log = new DeliveryLog(
+    js,
+    names,
+    logger,
+    { batch: config.DELIVERY_ATTEMPT_LOG_BATCH, lingerMs: config.DELIVERY_ATTEMPT_LOG_LINGER_MS },
+    (attempts) => metrics.attemptsNotLogged(attempts),
+  );
   const poison = new PoisonMessages(js, names, (from, reason) => metrics.poisoned(from, reason), logger);
   const handlingFailureOptions = {
     failureDelayMs: config.DELIVERY_HANDLING_RETRY_DELAY_MS,
@@ -184,7 +193,7 @@ async function deliveryParts(
       {
         name: "switchyard.v1.DeliveryService",
         definition: DeliveryServiceService,
-        implementation: deliveryApi({ workspace, deadLetters, retryQueue, log, stats, logger }),
+        implementation: deliveryApi({ workspace, deadLetters, retryQueue, attempts: new AttemptPages(js, jsm, names), stats, logger }),
         auth: "admin",
       },
       {
@@ -200,6 +209,7 @@ async function deliveryParts(
         names.deadStream,
         names.poisonStream,
         names.deliveryLogStream,
+        names.deliveredLogStream,
         names.usageStream,
         kvStream(names.deliveryStatsBucket),
         kvStream(names.rateLimitBucket),
@@ -215,6 +225,7 @@ async function deliveryParts(
       // So do retries waiting for a rate-limited destination's slots (see Retries).
       await Promise.all([callsConsumer.stop().then(() => firstAttempts.drain()), retryConsumer.stop().then(() => retries.drain())]);
       await stats.close();
+      await log.flush();
       await sender.close();
     },
   };

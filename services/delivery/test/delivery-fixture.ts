@@ -8,11 +8,13 @@ import {
   CallBatch,
   configApi,
   DeliveryServiceClient,
+  GetDeliveryAttemptRequest,
   GetDeliveryStatsRequest,
   ListDeadLettersRequest,
   ListDeliveryAttemptsRequest,
   ReplayDeadLettersRequest,
   type Call,
+  type GetDeliveryAttemptResponse,
   type GetDeliveryStatsResponse,
   type ListDeadLettersResponse,
   type ListDeliveryAttemptsResponse,
@@ -247,6 +249,10 @@ export class AdminClients {
 
   listDeliveryAttempts(request: Partial<ListDeliveryAttemptsRequest> = {}): Promise<ListDeliveryAttemptsResponse> {
     return this.call(this.delivery, "listDeliveryAttempts", ListDeliveryAttemptsRequest, request);
+  }
+
+  getDeliveryAttempt(request: Partial<GetDeliveryAttemptRequest>): Promise<GetDeliveryAttemptResponse> {
+    return this.call(this.delivery, "getDeliveryAttempt", GetDeliveryAttemptRequest, request);
   }
 
   getDeliveryStats(request: Partial<GetDeliveryStatsRequest> = {}): Promise<GetDeliveryStatsResponse> {

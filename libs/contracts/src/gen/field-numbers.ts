@@ -523,6 +523,11 @@ export const DeliveryAttemptField = {
   EXCHANGE: 12,
 } as const;
 
+/** Field numbers of switchyard.v1.DeliveryAttempts (switchyard/v1/delivery.proto). */
+export const DeliveryAttemptsField = {
+  ATTEMPTS: 1,
+} as const;
+
 /** Field numbers of switchyard.v1.HttpHeader (switchyard/v1/delivery.proto). */
 export const HttpHeaderField = {
   NAME: 1,

@@ -3,7 +3,7 @@ import { ServiceError, type AsyncService, type Logger } from "@switchyard/platfo
 import { type Destination, type WorkspaceView } from "@switchyard/workspace";
 
 import type { DeadLetters } from "../retries/dead-letters.js";
-import type { DeliveryLog } from "./delivery-log.js";
+import type { AttemptPages } from "./attempt-pages.js";
 import type { DeliveryStats } from "./delivery-stats.js";
 import { allUrlIndexes } from "../pipeline/fan-out.js";
 import type { RetryQueue } from "../retries/retry-queue.js";
@@ -15,13 +15,13 @@ export interface DeliveryApiDeps {
   workspace: WorkspaceView;
   deadLetters: DeadLetters;
   retryQueue: RetryQueue;
-  log: DeliveryLog;
+  attempts: AttemptPages;
   stats: DeliveryStats;
   logger: Logger;
 }
 
 /**
- * switchyard.v1.DeliveryService: dead letters (list, replay), the delivery log
+ * switchyard.v1.DeliveryService: dead letters (list, replay), the attempt log
  * and counts. Serve it with `auth: "admin"`: the server checks the admin token.
  */
 export function deliveryApi(deps: DeliveryApiDeps): AsyncService<DeliveryServiceServer> {
@@ -67,13 +67,20 @@ export function deliveryApi(deps: DeliveryApiDeps): AsyncService<DeliveryService
       return { replayed };
     },
 
-    listDeliveryAttempts: async (request) => {
-      const attempts = await deps.log.list({
+    listDeliveryAttempts: (request) =>
+      deps.attempts.list({
         ...(request.destinationId ? { destinationId: request.destinationId } : {}),
         ...(request.messageId ? { messageId: request.messageId } : {}),
+        outcomes: request.outcomes,
+        ...(request.since ? { since: request.since } : {}),
+        ...(request.before ? { before: request.before } : {}),
         limit: limitOf(request.limit),
-      });
-      return { attempts };
+        pageToken: request.pageToken,
+      }),
+
+    getDeliveryAttempt: async (request) => {
+      if (!request.attemptId) throw new ServiceError("INVALID_ARGUMENT", "attempt_id: required");
+      return { attempt: await deps.attempts.get(request.attemptId) };
     },
 
     getDeliveryStats: async (request) => {

@@ -1,23 +1,75 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
-import { DeliveryAttempt } from "@switchyard/contracts";
-import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusNames } from "@switchyard/bus";
+import { type AttemptExchange, DeliveryAttempt, DeliveryAttempts, type HttpHeader } from "@switchyard/contracts";
+import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusMessageType, type BusNames } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
-import { readStream } from "../pipeline/stream-reader.js";
+import type { UrlAttempt } from "../pipeline/fan-out.js";
 
-/** Most entries one listing reads from the log stream. */
-const MAX_SCAN = 100_000;
+export interface AttemptLogOptions {
+  /** Delivered attempts of one destination per message at most (DELIVERY_ATTEMPT_LOG_BATCH). */
+  batch: number;
+  /** How long the first delivered attempt of a batch waits for more (DELIVERY_ATTEMPT_LOG_LINGER_MS). */
+  lingerMs: number;
+}
+
+/** Where a delivered attempt came from: the round's call and destination. */
+export interface LoggedRound {
+  readonly destinationId: string;
+  readonly sourceId: string;
+  readonly attempt: number;
+  readonly call: { readonly messageId: string };
+}
+
+/** A batch message stays well under NATS's 1 MB default max payload, whatever the bodies. */
+const MAX_BATCH_BYTES = 512 * 1024;
+/**
+ * Batch publishes awaiting their ack at most. Beyond that the bus is not keeping up: new batches
+ * are dropped (and counted) rather than held in memory without bound.
+ */
+const MAX_IN_FLIGHT = 256;
+/** One warning per this long at most about lost entries; the metric counts every one. */
+const WARN_EVERY_MS = 10_000;
+
+interface PendingBatch {
+  readonly destinationId: string;
+  readonly attempts: PendingAttempt[];
+  bytes: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface PendingAttempt {
+  readonly round: LoggedRound;
+  readonly messageId: string;
+  readonly attempt: UrlAttempt;
+  readonly atMs: number;
+}
 
 /**
- * The delivery log: every failed attempt and every dead letter, kept on its
- * own stream (one subject per destination) for operators to list.
+ * The attempt log's writer: every request made to a destination's URLs, with
+ * what was sent and what came back (credentials masked).
+ *
+ * Failed attempts and dead letters go to `<ns>.deliverylog.<destination>`, one
+ * DeliveryAttempt per message, as operators subscribe to them. Delivered
+ * attempts, far more numerous, go to their own stream, many to a message
+ * (DeliveryAttempts on `<ns>.deliveredlog.<destination>`), so they cannot push
+ * failures out. They are gathered per destination and published without
+ * being waited for: recording never delays a delivery, and an entry that
+ * cannot be recorded is logged and counted, never retried into the way.
  */
 export class DeliveryLog {
+  private readonly pending = new Map<string, PendingBatch>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private lastWarnAt = 0;
+
   constructor(
     private readonly js: JetStreamClient,
     private readonly names: BusNames,
     private readonly logger: Logger,
+    private readonly options: AttemptLogOptions = { batch: 200, lingerMs: 200 },
+    /** Counts attempts that could not be recorded (DeliveryMetrics.attemptsNotLogged). */
+    private readonly lost: (attempts: number) => void = () => undefined,
   ) {}
 
+  /** A failed attempt or a dead letter; resolves once stored (or given up on: a lost entry never fails the caller). */
   async record(entry: DeliveryAttempt): Promise<void> {
     try {
       await this.js.publish(this.names.deliveryLogSubject(entry.destinationId), DeliveryAttempt.encode(entry).finish(), {
@@ -25,6 +77,7 @@ export class DeliveryLog {
       });
     } catch (error) {
       // The log is for people; a lost entry must not stop a delivery. The pino line keeps the facts.
+      this.lost(1);
       this.logger.warn(
         { err: error, destinationId: entry.destinationId, messageId: entry.messageId },
         "could not record a delivery attempt",
@@ -32,14 +85,110 @@ export class DeliveryLog {
     }
   }
 
-  /** The newest `limit` entries, oldest first, optionally of one destination and one call. */
-  async list(options: { destinationId?: string; messageId?: string; limit: number }): Promise<DeliveryAttempt[]> {
-    const entries = await readStream(this.js, this.names.deliveryLogStream, {
-      ...(options.destinationId ? { subject: this.names.deliveryLogSubject(options.destinationId) } : {}),
-      limit: MAX_SCAN,
-    });
-    const attempts = entries.map((entry) => DeliveryAttempt.decode(entry.data));
-    const matching = options.messageId ? attempts.filter((attempt) => attempt.messageId === options.messageId) : attempts;
-    return matching.slice(-options.limit);
+  /**
+   * A delivered attempt (2xx), on delivery's hot path: kept by reference and
+   * encoded with its destination's others when their batch is published.
+   */
+  delivered(round: LoggedRound, attempt: UrlAttempt): void {
+    const { destinationId } = round;
+    let batch = this.pending.get(destinationId);
+    if (!batch) {
+      batch = { destinationId, attempts: [], bytes: 0, timer: undefined };
+      this.pending.set(destinationId, batch);
+      const created = batch;
+      batch.timer = setTimeout(() => this.publish(created), this.options.lingerMs);
+    }
+    // The message id is read now: the call's bytes may not outlive its batch's handling.
+    batch.attempts.push({ round, messageId: round.call.messageId, attempt, atMs: Date.now() });
+    batch.bytes += 512 + (attempt.request?.body.length ?? 0) + (attempt.responseBody?.length ?? 0);
+    if (batch.attempts.length >= this.options.batch || batch.bytes >= MAX_BATCH_BYTES) this.publish(batch);
+  }
+
+  /** Publishes what is gathered and waits for every publish under way (at shutdown, and in tests). */
+  async flush(): Promise<void> {
+    for (const batch of [...this.pending.values()]) this.publish(batch);
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  }
+
+  private publish(batch: PendingBatch): void {
+    if (this.pending.get(batch.destinationId) !== batch) return; // published already (it filled up before its time)
+    this.pending.delete(batch.destinationId);
+    if (batch.timer) clearTimeout(batch.timer);
+    const count = batch.attempts.length;
+    if (this.inFlight.size >= MAX_IN_FLIGHT) {
+      this.dropped(count, new Error(`${MAX_IN_FLIGHT} attempt-log publishes are awaiting the bus`), batch.destinationId);
+      return;
+    }
+    let data: Uint8Array;
+    try {
+      data = DeliveryAttempts.encode({ attempts: batch.attempts.map(deliveredRecord) }).finish();
+    } catch (error) {
+      this.dropped(count, error, batch.destinationId);
+      return;
+    }
+    const published: Promise<unknown> = this.js
+      .publish(this.names.deliveredLogSubject(batch.destinationId), data, { headers: busMessageHeaders(DELIVERED_TYPE) })
+      .then(
+        () => undefined,
+        (error: unknown) => this.dropped(count, error, batch.destinationId),
+      )
+      .finally(() => this.inFlight.delete(published));
+    this.inFlight.add(published);
+  }
+
+  private dropped(attempts: number, error: unknown, destinationId: string): void {
+    this.lost(attempts);
+    const now = Date.now();
+    if (now - this.lastWarnAt < WARN_EVERY_MS) return;
+    this.lastWarnAt = now;
+    this.logger.warn({ err: error, destinationId, attempts }, "could not record delivered attempts in the attempt log");
   }
 }
+
+const DELIVERED_TYPE: BusMessageType = BUS_MESSAGE_TYPE_NAMES.deliveryAttempts;
+
+function deliveredRecord({ round, messageId, attempt, atMs }: PendingAttempt): DeliveryAttempt {
+  return {
+    destinationId: round.destinationId,
+    sourceId: round.sourceId,
+    messageId,
+    url: attempt.request?.entry.loggedUrl ?? "",
+    status: attempt.status,
+    error: "",
+    latencyMs: attempt.latencyMs,
+    attempt: round.attempt,
+    at: new Date(atMs),
+    outcome: "delivered",
+    attemptId: "",
+    exchange: exchangeOf(attempt),
+  };
+}
+
+/** What one request sent and got back, credentials masked (see EntryRequest); undefined when no request was made. */
+export function exchangeOf(attempt: UrlAttempt): AttemptExchange | undefined {
+  const request = attempt.request;
+  if (!request) return undefined;
+  const { headers } = request;
+  const masked = request.entry.loggedHeaders;
+  const requestHeaders: HttpHeader[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    requestHeaders.push({ name: headers[i]!, value: i + 1 < masked.length ? masked[i + 1]! : headers[i + 1]! });
+  }
+  const responseHeaders: HttpHeader[] = [];
+  const raw = attempt.responseHeaders;
+  if (raw) {
+    for (let i = 0; i + 1 < raw.length; i += 2)
+      responseHeaders.push({ name: raw[i]!.toString("latin1"), value: raw[i + 1]!.toString("latin1") });
+  }
+  return {
+    method: "POST",
+    url: request.entry.loggedUrl,
+    requestHeaders,
+    requestBody: request.body,
+    responseHeaders,
+    responseBody: attempt.responseBody ?? EMPTY,
+    responseBodyTruncated: attempt.responseBodyTruncated ?? false,
+  };
+}
+
+const EMPTY = Buffer.alloc(0);

@@ -13,7 +13,16 @@ export interface SendResult {
   latencyMs: number;
   outcome: AttemptOutcome;
   retryAfterMs?: number;
+  /** The response's headers as undici gave them ([name, value, …]), for the attempt log; absent without a response. */
+  responseHeaders?: Buffer[] | undefined;
+  /** The first RESPONSE_BODY_KEPT bytes of the response body (absent when it had none). */
+  responseBody?: Buffer | undefined;
+  /** The body went on past what was kept (or was cut unread, being over the limit). */
+  responseBodyTruncated?: boolean;
 }
+
+/** Bytes of each response body kept for the attempt log; the rest is drained unread as before. */
+export const RESPONSE_BODY_KEPT = 4096;
 
 export interface SenderOptions {
   /** A response must arrive within this time (docs/contract.md §7.4: 5 s). */
@@ -116,6 +125,11 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private readonly timer: NodeJS.Timeout;
   private status = 0;
   private retryAfter: string | undefined;
+  private rawHeaders: Buffer[] | undefined;
+  /** The body's first RESPONSE_BODY_KEPT bytes: views of undici's chunks, no copy (usually one small chunk). */
+  private kept: Buffer[] | undefined;
+  private keptBytes = 0;
+  private cut = false;
   private received = 0;
   private done = false;
   private timedOut = false;
@@ -137,16 +151,30 @@ class PostHandler implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
     if (statusCode < 200) return true; // 1xx: the real answer follows
     this.status = statusCode;
+    this.rawHeaders = rawHeaders;
     if (statusCode === 429 || statusCode === 503) this.retryAfter = rawHeaderValue(rawHeaders, "retry-after");
     // A body announced over the cap would be cut anyway: cut it before reading any of it.
-    if (Number(rawHeaderValue(rawHeaders, "content-length")) > this.maxResponseBytes) this.abortRequest?.(BODY_OVER_LIMIT);
+    if (Number(rawHeaderValue(rawHeaders, "content-length")) > this.maxResponseBytes) {
+      this.cut = true;
+      this.abortRequest?.(BODY_OVER_LIMIT);
+    }
     return true;
   }
 
   onData(chunk: Buffer): boolean {
-    // Drained (capped) so the connection can be reused; the content itself is not used.
+    // Drained (capped) so the connection can be reused; only the first few KB are kept, for the attempt log.
+    if (this.keptBytes < RESPONSE_BODY_KEPT) {
+      const room = RESPONSE_BODY_KEPT - this.keptBytes;
+      // A view of a small chunk; a copy of the start of a big one, which is not kept alive for a few KB.
+      const part = chunk.length <= room ? chunk : Buffer.from(chunk.subarray(0, room));
+      (this.kept ??= []).push(part);
+      this.keptBytes += part.length;
+    }
     this.received += chunk.length;
-    if (this.received > this.maxResponseBytes) this.abortRequest?.(BODY_OVER_LIMIT);
+    if (this.received > this.maxResponseBytes) {
+      this.cut = true;
+      this.abortRequest?.(BODY_OVER_LIMIT);
+    }
     return true;
   }
 
@@ -179,6 +207,10 @@ class PostHandler implements Dispatcher.DispatchHandler {
         latencyMs,
         outcome: outcomeOfStatus(status),
         retryAfterMs: retryAfter === undefined ? undefined : parseRetryAfter(retryAfter, Date.now()),
+        responseHeaders: this.rawHeaders,
+        responseBody: this.kept === undefined ? undefined : this.kept.length === 1 ? this.kept[0] : Buffer.concat(this.kept),
+        // An error after the status means the body ended early (cut at the limit, a timeout, a reset).
+        responseBodyTruncated: this.cut || error !== undefined || this.received > this.keptBytes,
       });
     } else {
       this.resolve({ status: 0, ...describeFailure(error, this.timeoutMs), latencyMs });

@@ -1,4 +1,4 @@
-import type { Destination } from "@switchyard/workspace";
+import { maskUrl, maskValue, type Destination } from "@switchyard/workspace";
 import type { OutgoingCall } from "./outgoing-calls.js";
 import { waitUntil, type Pace } from "./rate-limits.js";
 import { webhookSignature } from "../outbound/signature.js";
@@ -15,20 +15,39 @@ type WebhookEntry = Destination["settings"]["webhooks"][number];
  * Content-Type (names the settings cannot use, so nothing is overridden).
  * Made once per entry; a changed destination brings new entries.
  */
-const entryHeaderLists = new WeakMap<WebhookEntry, string[]>();
+const entryRequests = new WeakMap<WebhookEntry, EntryRequest>();
 
-function entryHeaders(entry: WebhookEntry): string[] {
-  let headers = entryHeaderLists.get(entry);
-  if (!headers) {
-    headers = [...Object.entries(entry.headers).flat(), "user-agent", USER_AGENT, "content-type", "application/json"];
-    entryHeaderLists.set(entry, headers);
+/** What every request to a webhook entry sends, and how the attempt log shows it. */
+export interface EntryRequest {
+  /** The headers sent, as undici's flat list. */
+  readonly headers: string[];
+  /** The same headers with the static ones' values masked (as GetDestination shows them); a prefix of what is sent. */
+  readonly loggedHeaders: string[];
+  /** The URL with its query values masked. */
+  readonly loggedUrl: string;
+}
+
+function entryRequest(entry: WebhookEntry): EntryRequest {
+  let request = entryRequests.get(entry);
+  if (!request) {
+    const fixed = ["user-agent", USER_AGENT, "content-type", "application/json"];
+    const statics = Object.entries(entry.headers);
+    request = {
+      headers: [...statics.flat(), ...fixed],
+      // Hashing for the mask is done once per entry, not per request.
+      loggedHeaders: [...statics.flatMap(([name, value]) => [name, maskValue(value)]), ...fixed],
+      loggedUrl: maskUrl(entry.url),
+    };
+    entryRequests.set(entry, request);
   }
-  return headers;
+  return request;
 }
 
 export interface UrlAttempt extends SendResult {
   urlIndex: number;
   url: string;
+  /** What the attempt log needs of the request, all by reference (nothing is copied per request). */
+  request?: { entry: EntryRequest; headers: string[]; body: Buffer } | undefined;
 }
 
 export interface FanOutResult {
@@ -68,7 +87,8 @@ export async function fanOut(
     const entry = destination.settings.webhooks[urlIndex];
     if (!entry) continue;
     if (pace) await waitUntil(pace.at + attempts.length * pace.intervalMs);
-    let headers = entryHeaders(entry);
+    const request = entryRequest(entry);
+    let headers = request.headers;
     // A spread, not concat: concat with plain values takes V8's generic path, several times slower per request.
     if (signature) headers = [...headers, "x-signature", signature];
     // Opted-in destinations only; everyone else's headers stay exactly as docs/contract.md §6.1 has them.
@@ -84,6 +104,10 @@ export async function fanOut(
       retryAfterMs: result.retryAfterMs,
       urlIndex,
       url: entry.url,
+      responseHeaders: result.responseHeaders,
+      responseBody: result.responseBody,
+      responseBodyTruncated: result.responseBodyTruncated,
+      request: { entry: request, headers, body },
     });
     if (result.outcome === "delivered") {
       delivered = true;

@@ -10,6 +10,9 @@ import { outgoingCall, type OutgoingCall } from "./outgoing-calls.js";
 export interface Round {
   readonly call: OutgoingCall;
   readonly destinationId: string;
+  readonly sourceId: string;
+  /** The number of this round's attempts (1 for the first), as the attempt log shows it. */
+  readonly attempt: number;
   /** The URLs this round posts to, by position in the destination's settings. */
   readonly urlIndexes: number[];
   /** Where the call's retry window starts. */
@@ -32,6 +35,8 @@ export function firstRoundOf(call: OutgoingCall, to: FirstRoundTarget, tally?: O
   return {
     call,
     destinationId: to.destinationId,
+    sourceId: to.sourceId,
+    attempt: 1,
     urlIndexes: to.urlIndexes,
     windowStart: to.windowStart,
     tally,
@@ -50,6 +55,8 @@ export function retryRoundOf(task: DeliveryTask, urlIndexes: number[], tally?: O
   return {
     call: outgoingCall(task.call!),
     destinationId: task.destinationId,
+    sourceId: task.sourceId,
+    attempt: task.attemptsBefore + 1,
     urlIndexes,
     windowStart: task.windowStart ?? new Date(),
     tally,

@@ -2,7 +2,7 @@ import type { DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
 import { maskUrl } from "@switchyard/workspace";
 import { type Logger } from "@switchyard/platform";
 import type { DeadLetters } from "../retries/dead-letters.js";
-import type { DeliveryLog } from "../api/delivery-log.js";
+import { exchangeOf, type DeliveryLog } from "../api/delivery-log.js";
 import type { DeliveryStats } from "../api/delivery-stats.js";
 import type { FanOutResult, UrlAttempt } from "./fan-out.js";
 import type { DeliveryMetrics } from "../metrics.js";
@@ -16,7 +16,8 @@ export const SETTLED = Promise.resolve();
 
 /**
  * Makes the outcome of one round of requests durable, the same way for first
- * attempts and retries: failed attempts go to the delivery log, counts to
+ * attempts and retries: every attempt goes to the attempt log (delivered ones
+ * without being waited for), counts to
  * the stats, and an undelivered call either gets its next retry scheduled or
  * becomes a dead letter. Resolves only once that is stored, so the caller can ack.
  */
@@ -37,20 +38,27 @@ export class Settler {
   settle(round: Round, result: FanOutResult): Promise<void> {
     // The common case, every request answered 2xx: only a count, nothing to store or wait for.
     if (result.delivered && result.attempts.every((a) => a.outcome === "delivered")) {
+      for (const attempt of result.attempts) this.deps.log.delivered(round, attempt);
       this.deps.stats.add(round.destinationId, { delivered: 1 });
       this.deps.metrics.requestsMade(result.attempts);
       this.deps.metrics.delivered(round.call.receivedAt);
       if (round.tally) round.tally.delivered++;
       return SETTLED;
     }
-    return this.settleFailures(round.task(), result, round.tally);
+    return this.settleFailures(round, result);
   }
 
-  private async settleFailures(task: DeliveryTask, result: FanOutResult, tally: OutcomeTally | undefined): Promise<void> {
+  private async settleFailures(round: Round, result: FanOutResult): Promise<void> {
+    const task = round.task();
+    const { tally } = round;
     this.deps.metrics.requestsMade(result.attempts);
     const attempt = task.attemptsBefore + 1;
-    const failed = result.attempts.filter((a) => a.outcome !== "delivered");
-    await Promise.all(failed.map((a) => this.deps.log.record(attemptRecord(task, a, attempt))));
+    const failed: UrlAttempt[] = [];
+    for (const a of result.attempts) {
+      if (a.outcome === "delivered") this.deps.log.delivered(round, a);
+      else failed.push(a);
+    }
+    await Promise.all(failed.map((a) => this.deps.log.record({ ...attemptRecord(task, a, attempt), exchange: exchangeOf(a) })));
     this.deps.stats.add(task.destinationId, { failedAttempts: failed.length, delivered: result.delivered ? 1 : 0 });
     if (tally) tally.failed += failed.length;
     if (result.delivered) {
@@ -99,6 +107,8 @@ export class Settler {
     await this.deps.deadLetters.add({ task, reason, lastAttempt, deadAt: new Date(), attempts });
     await this.deps.log.record({
       ...(lastAttempt ?? attemptRecord(task, undefined, attempts)),
+      // The request that failed last, when this round made it.
+      exchange: lastFailure ? exchangeOf(lastFailure) : undefined,
       outcome: "dead_lettered",
       error: `dead-lettered (${reason})${lastAttempt?.error ? `: ${lastAttempt.error}` : ""}`,
       at: new Date(),
@@ -139,5 +149,7 @@ function attemptRecord(task: DeliveryTask, attempt: UrlAttempt | undefined, numb
     attempt: number,
     at: new Date(),
     outcome: attempt?.outcome ?? "",
+    attemptId: "",
+    exchange: undefined,
   };
 }

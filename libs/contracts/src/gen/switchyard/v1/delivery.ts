@@ -138,6 +138,16 @@ export interface DeliveryAttempt {
   exchange: AttemptExchange | undefined;
 }
 
+/**
+ * Delivered attempts of one destination, recorded together: the attempt log
+ * keeps them on <ns>.deliveredlog.<destination_id>, many to a message, so
+ * their number costs the bus a message per batch rather than per attempt.
+ * Their attempt_id is left empty (it is derived from where they are stored).
+ */
+export interface DeliveryAttempts {
+  attempts: DeliveryAttempt[];
+}
+
 /** One HTTP header as sent or received. */
 export interface HttpHeader {
   name: string;
@@ -1061,6 +1071,77 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
     message.exchange = (object.exchange !== undefined && object.exchange !== null)
       ? AttemptExchange.fromPartial(object.exchange)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseDeliveryAttempts(): DeliveryAttempts {
+  return { attempts: [] };
+}
+
+export const DeliveryAttempts: MessageFns<DeliveryAttempts> = {
+  encode(message: DeliveryAttempts, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.attempts) {
+      DeliveryAttempt.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeliveryAttempts {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeliveryAttempts();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.attempts.push(DeliveryAttempt.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeliveryAttempts {
+    return {
+      attempts: globalThis.Array.isArray(object?.attempts)
+        ? object.attempts.map((e: any) => DeliveryAttempt.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: DeliveryAttempts): unknown {
+    const obj: any = {};
+    if (message.attempts?.length) {
+      obj.attempts = message.attempts.map((e) => DeliveryAttempt.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeliveryAttempts>): DeliveryAttempts {
+    return DeliveryAttempts.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeliveryAttempts>): DeliveryAttempts {
+    const message = createBaseDeliveryAttempts();
+    message.attempts = object.attempts?.map((e) => DeliveryAttempt.fromPartial(e)) || [];
     return message;
   },
 };

@@ -1,0 +1,289 @@
+import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliveryAttempt, DeliveryAttempts } from "@switchyard/contracts";
+import type { BusNames } from "@switchyard/bus";
+import { ServiceError } from "@switchyard/platform";
+
+/** The outcomes an attempt can have, as ListDeliveryAttempts filters them. */
+export const ATTEMPT_OUTCOMES = ["delivered", "retryable", "permanent", "dead_lettered"] as const;
+const FAILURE_OUTCOMES = new Set<string>(["retryable", "permanent", "dead_lettered"]);
+
+export interface AttemptQuery {
+  destinationId?: string;
+  messageId?: string;
+  /** Empty for all. */
+  outcomes: string[];
+  since?: Date;
+  before?: Date;
+  limit: number;
+  pageToken: string;
+}
+
+/**
+ * Where a reader of one log stream stands: the entries still to read are those
+ * of messages before `seq`, and those of message `seq` before `index` (a
+ * delivered batch half read). `seq` 0: nothing left.
+ */
+interface Cursor {
+  seq: number;
+  index: number;
+}
+
+interface Found {
+  attempt: DeliveryAttempt;
+  atMs: number;
+  /** Where the entry is: reading on from here (exclusive) continues after it. */
+  position: Cursor;
+}
+
+/** The two streams of the attempt log: failures and dead letters (one a message), delivered attempts (many a message). */
+type Side = "failed" | "delivered";
+
+/**
+ * A delivered batch is stored up to DELIVERY_ATTEMPT_LOG_LINGER_MS (and a slow publish) after its
+ * first attempt: a `before` page starts that much later in the stream, and drops what is newer.
+ */
+const BATCH_DELAY_MS = 10_000;
+/**
+ * Bytes of log one page reads at most on each stream. A filter no subject can serve (a message id,
+ * an outcome) over a long stretch without matches returns a short page, with a next_page_token to
+ * read on from where it stopped: every page stays fast, however sparse the filter.
+ */
+const SCAN_BYTES = 8 * 1024 * 1024;
+/** Messages the first window reads on the failures stream, times the page size; windows grow ×4 while a filter finds too little. */
+const FIRST_WINDOW_FACTOR = 1;
+/** Messages the first window reads on the delivered stream (each holds up to DELIVERY_ATTEMPT_LOG_BATCH attempts). */
+const FIRST_DELIVERED_WINDOW = 2;
+const TOKEN_VERSION = "a1";
+
+/**
+ * Reads the attempt log (see DeliveryLog) a page at a time, newest first,
+ * without reading the whole log: each stream is read backwards from where
+ * the previous page stopped, in windows of sequences that grow while a
+ * filter is sparse (a destination is a subject filter the server applies;
+ * the subject's last sequence is where its first page starts), and the two
+ * streams are merged by time. Pages are keyset pages: the token holds each
+ * stream's position, so nothing is skipped or repeated as the log grows.
+ */
+export class AttemptPages {
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly names: BusNames,
+  ) {}
+
+  async list(query: AttemptQuery): Promise<{ attempts: DeliveryAttempt[]; nextPageToken: string }> {
+    for (const outcome of query.outcomes) {
+      if (!(ATTEMPT_OUTCOMES as readonly string[]).includes(outcome)) {
+        throw new ServiceError("INVALID_ARGUMENT", `outcomes: "${outcome}" is not one of ${ATTEMPT_OUTCOMES.join(", ")}`);
+      }
+    }
+    if (query.since && query.before && query.since.getTime() >= query.before.getTime()) {
+      throw new ServiceError("INVALID_ARGUMENT", "since: must be earlier than before");
+    }
+    const wanted = new Set(query.outcomes);
+    const reads = {
+      failed: wanted.size === 0 || query.outcomes.some((o) => FAILURE_OUTCOMES.has(o)),
+      delivered: wanted.size === 0 || wanted.has("delivered"),
+    };
+    const cursors = query.pageToken
+      ? decodeToken(query.pageToken)
+      : {
+          failed: reads.failed ? await this.start("failed", query) : NONE,
+          delivered: reads.delivered ? await this.start("delivered", query) : NONE,
+        };
+    const matches = (attempt: DeliveryAttempt, atMs: number) =>
+      (wanted.size === 0 || wanted.has(attempt.outcome)) &&
+      (!query.messageId || attempt.messageId === query.messageId) &&
+      (!query.destinationId || attempt.destinationId === query.destinationId) &&
+      (!query.since || atMs >= query.since.getTime()) &&
+      (!query.before || atMs < query.before.getTime());
+    const nothing = { found: [] as Found[], rest: NONE };
+    const [failed, delivered] = await Promise.all([
+      reads.failed && cursors.failed.seq > 0 ? this.readBack("failed", cursors.failed, query, matches) : nothing,
+      reads.delivered && cursors.delivered.seq > 0 ? this.readBack("delivered", cursors.delivered, query, matches) : nothing,
+    ]);
+
+    // Merge, newest first; each stream's position moves past exactly what the page takes from it.
+    const page: DeliveryAttempt[] = [];
+    const next = { failed: failed.rest, delivered: delivered.rest };
+    let f = 0;
+    let d = 0;
+    const fs = failed.found;
+    const ds = delivered.found;
+    while (page.length < query.limit && (f < fs.length || d < ds.length)) {
+      const takeFailed = d >= ds.length || (f < fs.length && fs[f]!.atMs >= ds[d]!.atMs);
+      const entry = takeFailed ? fs[f++]! : ds[d++]!;
+      page.push(entry.attempt);
+    }
+    if (f < fs.length) next.failed = f > 0 ? fs[f - 1]!.position : cursors.failed;
+    if (d < ds.length) next.delivered = d > 0 ? ds[d - 1]!.position : cursors.delivered;
+    if (!reads.failed) next.failed = NONE;
+    if (!reads.delivered) next.delivered = NONE;
+    for (const attempt of page) attempt.exchange = undefined;
+    const more = next.failed.seq > 0 || next.delivered.seq > 0;
+    return { attempts: page, nextPageToken: more ? encodeToken(next) : "" };
+  }
+
+  /** One attempt with its exchange. */
+  async get(attemptId: string): Promise<DeliveryAttempt> {
+    const id = parseAttemptId(attemptId);
+    const stored = await this.jsm.direct.getMessage(this.stream(id.side), { seq: id.seq }).catch(() => null);
+    if (!stored) throw new ServiceError("NOT_FOUND", `attempt_id: no attempt ${attemptId} in the log (expired, or never there)`);
+    const attempt = id.side === "failed" ? DeliveryAttempt.decode(stored.data) : DeliveryAttempts.decode(stored.data).attempts[id.index];
+    if (!attempt) throw new ServiceError("NOT_FOUND", `attempt_id: no attempt ${attemptId} in the log`);
+    return { ...attempt, attemptId };
+  }
+
+  private stream(side: Side): string {
+    return side === "failed" ? this.names.deliveryLogStream : this.names.deliveredLogStream;
+  }
+
+  private subject(side: Side, destinationId: string): string {
+    return side === "failed" ? this.names.deliveryLogSubject(destinationId) : this.names.deliveredLogSubject(destinationId);
+  }
+
+  /** Where a first page starts on one stream: after its last message (of the destination), or at `before`. */
+  private async start(side: Side, query: AttemptQuery): Promise<Cursor> {
+    const stream = this.stream(side);
+    let end: number;
+    if (query.destinationId) {
+      const last = await this.jsm.streams
+        .getMessage(stream, { last_by_subj: this.subject(side, query.destinationId) })
+        .catch((error: unknown) => (isNotFound(error) ? null : Promise.reject(error)));
+      if (!last) return NONE;
+      end = last.seq + 1;
+    } else {
+      const state = (await this.jsm.streams.info(stream)).state;
+      if (state.messages === 0) return NONE;
+      end = state.last_seq + 1;
+    }
+    if (query.before) {
+      // The first message stored after `before` (and the batch delay): nothing older than `before` is stored past it.
+      const consumer = await this.js.consumers.get(stream, {
+        deliver_policy: DeliverPolicy.StartTime,
+        opt_start_time: new Date(query.before.getTime() + (side === "delivered" ? BATCH_DELAY_MS : 1_000)).toISOString(),
+      });
+      if ((await consumer.info(true)).num_pending > 0) {
+        const first = await consumer.next({ expires: 5_000 });
+        if (first) end = Math.min(end, first.seq);
+      }
+    }
+    return { seq: end, index: 0 };
+  }
+
+  /**
+   * Up to `query.limit` matching entries, newest first, from before `cursor`; and where reading
+   * stopped (NONE once the stream's start, or `since`, is reached).
+   */
+  private async readBack(
+    side: Side,
+    cursor: Cursor,
+    query: AttemptQuery,
+    matches: (attempt: DeliveryAttempt, atMs: number) => boolean,
+  ): Promise<{ found: Found[]; rest: Cursor }> {
+    const found: Found[] = [];
+    const sinceMs = query.since?.getTime();
+    const take = (seq: number, data: Uint8Array, below: number) => {
+      if (side === "failed") {
+        const attempt = DeliveryAttempt.decode(data);
+        const atMs = attempt.at?.getTime() ?? 0;
+        if (matches(attempt, atMs)) found.push({ attempt: { ...attempt, attemptId: `f.${seq}` }, atMs, position: { seq, index: 0 } });
+        return;
+      }
+      const { attempts } = DeliveryAttempts.decode(data);
+      for (let index = Math.min(below, attempts.length) - 1; index >= 0; index--) {
+        const attempt = attempts[index]!;
+        const atMs = attempt.at?.getTime() ?? 0;
+        if (matches(attempt, atMs)) found.push({ attempt: { ...attempt, attemptId: `d.${seq}.${index}` }, atMs, position: { seq, index } });
+      }
+    };
+
+    if (cursor.index > 0) {
+      const stored = await this.jsm.direct.getMessage(this.stream(side), { seq: cursor.seq }).catch(() => null);
+      if (stored) take(cursor.seq, stored.data, cursor.index);
+    }
+    const stream = this.stream(side);
+    const subject = query.destinationId ? this.subject(side, query.destinationId) : undefined;
+    const first = (await this.jsm.streams.info(stream)).state.first_seq;
+    let high = cursor.seq;
+    let window = side === "failed" ? query.limit * FIRST_WINDOW_FACTOR : FIRST_DELIVERED_WINDOW;
+    let scanned = 0;
+    while (found.length < query.limit && high > first && scanned < SCAN_BYTES) {
+      const low = Math.max(first, high - window);
+      const messages = await this.readWindow(stream, subject, low, high);
+      let passedSince = false;
+      for (let i = messages.length - 1; i >= 0; i--) {
+        const message = messages[i]!;
+        // Stored times only grow along the stream, and every entry is stored at or after its own time.
+        if (sinceMs !== undefined && message.storedMs < sinceMs) {
+          passedSince = true;
+          break;
+        }
+        scanned += message.data.length;
+        take(message.seq, message.data, Number.MAX_SAFE_INTEGER);
+      }
+      high = low;
+      if (passedSince) return { found, rest: NONE };
+      window *= 4;
+    }
+    // Everything from `high` up was looked at: a page that takes every entry found reads on from there.
+    return { found, rest: high > first ? { seq: high, index: 0 } : NONE };
+  }
+
+  /** The messages (of `subject`, if given) with sequences in [low, high), oldest first. */
+  private async readWindow(
+    stream: string,
+    subject: string | undefined,
+    low: number,
+    high: number,
+  ): Promise<{ seq: number; storedMs: number; data: Uint8Array }[]> {
+    const consumer = await this.js.consumers.get(stream, {
+      ...(subject ? { filter_subjects: subject } : {}),
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: low,
+    });
+    const pending = (await consumer.info(true)).num_pending;
+    const wanted = Math.min(pending, high - low);
+    const messages: { seq: number; storedMs: number; data: Uint8Array }[] = [];
+    if (wanted === 0) return messages;
+    const batch = await consumer.fetch({ max_messages: wanted, expires: 5_000 });
+    for await (const message of batch) {
+      if (message.seq >= high) break;
+      messages.push({ seq: message.seq, storedMs: message.info.timestampNanos / 1e6, data: message.data });
+      if (messages.length === wanted || message.info.pending === 0) break;
+    }
+    return messages;
+  }
+}
+
+const NONE: Cursor = { seq: 0, index: 0 };
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && /no message found|not found/i.test(error.message);
+}
+
+function encodeToken(cursors: { failed: Cursor; delivered: Cursor }): string {
+  const text = `${TOKEN_VERSION}.${cursors.failed.seq}.${cursors.delivered.seq}.${cursors.delivered.index}`;
+  return Buffer.from(text).toString("base64url");
+}
+
+function decodeToken(token: string): { failed: Cursor; delivered: Cursor } {
+  const refuse = () => new ServiceError("INVALID_ARGUMENT", "page_token: not a next_page_token of ListDeliveryAttempts");
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(token)) throw refuse();
+  const parts = Buffer.from(token, "base64url").toString().split(".");
+  if (parts.length !== 4 || parts[0] !== TOKEN_VERSION || !parts.slice(1).every((part) => /^(0|[1-9]\d{0,15})$/.test(part))) {
+    throw refuse();
+  }
+  const [failed, delivered, index] = parts.slice(1).map(Number) as [number, number, number];
+  if (!Number.isSafeInteger(failed) || !Number.isSafeInteger(delivered) || !Number.isSafeInteger(index)) throw refuse();
+  return { failed: { seq: failed, index: 0 }, delivered: { seq: delivered, index } };
+}
+
+function parseAttemptId(attemptId: string): { side: Side; seq: number; index: number } {
+  const match = /^(?:f\.([1-9]\d{0,15})|d\.([1-9]\d{0,15})\.(0|[1-9]\d{0,5}))$/.exec(attemptId);
+  if (!match)
+    throw new ServiceError("INVALID_ARGUMENT", "attempt_id: not an attempt_id of the attempt log (as ListDeliveryAttempts gives them)");
+  return match[1]
+    ? { side: "failed", seq: Number(match[1]), index: 0 }
+    : { side: "delivered", seq: Number(match[2]), index: Number(match[3]) };
+}
