@@ -455,11 +455,26 @@ describe("the console in a browser", () => {
     const rows = page.locator("table.attempts tbody tr.attempt-row");
     await rows.first().waitFor({ timeout: LONG });
     expect(await rows.count()).toBe(25);
+    // Newest first.
+    const times = (await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-at") ?? ""))).map((at) => Date.parse(at));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
     // Older and newer pages (the earlier steps made more than 25 attempts: 12 calls failed, dead-lettered and replayed).
     await page.getByRole("button", { name: "Older" }).click();
     await page.getByText("Page 2").waitFor();
     await page.getByRole("button", { name: "Newer" }).click();
     await page.getByText("Page 1").waitFor();
+
+    // A time range the service refuses: its message next to the field it names.
+    const since = page.getByLabel("Since");
+    await since.fill("2099-01-02T00:00:00");
+    await page.getByLabel("Before").fill("2099-01-01T00:00:00");
+    await page.getByRole("button", { name: "Show attempts" }).click();
+    await waitFor("since marked", async () => (await since.getAttribute("aria-invalid")) === "true");
+    expect(await fieldError(since)).toContain("must be earlier than before");
+    await page.getByLabel("Before").fill("");
+    await page.getByRole("button", { name: "Show attempts" }).click();
+    await page.getByText("No attempts for hook with these filters.").waitFor();
+    await since.fill("");
 
     // Only delivered ones; the newest one's detail.
     await page.getByLabel("Delivered").check();

@@ -214,7 +214,7 @@ export function DeliveriesPage({ query }: PageProps) {
             {attempts.map((attempt, index) => {
               const key = attempt.attemptId || `${attempt.messageId}/${attempt.attempt}/${index}`;
               return [
-                <tr key={key} class="attempt-row">
+                <tr key={key} class="attempt-row" data-at={attempt.at}>
                   <td>{formatTime(attempt.at)}</td>
                   <td>{outcomeBadge(attempt.outcome)}</td>
                   <td class="mono">{attempt.destinationId}</td>
