@@ -4,6 +4,8 @@
  * CSRF token, in memory, and sends it with every request that changes anything.
  */
 
+import type { CallFilter } from "./call-filter-draft";
+
 /** One field an error names, as the service spelled its path, with the rule it broke. */
 export interface FieldProblem {
   field: string;
@@ -142,15 +144,7 @@ export interface Destination {
   maxRequestsPerSecond?: number;
 }
 
-/** A connection's filter in proto3 JSON: exactly one of all, any, not, field. */
-export type CallFilter =
-  { all: { filters?: CallFilter[] } } | { any: { filters?: CallFilter[] } } | { not: CallFilter } | { field: FieldCondition };
-
-/** A test of one field: its path and exactly one test. */
-export interface FieldCondition {
-  path: string;
-  [test: string]: unknown;
-}
+export type { CallFilter, FieldCondition } from "./call-filter-draft";
 
 export interface Connection {
   sourceId: string;

@@ -4,7 +4,8 @@ import { ApiError, Config, rpc, type CallFilter, type Connection, type Destinati
 import type { PageProps } from "../app";
 import { Confirm, Empty, Field, Link, Notice, PageHeader, formatCount } from "../components";
 import { fieldKey, formErrors, NO_ERRORS, type FormErrors } from "../fields";
-import { draftOf, FilterEditor, filterOf, type FilterDraft } from "../filter-editor";
+import { draftOf, filterOf, type FilterDraft } from "../call-filter-draft";
+import { FilterEditor } from "../filter-editor";
 import { navigate } from "../router";
 
 /** What reads show instead of a stored secret; putting it back keeps the secret. */
