@@ -361,6 +361,15 @@ describe("the console in a browser", () => {
     );
     expect(await countIn(today.locator("td.accepted"))).toBeGreaterThanOrEqual(await countIn(today.locator("td.filtered")));
     await screenshot("schema");
+    // A day the service refuses: its message next to the field.
+    const fromDay = page.getByLabel("From day");
+    await fromDay.fill("2026-13-01");
+    await page.getByRole("button", { name: "Show usage" }).click();
+    await waitFor("from day marked", async () => (await fromDay.getAttribute("aria-invalid")) === "true");
+    expect(await fieldError(fromDay)).not.toBe("");
+    await fromDay.fill("");
+    await page.getByRole("button", { name: "Show usage" }).click();
+    await waitFor("from day accepted", async () => (await fromDay.getAttribute("aria-invalid")) === "false");
 
     await row.getByRole("button", { name: "Unblock Order Completed" }).click();
     await page.getByText("Unblocked Order Completed.").waitFor();

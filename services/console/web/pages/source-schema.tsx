@@ -151,7 +151,7 @@ export function SourceSchemaPage({ sourceId }: { sourceId: string }) {
                           aria-label={`${typeBlocked ? "Unblock" : "Block"} ${label}`}
                           onClick={() => void change(typeBlocked ? "unblock" : "block", { types: [type] }, label)}
                         >
-                          {typeBlocked ? "Unblock type" : "Block type"}
+                          {typeBlocked ? "Unblock" : "Block"}
                         </button>
                       </td>
                     </tr>
