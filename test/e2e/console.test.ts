@@ -352,8 +352,8 @@ describe("the console in a browser", () => {
     } finally {
       await analytics.close();
     }
-    // The day's usage counts it as filtered at the source too.
-    const today = page.locator("table.usage tbody tr", { hasText: new Date().toISOString().slice(0, 10) });
+    // The day's usage counts it as filtered at the source too (newest day first).
+    const today = page.locator("table.usage tbody tr").first();
     await refreshUntil(
       "today's usage with the filtered call",
       "Refresh",
@@ -365,15 +365,17 @@ describe("the console in a browser", () => {
     const fromDay = page.getByLabel("From day");
     await fromDay.fill("2026-13-01");
     await page.getByRole("button", { name: "Show usage" }).click();
-    await waitFor("from day marked", async () => (await fromDay.getAttribute("aria-invalid")) === "true");
+    await waitFor("from day marked", async () => (await fromDay.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
     expect(await fieldError(fromDay)).not.toBe("");
     await fromDay.fill("");
     await page.getByRole("button", { name: "Show usage" }).click();
-    await waitFor("from day accepted", async () => (await fromDay.getAttribute("aria-invalid")) === "false");
+    await waitFor("from day accepted", async () => (await fromDay.getAttribute("aria-invalid")) === "false", { timeoutMs: LONG });
 
     await row.getByRole("button", { name: "Unblock Order Completed" }).click();
     await page.getByText("Unblocked Order Completed.").waitFor();
-    await waitFor("the row no longer marked", async () => !((await row.getAttribute("class")) ?? "").includes("row-blocked"));
+    await waitFor("the row no longer marked", async () => !((await row.getAttribute("class")) ?? "").includes("row-blocked"), {
+      timeoutMs: LONG,
+    });
 
     // A whole call type, the same way.
     const pages = page.locator("table.call-types tbody tr", { hasText: "page" }).first();
@@ -401,7 +403,7 @@ describe("the console in a browser", () => {
     await page.getByRole("button", { name: "Save changes" }).click();
 
     // The service refuses the rate limit first: its message is next to the input, which takes the focus.
-    await waitFor("the rate limit marked", async () => (await rate.getAttribute("aria-invalid")) === "true");
+    await waitFor("the rate limit marked", async () => (await rate.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
     expect(await fieldError(rate)).toContain("from 1 to 100000");
     expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe("maxRequestsPerSecond");
     await screenshot("destination-rate-error");
@@ -409,7 +411,7 @@ describe("the console in a browser", () => {
     // Then the filter: the service names filter.all.filters.1.field.path, shown at Path 2.
     await rate.fill("50");
     await page.getByRole("button", { name: "Save changes" }).click();
-    await waitFor("path 2 marked", async () => (await path2.getAttribute("aria-invalid")) === "true");
+    await waitFor("path 2 marked", async () => (await path2.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
     expect(await fieldError(path2)).toContain('must be "type"');
     expect(await filter.getByLabel("Path 1").getAttribute("aria-invalid")).toBe("false");
     await screenshot("destination-filter-error");
@@ -421,10 +423,14 @@ describe("the console in a browser", () => {
     await page.getByText("Destination hook saved.").waitFor();
     const row = page.getByRole("row", { name: /hook/ });
     // The list is read again after the save.
-    await waitFor("the limit and the filter listed", async () => {
-      const text = (await row.textContent()) ?? "";
-      return text.includes("50/s") && text.includes("(filtered)");
-    });
+    await waitFor(
+      "the limit and the filter listed",
+      async () => {
+        const text = (await row.textContent()) ?? "";
+        return text.includes("50/s") && text.includes("(filtered)");
+      },
+      { timeoutMs: LONG },
+    );
 
     // Read back: the builder holds the conditions, the JSON view the same filter.
     await row.getByRole("link", { name: "Edit" }).click();
@@ -445,7 +451,7 @@ describe("the console in a browser", () => {
       '{"not": {"any": {"filters": [{"field": {"path": "event", "equals": "Ping"}}, {"field": {"path": "bogus", "exists": true}}]}}}',
     );
     await page.getByRole("button", { name: "Save changes" }).click();
-    await waitFor("the JSON marked", async () => (await json.getAttribute("aria-invalid")) === "true");
+    await waitFor("the JSON marked", async () => (await json.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
     expect(await fieldError(json)).toContain("not.any.filters.1.field.path");
 
     // All calls again (and no limit), so the steps after this one see every call delivered.
@@ -453,7 +459,7 @@ describe("the console in a browser", () => {
     await rate.fill("");
     await page.getByRole("button", { name: "Save changes" }).click();
     await page.getByText("Destination hook saved.").waitFor();
-    await waitFor("no filter listed", async () => !((await row.textContent()) ?? "").includes("(filtered)"));
+    await waitFor("no filter listed", async () => !((await row.textContent()) ?? "").includes("(filtered)"), { timeoutMs: LONG });
   }, 120_000);
 
   it("lists delivery attempts, newest first, a page at a time, and opens one with masked header values", async () => {
@@ -478,7 +484,7 @@ describe("the console in a browser", () => {
     await since.fill("2099-01-02T00:00:00");
     await page.getByLabel("Before").fill("2099-01-01T00:00:00");
     await page.getByRole("button", { name: "Show attempts" }).click();
-    await waitFor("since marked", async () => (await since.getAttribute("aria-invalid")) === "true");
+    await waitFor("since marked", async () => (await since.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
     expect(await fieldError(since)).toContain("must be earlier than before");
     await page.getByLabel("Before").fill("");
     await page.getByRole("button", { name: "Show attempts" }).click();
@@ -488,10 +494,14 @@ describe("the console in a browser", () => {
     // Only delivered ones; the newest one's detail.
     await page.getByLabel("Delivered").check();
     await page.getByRole("button", { name: "Show attempts" }).click();
-    await waitFor("only delivered attempts", async () => {
-      const texts = await rows.locator("td:nth-child(2)").allTextContents();
-      return texts.length > 0 && texts.every((text) => text === "Delivered");
-    });
+    await waitFor(
+      "only delivered attempts",
+      async () => {
+        const texts = await rows.locator("td:nth-child(2)").allTextContents();
+        return texts.length > 0 && texts.every((text) => text === "Delivered");
+      },
+      { timeoutMs: LONG },
+    );
     await rows.first().getByRole("button", { name: "Details" }).click();
     const detail = page.locator(".attempt-detail");
     await detail.waitFor();
