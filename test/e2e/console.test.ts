@@ -454,6 +454,12 @@ describe("the console in a browser", () => {
     await waitFor("the JSON marked", async () => (await json.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
     expect(await fieldError(json)).toContain("not.any.filters.1.field.path");
 
+    // A nested filter stays JSON: the builder would lose it.
+    await filter.getByLabel("Calls matching conditions").click();
+    await filter.getByText("This filter is not a flat list of conditions").waitFor();
+    expect(await filter.getByLabel("Filter as JSON (nested)").isChecked()).toBe(true);
+    expect(await json.inputValue()).toContain('"not"');
+
     // All calls again (and no limit), so the steps after this one see every call delivered.
     await filter.getByLabel("All calls").check();
     await rate.fill("");

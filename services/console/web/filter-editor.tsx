@@ -1,3 +1,4 @@
+import { useState } from "preact/hooks";
 import { Field } from "./components";
 import {
   builderOf,
@@ -11,6 +12,8 @@ import {
   type FilterMode,
   type Operator,
 } from "./call-filter-draft";
+
+const emptyCondition = (): Condition => ({ path: "", op: "equals", value: "" });
 
 /** A condition's value input: its label and hint, by operator. */
 function valueHint(op: Operator): string | undefined {
@@ -48,8 +51,11 @@ export function FilterEditor(props: {
   };
   const relative = (key: string) => key.replace(/^filter\.?/, "") || "filter";
 
+  const [note, setNote] = useState<string>();
+  const [, setRefused] = useState(0);
   const switchMode = (mode: FilterMode) => {
     if (mode === draft.mode) return;
+    if (mode !== "builder") setNote(undefined);
     if (mode === "json") {
       const { filter } = filterOf(draft.mode === "none" ? { ...draft, mode: "builder" } : draft);
       set({ mode, json: filter ? JSON.stringify(filter, null, 2) : draft.json || '{\n  "all": { "filters": [] }\n}' });
@@ -61,11 +67,20 @@ export function FilterEditor(props: {
         parsed = undefined;
       }
       const flat = parsed ? builderOf(parsed) : undefined;
-      set(flat ? { mode, combine: flat.combine, conditions: flat.conditions } : { mode, conditions: draft.conditions });
+      if (flat) {
+        setNote(undefined);
+        set({ mode, combine: flat.combine, conditions: flat.conditions.length > 0 ? flat.conditions : [emptyCondition()] });
+      } else if (draft.json.trim() === "") set({ mode, conditions: [emptyCondition()] });
+      // Nesting, `not` or a value the builder cannot hold: switching would lose it, so the JSON stays.
+      else {
+        setNote("This filter is not a flat list of conditions (or is not valid JSON): edit it here, as JSON.");
+        // A new render puts the radios back as the mode is, however often this is refused.
+        setRefused((count) => count + 1);
+      }
     } else
       set({
         mode,
-        conditions: mode === "builder" && draft.conditions.length === 0 ? [{ path: "", op: "equals", value: "" }] : draft.conditions,
+        conditions: mode === "builder" && draft.conditions.length === 0 ? [emptyCondition()] : draft.conditions,
       });
   };
 
@@ -146,11 +161,7 @@ export function FilterEditor(props: {
           );
         })}
       </ol>
-      <button
-        type="button"
-        class="secondary small"
-        onClick={() => set({ conditions: [...draft.conditions, { path: "", op: "equals", value: "" }] })}
-      >
+      <button type="button" class="secondary small" onClick={() => set({ conditions: [...draft.conditions, emptyCondition()] })}>
         Add a condition
       </button>
     </>
@@ -210,6 +221,11 @@ export function FilterEditor(props: {
           </div>
         ))}
       </div>
+      {note && (
+        <p class="hint" role="status">
+          {note}
+        </p>
+      )}
       {leftOver.length > 0 && (
         <p class="field-error" role="alert">
           {leftOver.map(([key, message]) => (key === "filter" ? message : `${relative(key)}: ${message}`)).join("; ")}
