@@ -97,6 +97,10 @@ export function FilterEditor(props: {
           <option value="any">any of these conditions</option>
         </select>
       </div>
+      <p class="hint">
+        A path is type, event, name, userId, anonymousId, messageId, groupId, previousId, or a key under properties., traits. or context.
+        (dots go deeper: context.app.version).
+      </p>
       <ol class="conditions">
         {draft.conditions.map((condition, index) => {
           const key = conditionKey(draft.combine, index);
@@ -105,11 +109,7 @@ export function FilterEditor(props: {
           const needsValue = condition.op !== "exists" && condition.op !== "absent";
           return (
             <li key={index} class="condition-row">
-              <Field
-                label={`Path ${index + 1}`}
-                error={pathError}
-                hint={index === 0 ? "type, event, name, userId, … or properties.x, traits.x, context.x" : undefined}
-              >
+              <Field label={`Path ${index + 1}`} error={pathError}>
                 {(attributes) => (
                   <input
                     {...attributes}
@@ -147,7 +147,7 @@ export function FilterEditor(props: {
                   )}
                 </Field>
               ) : (
-                valueError && <p class="field-error">{valueError}</p>
+                <div>{valueError && <p class="field-error">{valueError}</p>}</div>
               )}
               <button
                 type="button"
