@@ -233,6 +233,27 @@ describe("switchyard send, config and deliveries against the running services", 
     expect(attempts.code).toBe(0);
     expect(jsonLines(attempts.stdout).map((attempt) => attempt.outcome)).toContain("permanent");
 
+    // The attempt log a page at a time, filtered, and one attempt's detail.
+    const [firstPage, everyPage, deadOnly, badOutcome, badSince] = await Promise.all([
+      cli(["deliveries", "list", "--destination", "refusing", "--limit", "1"]),
+      cli(["deliveries", "list", "--destination", "refusing", "--limit", "1", "--all"]),
+      cli(["deliveries", "list", "--destination", "refusing", "--outcome", "dead_lettered", "--since", "2020-01-01T00:00:00Z"]),
+      cli(["deliveries", "list", "--outcome", "lost"]),
+      cli(["deliveries", "list", "--since", "yesterday"]),
+    ]);
+    expect(jsonLines(firstPage.stdout)).toHaveLength(1);
+    const nextToken = /--page-token (\S+)/.exec(firstPage.stderr)?.[1];
+    expect(nextToken).toBeTruthy();
+    const secondPage = await cli(["deliveries", "list", "--destination", "refusing", "--limit", "1", "--page-token", nextToken!]);
+    expect(jsonLines(secondPage.stdout)[0].attemptId).not.toBe(jsonLines(firstPage.stdout)[0].attemptId);
+    expect(jsonLines(everyPage.stdout).length).toBeGreaterThanOrEqual(2);
+    const [deadAttempt] = jsonLines(deadOnly.stdout);
+    expect(deadAttempt).toMatchObject({ outcome: "dead_lettered", destinationId: "refusing" });
+    expect(badOutcome).toMatchObject({ code: 2, stderr: expect.stringContaining("--outcome: must be one of") });
+    expect(badSince).toMatchObject({ code: 2, stderr: expect.stringContaining("--since: must be an ISO 8601 time") });
+    const shown = await cli(["deliveries", "show", deadAttempt.attemptId]);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ attemptId: deadAttempt.attemptId, exchange: { method: "POST" } });
+
     const [config, replayed, stats] = await Promise.all([
       cli(["config", "get"]),
       cli(["deliveries", "replay", "--sequence", String(dead.entry.sequence)]),

@@ -9,7 +9,7 @@ Commands:
   block <source>        Block call types or track events at a source (accepted, forwarded nowhere)
   unblock <source>      Lift blocks set by block
   connect <src> <dest>  Connect a source to a destination, optionally with --filter '<json>'
-  deliveries            Failed deliveries and dead letters: list, replay, stats
+  deliveries            The attempt log and dead letters: list, show, replay, stats
   schema <source>       What a source sends: calls by type and name, with counts and keys
   usage                 Calls accepted, filtered and rejected per source and day, and per destination
   verify                Check an X-Signature or Standard Webhooks signature (exit code 0 or 1)

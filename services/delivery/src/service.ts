@@ -193,7 +193,14 @@ async function deliveryParts(
       {
         name: "switchyard.v1.DeliveryService",
         definition: DeliveryServiceService,
-        implementation: deliveryApi({ workspace, deadLetters, retryQueue, attempts: new AttemptPages(js, jsm, names), stats, logger }),
+        implementation: deliveryApi({
+          workspace,
+          deadLetters,
+          retryQueue,
+          attempts: new AttemptPages(js, jsm, names, config.DELIVERY_ATTEMPT_LOG_LINGER_MS),
+          stats,
+          logger,
+        }),
         auth: "admin",
       },
       {

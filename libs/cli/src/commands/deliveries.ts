@@ -11,16 +11,24 @@ import {
 import { usageError } from "../cli-error.js";
 import { invoke, requireMethod } from "../rpc.js";
 
-export const DELIVERIES_HELP = `Usage: switchyard deliveries <list | replay | stats> [options]
+export const DELIVERIES_HELP = `Usage: switchyard deliveries <list | show | replay | stats> [options]
 
-Failed deliveries and dead letters, through switchyard.v1.DeliveryService (needs the admin token).
-Prints JSON lines.
+The attempt log, dead letters and counts, through switchyard.v1.DeliveryService (needs the admin
+token). Prints JSON lines.
 
-  list                  Failed attempts from the delivery log, newest last (outcome "retryable",
-                        "permanent" or "dead_lettered")
+  list                  Attempts from the attempt log, newest first, a page at a time: every
+                        request made ("delivered", "retryable", "permanent") and every dead letter
+                        ("dead_lettered"). When there are more, stderr says the --page-token to pass.
+      --destination <id>  --message-id <id>  --limit <n> (per page; default 100, max 1000)
+      --outcome <name>  Only this outcome (repeatable)
+      --since <time>    Only attempts at or after this time (ISO 8601, e.g. 2026-11-25T10:00:00Z)
+      --before <time>   Only attempts before this time
+      --page-token <t>  The next page (same filters)
+      --all             Follow every page to the end
       --dead            List dead letters instead (each with the "sequence" replay takes)
-      --destination <id>  --message-id <id> (attempts only)  --limit <n> (default 100)
       --after <sequence>  (dead letters: continue after this sequence)
+  show <attempt_id>     One attempt with its request and response (headers, bodies in base64,
+                        credentials masked)
   replay                Puts dead letters back on the retry path with a fresh window
       --sequence <n>    A dead letter's sequence (repeatable), or
       --destination <id>  every dead letter of that destination
@@ -32,6 +40,8 @@ ${CONNECTION_HELP}
 Examples:
   export SWITCHYARD_ADMIN_TOKEN=<the token npm start printed>
   npx switchyard deliveries list --destination example-receiver --limit 10
+  npx switchyard deliveries list --outcome permanent --outcome dead_lettered --since 2026-11-25T00:00:00Z
+  npx switchyard deliveries show d.42.7
   npx switchyard deliveries list --dead
   npx switchyard deliveries replay --sequence 1 --sequence 2
   npx switchyard deliveries replay --destination example-receiver
@@ -46,11 +56,24 @@ export async function deliveries(argv: string[]): Promise<void> {
     limit: { type: "string" },
     after: { type: "string" },
     sequence: { type: "string", multiple: true },
+    outcome: { type: "string", multiple: true },
+    since: { type: "string" },
+    before: { type: "string" },
+    "page-token": { type: "string" },
+    all: { type: "boolean" },
   });
   if (!args) return void process.stdout.write(`${DELIVERIES_HELP}\n`);
   const connection = connectionFrom(args.values, process.env, "deliveries");
   const { values } = args;
   const [action, ...rest] = args.positionals;
+  if (action === "show") {
+    if (rest.length !== 1) throw usageError("show: which attempt? Pass one attempt_id (from deliveries list)", "deliveries");
+    const shown = (await invoke(requireMethod("DeliveryService/GetDeliveryAttempt"), [{ attemptId: rest[0] }], connection)) as {
+      attempt?: unknown;
+    };
+    printJsonLine(shown.attempt ?? {});
+    return;
+  }
   if (rest.length > 0) throw usageError(`unexpected argument "${rest[0]}"`, "deliveries");
   const destinationId = stringOption(values, "destination") ?? "";
   const limit = integerOption(values, "limit", "deliveries") ?? 0;
@@ -71,15 +94,24 @@ export async function deliveries(argv: string[]): Promise<void> {
         if (page.nextAfterSequence) process.stderr.write(`deliveries: more after --after ${page.nextAfterSequence}\n`);
         return;
       }
-      const messageId = stringOption(values, "message-id") ?? "";
-      const log = (await invoke(
-        requireMethod("DeliveryService/ListDeliveryAttempts"),
-        [{ destinationId, messageId, limit }],
-        connection,
-      )) as {
-        attempts?: unknown[];
+      const request = {
+        destinationId,
+        messageId: stringOption(values, "message-id") ?? "",
+        limit,
+        outcomes: outcomesOption(values),
+        ...timeOption(values, "since"),
+        ...timeOption(values, "before"),
       };
-      for (const attempt of log.attempts ?? []) printJsonLine(attempt);
+      let pageToken = stringOption(values, "page-token") ?? "";
+      do {
+        const page = (await invoke(requireMethod("DeliveryService/ListDeliveryAttempts"), [{ ...request, pageToken }], connection)) as {
+          attempts?: unknown[];
+          nextPageToken?: string;
+        };
+        for (const attempt of page.attempts ?? []) printJsonLine(attempt);
+        pageToken = page.nextPageToken ?? "";
+      } while (pageToken && values.all === true);
+      if (pageToken) process.stderr.write(`deliveries: more with --page-token ${pageToken}\n`);
       return;
     }
     case "replay": {
@@ -102,4 +134,25 @@ export async function deliveries(argv: string[]): Promise<void> {
     default:
       throw usageError(action ? `unknown deliveries action "${action}"` : "deliveries: list, replay or stats?", "deliveries");
   }
+}
+
+const OUTCOMES = ["delivered", "retryable", "permanent", "dead_lettered"];
+
+function outcomesOption(values: Parameters<typeof stringsOption>[0]): string[] {
+  const outcomes = stringsOption(values, "outcome");
+  for (const outcome of outcomes) {
+    if (!OUTCOMES.includes(outcome)) throw usageError(`--outcome: must be one of ${OUTCOMES.join(", ")}, got "${outcome}"`, "deliveries");
+  }
+  return outcomes;
+}
+
+/** A time flag as the request's proto3 JSON timestamp, or a usage error naming the flag. */
+function timeOption(values: Parameters<typeof stringOption>[0], name: "since" | "before"): Record<string, string> {
+  const text = stringOption(values, name);
+  if (text === undefined) return {};
+  const time = new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(time.getTime())) {
+    throw usageError(`--${name}: must be an ISO 8601 time such as 2026-11-25T10:00:00Z, got "${text}"`, "deliveries");
+  }
+  return { [name]: time.toISOString() };
 }

@@ -1,5 +1,6 @@
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
-import { DeliveryAttempt, DeliveryAttempts } from "@switchyard/contracts";
+import { DeliveryAttempt, DeliveryAttemptField, DeliveryAttempts, DeliveryAttemptsField } from "@switchyard/contracts";
+import { lengthTag, WireReader } from "@switchyard/wire";
 import type { BusNames } from "@switchyard/bus";
 import { ServiceError } from "@switchyard/platform";
 
@@ -39,16 +40,17 @@ interface Found {
 type Side = "failed" | "delivered";
 
 /**
- * A delivered batch is stored up to DELIVERY_ATTEMPT_LOG_LINGER_MS (and a slow publish) after its
- * first attempt: a `before` page starts that much later in the stream, and drops what is newer.
+ * A delivered batch is stored up to DELIVERY_ATTEMPT_LOG_LINGER_MS (and a publish) after its
+ * first attempt: a `before` page starts that much (plus this margin) later in the stream, and
+ * drops what is newer. A failure is stored as soon as it happens.
  */
-const BATCH_DELAY_MS = 10_000;
+const STORE_MARGIN_MS = 250;
 /**
  * Bytes of log one page reads at most on each stream. A filter no subject can serve (a message id,
  * an outcome) over a long stretch without matches returns a short page, with a next_page_token to
  * read on from where it stopped: every page stays fast, however sparse the filter.
  */
-const SCAN_BYTES = 8 * 1024 * 1024;
+const SCAN_BYTES = 2 * 1024 * 1024;
 /** Messages the first window reads on the failures stream, times the page size; windows grow ×4 while a filter finds too little. */
 const FIRST_WINDOW_FACTOR = 1;
 /** Messages the first window reads on the delivered stream (each holds up to DELIVERY_ATTEMPT_LOG_BATCH attempts). */
@@ -69,6 +71,8 @@ export class AttemptPages {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly names: BusNames,
+    /** DELIVERY_ATTEMPT_LOG_LINGER_MS. */
+    private readonly lingerMs = 200,
   ) {}
 
   async list(query: AttemptQuery): Promise<{ attempts: DeliveryAttempt[]; nextPageToken: string }> {
@@ -159,16 +163,38 @@ export class AttemptPages {
     }
     if (query.before) {
       // The first message stored after `before` (and the batch delay): nothing older than `before` is stored past it.
-      const consumer = await this.js.consumers.get(stream, {
-        deliver_policy: DeliverPolicy.StartTime,
-        opt_start_time: new Date(query.before.getTime() + (side === "delivered" ? BATCH_DELAY_MS : 1_000)).toISOString(),
-      });
-      if ((await consumer.info(true)).num_pending > 0) {
-        const first = await consumer.next({ expires: 5_000 });
-        if (first) end = Math.min(end, first.seq);
-      }
+      const at = await this.firstStoredAtOrAfter(
+        stream,
+        query.before.getTime() + STORE_MARGIN_MS + (side === "delivered" ? this.lingerMs : 0),
+      );
+      if (at !== undefined) end = Math.min(end, at);
     }
     return { seq: end, index: 0 };
+  }
+
+  /**
+   * The sequence of the first message stored at or after `ms`, undefined when there is none: a
+   * binary search by direct gets (about 20 for a million messages, each a fraction of a
+   * millisecond), as stored times only grow along a stream.
+   */
+  private async firstStoredAtOrAfter(stream: string, ms: number): Promise<number | undefined> {
+    const { first_seq: first, last_seq: last, messages } = (await this.jsm.streams.info(stream)).state;
+    if (messages === 0) return undefined;
+    const storedAt = async (seq: number): Promise<{ seq: number; ms: number } | undefined> => {
+      // next_by_subj steps over a removed message to the next one there is.
+      const stored = await this.jsm.direct.getMessage(stream, { seq, next_by_subj: ">" }).catch(() => null);
+      return stored ? { seq: stored.seq, ms: stored.time.getTime() } : undefined;
+    };
+    let low = first;
+    let high = last + 1; // invariant: every message before `low` is older than ms; the one at `high` (if any) is not
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2);
+      const found = await storedAt(middle);
+      if (!found || found.seq >= high) high = middle;
+      else if (found.ms < ms) low = found.seq + 1;
+      else high = found.seq;
+    }
+    return low > last ? undefined : low;
   }
 
   /**
@@ -185,14 +211,14 @@ export class AttemptPages {
     const sinceMs = query.since?.getTime();
     const take = (seq: number, data: Uint8Array, below: number) => {
       if (side === "failed") {
-        const attempt = DeliveryAttempt.decode(data);
+        const attempt = withoutExchange(data, 0, data.length);
         const atMs = attempt.at?.getTime() ?? 0;
         if (matches(attempt, atMs)) found.push({ attempt: { ...attempt, attemptId: `f.${seq}` }, atMs, position: { seq, index: 0 } });
         return;
       }
-      const { attempts } = DeliveryAttempts.decode(data);
-      for (let index = Math.min(below, attempts.length) - 1; index >= 0; index--) {
-        const attempt = attempts[index]!;
+      const ranges = attemptRanges(data);
+      for (let index = Math.min(below, ranges.length / 2) - 1; index >= 0; index--) {
+        const attempt = withoutExchange(data, ranges[2 * index]!, ranges[2 * index + 1]!);
         const atMs = attempt.at?.getTime() ?? 0;
         if (matches(attempt, atMs)) found.push({ attempt: { ...attempt, attemptId: `d.${seq}.${index}` }, atMs, position: { seq, index } });
       }
@@ -204,10 +230,14 @@ export class AttemptPages {
     }
     const stream = this.stream(side);
     const subject = query.destinationId ? this.subject(side, query.destinationId) : undefined;
-    const first = (await this.jsm.streams.info(stream)).state.first_seq;
+    const state = (await this.jsm.streams.info(stream, subject ? { subjects_filter: subject } : {})).state;
+    const first = state.first_seq;
+    // The subject's share of the stream: a window of sequences that should hold a page of its messages.
+    const share = subject ? Math.max((state.subjects?.[subject] ?? 0) / Math.max(state.messages, 1), 1e-6) : 1;
     let high = cursor.seq;
-    let window = side === "failed" ? query.limit * FIRST_WINDOW_FACTOR : FIRST_DELIVERED_WINDOW;
+    let window = Math.ceil((side === "failed" ? query.limit * FIRST_WINDOW_FACTOR : FIRST_DELIVERED_WINDOW) / share);
     let scanned = 0;
+    let looked = 0;
     while (found.length < query.limit && high > first && scanned < SCAN_BYTES) {
       const low = Math.max(first, high - window);
       const messages = await this.readWindow(stream, subject, low, high);
@@ -222,29 +252,25 @@ export class AttemptPages {
         scanned += message.data.length;
         take(message.seq, message.data, Number.MAX_SAFE_INTEGER);
       }
+      looked += high - low;
       high = low;
       if (passedSince) return { found, rest: NONE };
-      window *= 4;
+      // Grow the window by what the filter let through so far (×2 at least, ×16 at most).
+      const missing = query.limit - found.length;
+      window = Math.ceil(Math.min(Math.max((missing * looked) / Math.max(found.length, 1), 2 * window), 16 * window));
     }
     // Everything from `high` up was looked at: a page that takes every entry found reads on from there.
     return { found, rest: high > first ? { seq: high, index: 0 } : NONE };
   }
 
   /** The messages (of `subject`, if given) with sequences in [low, high), oldest first. */
-  private async readWindow(
-    stream: string,
-    subject: string | undefined,
-    low: number,
-    high: number,
-  ): Promise<{ seq: number; storedMs: number; data: Uint8Array }[]> {
-    const consumer = await this.js.consumers.get(stream, {
-      ...(subject ? { filter_subjects: subject } : {}),
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: low,
-    });
+  private async readWindow(stream: string, subject: string | undefined, low: number, high: number): Promise<StoredEntry[]> {
+    if (subject) return this.readSubjectWindow(stream, subject, low, high);
+    // No filter: an ordered consumer streams the window (its pending count costs the server nothing here).
+    const consumer = await this.js.consumers.get(stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: low });
     const pending = (await consumer.info(true)).num_pending;
     const wanted = Math.min(pending, high - low);
-    const messages: { seq: number; storedMs: number; data: Uint8Array }[] = [];
+    const messages: StoredEntry[] = [];
     if (wanted === 0) return messages;
     const batch = await consumer.fetch({ max_messages: wanted, expires: 5_000 });
     for await (const message of batch) {
@@ -254,9 +280,81 @@ export class AttemptPages {
     }
     return messages;
   }
+
+  /**
+   * One subject's messages in [low, high), by direct gets of the next message of the subject from
+   * a sequence on: the server skips blocks without the subject. (A consumer filtered by subject
+   * would do too, but nats-server 2.9 counts its pending messages from the start sequence to the
+   * end of the stream when it is made, which grows with how deep the page is.) The window is cut
+   * into WALKS parts read side by side.
+   */
+  private async readSubjectWindow(stream: string, subject: string, low: number, high: number): Promise<StoredEntry[]> {
+    const size = Math.ceil((high - low) / WALKS);
+    const walk = async (from: number, to: number): Promise<StoredEntry[]> => {
+      const entries: StoredEntry[] = [];
+      for (let seq = from; seq < to;) {
+        const stored = await this.jsm.direct
+          .getMessage(stream, { seq, next_by_subj: subject })
+          .catch((error: unknown) => (isNotFound(error) ? null : Promise.reject(error)));
+        if (!stored || stored.seq >= to) break;
+        entries.push({ seq: stored.seq, storedMs: stored.time.getTime(), data: stored.data });
+        seq = stored.seq + 1;
+      }
+      return entries;
+    };
+    const parts: Promise<StoredEntry[]>[] = [];
+    for (let from = low; from < high; from += size) parts.push(walk(from, Math.min(from + size, high)));
+    return (await Promise.all(parts)).flat();
+  }
 }
 
 const NONE: Cursor = { seq: 0, index: 0 };
+
+interface StoredEntry {
+  seq: number;
+  storedMs: number;
+  data: Uint8Array;
+}
+
+/** Direct-get walks one subject window is read with, side by side. */
+const WALKS = 8;
+
+const ATTEMPTS_TAG = lengthTag(DeliveryAttemptsField.ATTEMPTS);
+const EXCHANGE_TAG = lengthTag(DeliveryAttemptField.EXCHANGE);
+
+/** Where each attempt of a DeliveryAttempts message lies: [start, end, start, end, …]. */
+function attemptRanges(bytes: Uint8Array): number[] {
+  const reader = new WireReader(bytes);
+  const end = bytes.length;
+  const ranges: number[] = [];
+  while (reader.pos < end) {
+    const tag = reader.tag(end);
+    if (tag !== ATTEMPTS_TAG) {
+      reader.skipField(tag, end);
+      continue;
+    }
+    const attemptEnd = reader.delimitedEnd(end);
+    ranges.push(reader.pos, attemptEnd);
+    reader.pos = attemptEnd;
+  }
+  return ranges;
+}
+
+/**
+ * An attempt without its exchange, which pages leave out: the exchange (bodies, headers) is most
+ * of an entry's bytes, and the writer puts it last, so the fields before it are decoded from a
+ * view of the bytes and the rest is never read.
+ */
+function withoutExchange(bytes: Uint8Array, start: number, end: number): DeliveryAttempt {
+  const reader = new WireReader(bytes, start);
+  while (reader.pos < end) {
+    const fieldStart = reader.pos;
+    const tag = reader.tag(end);
+    reader.skipField(tag, end);
+    if (tag === EXCHANGE_TAG && reader.pos === end) return DeliveryAttempt.decode(bytes.subarray(start, fieldStart));
+  }
+  return { ...DeliveryAttempt.decode(bytes.subarray(start, end)), exchange: undefined };
+}
 
 function isNotFound(error: unknown): boolean {
   return error instanceof Error && /no message found|not found/i.test(error.message);
