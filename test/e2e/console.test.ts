@@ -4,9 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { credentials, Metadata } from "@grpc/grpc-js";
+import { Analytics } from "@switchyard/analytics";
 import { AudienceServiceClient, SyncAudienceIncrementRequest } from "@switchyard/contracts";
 import { waitFor, WebhookReceiver } from "@switchyard/testkit";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, startConsoleFixture, type ConsoleFixture } from "../../services/console/test/console-fixture.js";
 
@@ -15,7 +16,9 @@ import { ADMIN_TOKEN, startConsoleFixture, type ConsoleFixture } from "../../ser
  * delivery, audience-sync, the console) and a loopback receiver: sign in, create a source and
  * a destination (each form showing the service's error next to the field first), connect them,
  * watch calls arrive in the live debugger, see the destination failing on the overview, replay
- * its dead letters once the receiver is back, and see an audience sync. Each page is
+ * its dead letters once the receiver is back, see an audience sync, block a track event on the
+ * source's schema page (and see it counted as filtered), set a rate limit and a connection
+ * filter (each refused value's error next to its input), and read the attempt log. Each page is
  * screenshotted into test/e2e/screenshots/ (git-ignored); with UPDATE_DOCS_SCREENSHOTS=1 the
  * overview also goes to docs/images/console-overview.png, which the README shows.
  */
@@ -57,6 +60,8 @@ beforeAll(async () => {
     return { status: 200 };
   });
   fixture = await startConsoleFixture({
+    // The schema page and usage read InsightsService.
+    insights: true,
     // A short retry window, so a failing destination's calls are dead letters within seconds.
     deliveryEnv: {
       DELIVERY_RETRY_WINDOW_MS: "3000",
@@ -104,6 +109,27 @@ async function sendTrack(writeKey: string, events: { event: string; userId: stri
   });
   expect(response.status).toBe(200);
 }
+
+/** Clicks `button` (a Refresh) until `check` holds: the pages read on demand, not live. */
+async function refreshUntil(what: string, button: string, check: () => Promise<boolean>): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      if (await check()) return true;
+      await page.getByRole("button", { name: button, exact: true }).click();
+      return false;
+    },
+    { timeoutMs: LONG, intervalMs: 300 },
+  );
+}
+
+/** The error message tied to an input (aria-describedby), as a screen reader reads it out. */
+async function fieldError(input: Locator): Promise<string> {
+  const ids = ((await input.getAttribute("aria-describedby")) ?? "").split(" ").filter((id) => id.endsWith("-error"));
+  return ids[0] ? ((await page.locator(`[id="${ids[0]}"]`).textContent()) ?? "") : "";
+}
+
+const countIn = async (cell: Locator) => Number(((await cell.textContent()) ?? "0").replace(/[^0-9]/g, ""));
 
 describe("the console in a browser", () => {
   let writeKey = "";
@@ -292,6 +318,207 @@ describe("the console in a browser", () => {
     expect(text).toContain("increment");
     await screenshot("audiences");
   });
+
+  it("blocks a track event on the schema page with one click, counts it as filtered, and unblocks it", async () => {
+    await go("Sources");
+    await page.getByRole("row", { name: /shop/ }).getByRole("link", { name: "Schema" }).click();
+    await page.getByRole("heading", { name: "Schema of shop", level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/sources/shop/schema");
+    const row = page.locator("table.schema tbody tr", { hasText: "Order Completed" });
+    await refreshUntil("Order Completed in the schema", "Refresh", async () => (await row.count()) === 1);
+    // Its property key with its JSON type.
+    expect(await row.locator("ul.keys").textContent()).toContain("revenue number");
+
+    await row.getByRole("button", { name: "Block Order Completed" }).click();
+    await page.getByText("Blocked Order Completed: new calls are accepted but forwarded nowhere.").waitFor();
+    await row.getByText("Blocked", { exact: true }).waitFor();
+    expect(await row.getAttribute("class")).toContain("row-blocked");
+
+    // Sent with the client library; ingest applies a block within a second, so one is sent per
+    // try until the schema counts one as filtered.
+    const analytics = new Analytics(writeKey, { endpoint: `127.0.0.1:${fixture.ingest.grpcPort}`, flushAt: 1 });
+    try {
+      await waitFor(
+        "a blocked Order Completed counted as filtered",
+        async () => {
+          if ((await countIn(row.locator("td.filtered"))) >= 1) return true;
+          analytics.track({ userId: "ada", event: "Order Completed", properties: { revenue: 7 } });
+          await analytics.flush();
+          await page.getByRole("button", { name: "Refresh", exact: true }).click();
+          return false;
+        },
+        { timeoutMs: LONG, intervalMs: 500 },
+      );
+    } finally {
+      await analytics.close();
+    }
+    // The day's usage counts it as filtered at the source too (newest day first).
+    const today = page.locator("table.usage tbody tr").first();
+    await refreshUntil(
+      "today's usage with the filtered call",
+      "Refresh",
+      async () => (await today.count()) === 1 && (await countIn(today.locator("td.filtered"))) >= 1,
+    );
+    expect(await countIn(today.locator("td.accepted"))).toBeGreaterThanOrEqual(await countIn(today.locator("td.filtered")));
+    await screenshot("schema");
+    // A day the service refuses: its message next to the field.
+    const fromDay = page.getByLabel("From day");
+    await fromDay.fill("2026-13-01");
+    await page.getByRole("button", { name: "Show usage" }).click();
+    await waitFor("from day marked", async () => (await fromDay.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
+    expect(await fieldError(fromDay)).not.toBe("");
+    await fromDay.fill("");
+    await page.getByRole("button", { name: "Show usage" }).click();
+    await waitFor("from day accepted", async () => (await fromDay.getAttribute("aria-invalid")) === "false", { timeoutMs: LONG });
+
+    await row.getByRole("button", { name: "Unblock Order Completed" }).click();
+    await page.getByText("Unblocked Order Completed.").waitFor();
+    await waitFor("the row no longer marked", async () => !((await row.getAttribute("class")) ?? "").includes("row-blocked"), {
+      timeoutMs: LONG,
+    });
+
+    // A whole call type, the same way.
+    const pages = page.locator("table.call-types tbody tr", { hasText: "page" }).first();
+    await page.getByRole("button", { name: "Block all page calls" }).click();
+    await pages.getByText("Blocked", { exact: true }).waitFor();
+    await page.getByRole("button", { name: "Unblock all page calls" }).click();
+    await pages.getByText("Forwarded", { exact: true }).waitFor();
+  }, 120_000);
+
+  it("sets a rate limit and a connection filter, showing a refused value's error next to its input", async () => {
+    await go("Destinations");
+    await page.getByRole("row", { name: /hook/ }).getByRole("link", { name: "Edit" }).click();
+    await page.getByRole("heading", { name: "Edit hook" }).waitFor();
+    const rate = page.getByLabel("Rate limit (requests per second)");
+    await rate.fill("1000000");
+    const filter = page.getByRole("group", { name: "Filter of shop" });
+    await filter.getByLabel("Calls matching conditions").check();
+    await filter.getByLabel("Path 1").fill("properties.revenue");
+    await filter.getByLabel("Test 1").selectOption("greaterThan");
+    await filter.getByLabel("Value 1").fill("10");
+    await filter.getByRole("button", { name: "Add a condition" }).click();
+    const path2 = filter.getByLabel("Path 2");
+    await path2.fill("revenue");
+    await filter.getByLabel("Test 2").selectOption("exists");
+    await page.getByRole("button", { name: "Save changes" }).click();
+
+    // The service refuses the rate limit first: its message is next to the input, which takes the focus.
+    await waitFor("the rate limit marked", async () => (await rate.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
+    expect(await fieldError(rate)).toContain("from 1 to 100000");
+    expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe("maxRequestsPerSecond");
+    await screenshot("destination-rate-error");
+
+    // Then the filter: the service names filter.all.filters.1.field.path, shown at Path 2.
+    await rate.fill("50");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await waitFor("path 2 marked", async () => (await path2.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
+    expect(await fieldError(path2)).toContain('must be "type"');
+    expect(await filter.getByLabel("Path 1").getAttribute("aria-invalid")).toBe("false");
+    await screenshot("destination-filter-error");
+
+    await path2.fill("type");
+    await filter.getByLabel("Test 2").selectOption("equals");
+    await filter.getByLabel("Value 2").fill("track");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText("Destination hook saved.").waitFor();
+    const row = page.getByRole("row", { name: /hook/ });
+    // The list is read again after the save.
+    await waitFor(
+      "the limit and the filter listed",
+      async () => {
+        const text = (await row.textContent()) ?? "";
+        return text.includes("50/s") && text.includes("(filtered)");
+      },
+      { timeoutMs: LONG },
+    );
+
+    // Read back: the builder holds the conditions, the JSON view the same filter.
+    await row.getByRole("link", { name: "Edit" }).click();
+    await page.getByRole("heading", { name: "Edit hook" }).waitFor();
+    expect(await rate.inputValue()).toBe("50");
+    expect(await filter.getByLabel("Path 1").inputValue()).toBe("properties.revenue");
+    expect(await filter.getByLabel("Value 2").inputValue()).toBe("track");
+    await screenshot("destination-filter");
+    await filter.getByLabel("Filter as JSON (nested)").check();
+    const json = filter.getByLabel("Filter of shop as JSON");
+    expect(JSON.parse(await json.inputValue())).toEqual({
+      all: {
+        filters: [{ field: { path: "properties.revenue", greaterThan: 10 } }, { field: { path: "type", equals: "track" } }],
+      },
+    });
+    // A nested filter's error names its path, next to the JSON.
+    await json.fill(
+      '{"not": {"any": {"filters": [{"field": {"path": "event", "equals": "Ping"}}, {"field": {"path": "bogus", "exists": true}}]}}}',
+    );
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await waitFor("the JSON marked", async () => (await json.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
+    expect(await fieldError(json)).toContain("not.any.filters.1.field.path");
+
+    // A nested filter stays JSON: the builder would lose it.
+    await filter.getByLabel("Calls matching conditions").click();
+    await filter.getByText("This filter is not a flat list of conditions").waitFor();
+    expect(await filter.getByLabel("Filter as JSON (nested)").isChecked()).toBe(true);
+    expect(await json.inputValue()).toContain('"not"');
+
+    // All calls again (and no limit), so the steps after this one see every call delivered.
+    await filter.getByLabel("All calls").check();
+    await rate.fill("");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText("Destination hook saved.").waitFor();
+    await waitFor("no filter listed", async () => !((await row.textContent()) ?? "").includes("(filtered)"), { timeoutMs: LONG });
+  }, 120_000);
+
+  it("lists delivery attempts, newest first, a page at a time, and opens one with masked header values", async () => {
+    await go("Destinations");
+    await page.getByRole("row", { name: /hook/ }).getByRole("link", { name: "Deliveries" }).click();
+    await page.getByRole("heading", { name: "Deliveries", level: 1 }).waitFor();
+    expect(new URL(page.url()).search).toBe("?destination=hook");
+    const rows = page.locator("table.attempts tbody tr.attempt-row");
+    await rows.first().waitFor({ timeout: LONG });
+    expect(await rows.count()).toBe(25);
+    // Newest first.
+    const times = (await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-at") ?? ""))).map((at) => Date.parse(at));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    // Older and newer pages (the earlier steps made more than 25 attempts: 12 calls failed, dead-lettered and replayed).
+    await page.getByRole("button", { name: "Older" }).click();
+    await page.getByText("Page 2").waitFor();
+    await page.getByRole("button", { name: "Newer" }).click();
+    await page.getByText("Page 1").waitFor();
+
+    // A time range the service refuses: its message next to the field it names.
+    const since = page.getByLabel("Since");
+    await since.fill("2099-01-02T00:00:00");
+    await page.getByLabel("Before").fill("2099-01-01T00:00:00");
+    await page.getByRole("button", { name: "Show attempts" }).click();
+    await waitFor("since marked", async () => (await since.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
+    expect(await fieldError(since)).toContain("must be earlier than before");
+    await page.getByLabel("Before").fill("");
+    await page.getByRole("button", { name: "Show attempts" }).click();
+    await page.getByText("No attempts for hook with these filters.").waitFor();
+    await since.fill("");
+
+    // Only delivered ones; the newest one's detail.
+    await page.getByLabel("Delivered").check();
+    await page.getByRole("button", { name: "Show attempts" }).click();
+    await waitFor(
+      "only delivered attempts",
+      async () => {
+        const texts = await rows.locator("td:nth-child(2)").allTextContents();
+        return texts.length > 0 && texts.every((text) => text === "Delivered");
+      },
+      { timeoutMs: LONG },
+    );
+    await rows.first().getByRole("button", { name: "Details" }).click();
+    const detail = page.locator(".attempt-detail");
+    await detail.waitFor();
+    const header = detail.getByRole("row", { name: /x-api-key/i });
+    await header.waitFor();
+    expect(await header.locator("td").textContent()).toMatch(/^\[set:sha256:[0-9a-f]{8}\]$/);
+    expect(await detail.textContent()).toContain("Status 200");
+    expect(await detail.getByLabel("Request body").textContent()).toContain('"messageId"');
+    expect(await page.content()).not.toContain("console-e2e-header-value");
+    await screenshot("deliveries");
+  }, 120_000);
 
   it("signs out", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();

@@ -5,6 +5,7 @@ import { loadAudienceSyncConfig, startAudienceSync, type AudienceSyncHandle } fr
 import { busNames, type BusNames } from "@switchyard/bus";
 import { loadDeliveryConfig, startDelivery, type DeliveryHandle } from "@switchyard/delivery";
 import type { IngestHandle } from "@switchyard/ingest";
+import { loadInsightsConfig, startInsights, type InsightsHandle } from "@switchyard/insights";
 import { createLogger } from "@switchyard/platform";
 import { freePort, LOOPBACK_CIDRS, NatsServer, uniqueNamespace, writeWorkspaceFile, type WorkspaceFile } from "@switchyard/testkit";
 import { startIngestInProcess } from "../../ingest/test/ingest-fixture.js";
@@ -17,8 +18,9 @@ export const ADMIN_TOKEN = "console-test-admin-token-0123456789";
 /**
  * The suite as the console sees it, every part real and in this process: a nats-server,
  * ingest, delivery (ConfigService, DeliveryService), audience-sync (AudienceService) and the
- * console with its web app built into a temporary folder. Nothing listens at the insights
- * address, so InsightsService answers UNAVAILABLE.
+ * console with its web app built into a temporary folder. Insights (InsightsService) runs only
+ * when asked for (`insights: true`); otherwise nothing listens at its address, so InsightsService
+ * answers UNAVAILABLE.
  */
 export interface ConsoleFixture {
   nats: NatsServer;
@@ -26,6 +28,8 @@ export interface ConsoleFixture {
   ingest: IngestHandle;
   delivery: DeliveryHandle;
   audienceSync: AudienceSyncHandle;
+  /** Set when started with `insights: true`. */
+  insights: InsightsHandle | undefined;
   console: ConsoleHandle;
   /** The console's base URL, e.g. http://127.0.0.1:40123 */
   url: string;
@@ -37,7 +41,7 @@ export interface ConsoleFixture {
 }
 
 export async function startConsoleFixture(
-  options: { workspace?: unknown; deliveryEnv?: Record<string, string>; consoleEnv?: Record<string, string> } = {},
+  options: { workspace?: unknown; deliveryEnv?: Record<string, string>; consoleEnv?: Record<string, string>; insights?: boolean } = {},
 ): Promise<ConsoleFixture> {
   const nats = await NatsServer.start();
   const namespace = uniqueNamespace();
@@ -74,6 +78,13 @@ export async function startConsoleFixture(
     loadAudienceSyncConfig({ ...common, AUDIENCE_GRPC_PORT: "0", AUDIENCE_OPS_PORT: "0" }),
     silent,
   );
+  const insights = options.insights
+    ? await startInsights(
+        // Counts written every 100 ms, so a page shows a call soon after it is sent.
+        loadInsightsConfig({ ...common, INSIGHTS_GRPC_PORT: "0", INSIGHTS_OPS_PORT: "0", INSIGHTS_FLUSH_INTERVAL_MS: "100" }),
+        silent,
+      )
+    : undefined;
 
   let logged = "";
   const consoleLogger = createLogger({
@@ -88,8 +99,8 @@ export async function startConsoleFixture(
       CONSOLE_OPS_PORT: "0",
       CONSOLE_DELIVERY_ADDRESS: `127.0.0.1:${delivery.grpcPort}`,
       CONSOLE_AUDIENCE_ADDRESS: `127.0.0.1:${audienceSync.grpcPort}`,
-      // A port nothing listens on: the insights service is not part of this suite.
-      CONSOLE_INSIGHTS_ADDRESS: `127.0.0.1:${await freePort()}`,
+      // Without insights, a port nothing listens on.
+      CONSOLE_INSIGHTS_ADDRESS: `127.0.0.1:${insights ? insights.grpcPort : await freePort()}`,
       CONSOLE_WEB_DIR: webDir,
       ...options.consoleEnv,
     }),
@@ -102,12 +113,14 @@ export async function startConsoleFixture(
     ingest,
     delivery,
     audienceSync,
+    insights,
     console: consoleHandle,
     url: `http://127.0.0.1:${consoleHandle.httpPort}`,
     ingestHttpUrl: `http://127.0.0.1:${ingest.httpPort}`,
     consoleLog: () => logged,
     dispose: async () => {
       await consoleHandle.stop().catch(() => {});
+      await insights?.stop().catch(() => {});
       await audienceSync.stop().catch(() => {});
       await delivery.stop().catch(() => {});
       await ingest.stop().catch(() => {});

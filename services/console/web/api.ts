@@ -4,6 +4,8 @@
  * CSRF token, in memory, and sends it with every request that changes anything.
  */
 
+import type { CallFilter } from "./call-filter-draft";
+
 /** One field an error names, as the service spelled its path, with the rule it broke. */
 export interface FieldProblem {
   field: string;
@@ -118,6 +120,13 @@ export interface Source {
   retiringWriteKeyCount?: number;
   retiringWriteKeysExpireAt?: string;
   allowedOrigins?: { origins?: string[] };
+  blocked?: BlockedCalls;
+}
+
+/** What a source blocks: call types, and track events by name. */
+export interface BlockedCalls {
+  types?: string[];
+  trackEvents?: string[];
 }
 
 export interface WebhookEntry {
@@ -132,11 +141,15 @@ export interface Destination {
   webhooks?: WebhookEntry[];
   sharedSecret?: string;
   standardWebhooks?: { signingSecret?: string; retiringSecretsExpireAt?: string[] };
+  maxRequestsPerSecond?: number;
 }
+
+export type { CallFilter, FieldCondition } from "./call-filter-draft";
 
 export interface Connection {
   sourceId: string;
   destinationId: string;
+  filter?: CallFilter;
 }
 
 export interface DeliveryAttempt {
@@ -150,6 +163,24 @@ export interface DeliveryAttempt {
   at?: string;
   outcome?: string;
   sourceId?: string;
+  attemptId?: string;
+  exchange?: AttemptExchange;
+}
+
+export interface HttpHeader {
+  name?: string;
+  value?: string;
+}
+
+/** What one attempt sent and got back; bodies are base64, as proto3 JSON gives bytes. */
+export interface AttemptExchange {
+  method?: string;
+  url?: string;
+  requestHeaders?: HttpHeader[];
+  requestBody?: string;
+  responseHeaders?: HttpHeader[];
+  responseBody?: string;
+  responseBodyTruncated?: boolean;
 }
 
 export interface DeadLetterEntry {
@@ -170,4 +201,40 @@ export interface AudienceState {
   trait?: string;
   total?: number | string;
   lastSync?: { syncId?: string; mode?: string; emitted?: number | string; appliedAt?: string };
+}
+
+export interface SchemaEntry {
+  type: string;
+  name?: string;
+  overflow?: boolean;
+  count24h?: number | string;
+  count7d?: number | string;
+  countTotal?: number | string;
+  filteredTotal?: number | string;
+  firstSeen?: string;
+  lastSeen?: string;
+  keys?: { key: string; types?: string[] }[];
+  blocked?: boolean;
+}
+
+export interface SourceSchema {
+  sourceId?: string;
+  entries?: SchemaEntry[];
+  nameLimit?: number;
+  updatedAt?: string;
+}
+
+export interface SourceUsage {
+  sourceId: string;
+  day: string;
+  accepted?: number | string;
+  filtered?: number | string;
+  rejected?: number | string;
+  destinations?: {
+    destinationId: string;
+    delivered?: number | string;
+    filtered?: number | string;
+    failed?: number | string;
+    deadLettered?: number | string;
+  }[];
 }

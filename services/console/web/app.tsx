@@ -5,6 +5,7 @@ import { Link, Notice } from "./components";
 import { AudiencesPage } from "./pages/audiences";
 import { DeadLettersPage } from "./pages/dead-letters";
 import { DebuggerPage } from "./pages/debugger";
+import { DeliveriesPage } from "./pages/deliveries";
 import { DestinationsPage } from "./pages/destinations";
 import { OverviewPage } from "./pages/overview";
 import { SignInPage } from "./pages/sign-in";
@@ -25,6 +26,7 @@ export const PAGES: { path: string; title: string; component: FunctionComponent<
   { path: "/", title: "Overview", component: OverviewPage },
   { path: "/sources", title: "Sources", component: SourcesPage },
   { path: "/destinations", title: "Destinations", component: DestinationsPage },
+  { path: "/deliveries", title: "Deliveries", component: DeliveriesPage },
   { path: "/dead-letters", title: "Dead letters", component: DeadLettersPage },
   { path: "/debugger", title: "Live debugger", component: DebuggerPage },
   { path: "/audiences", title: "Audiences", component: AudiencesPage },

@@ -1,9 +1,11 @@
 import type { FunctionComponent } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, Config, rpc, type Connection, type Destination, type Source } from "../api";
+import { ApiError, Config, rpc, type CallFilter, type Connection, type Destination, type Source } from "../api";
 import type { PageProps } from "../app";
-import { Confirm, Empty, Field, Link, Notice, PageHeader } from "../components";
-import { formErrors, NO_ERRORS, type FormErrors } from "../fields";
+import { Confirm, Empty, Field, Link, Notice, PageHeader, formatCount } from "../components";
+import { fieldKey, formErrors, NO_ERRORS, type FormErrors } from "../fields";
+import { draftOf, filterOf, type FilterDraft } from "../call-filter-draft";
+import { FilterEditor } from "../filter-editor";
 import { navigate } from "../router";
 
 /** What reads show instead of a stored secret; putting it back keeps the secret. */
@@ -15,6 +17,8 @@ interface SetupProps {
   existing: Destination | undefined;
   sources: Source[];
   connectedSources: string[];
+  /** The filter of each connection to this destination, by source. */
+  filters: Record<string, CallFilter | undefined>;
 }
 
 /**
@@ -73,12 +77,14 @@ export function DestinationsPage({ subpath, query }: PageProps) {
           </p>
         </>
       );
-    const connectedSources = existing ? connections.filter((c) => c.destinationId === existing.id).map((c) => c.sourceId) : [];
+    const connected = existing ? connections.filter((c) => c.destinationId === existing.id) : [];
+    const connectedSources = connected.map((c) => c.sourceId);
+    const filters = Object.fromEntries(connected.map((c) => [c.sourceId, c.filter]));
     return (
       <>
         <PageHeader title={existing ? `Edit ${existing.id}` : `New ${kind.name} destination`} />
         {loadError && <Notice kind="error">{loadError}</Notice>}
-        <kind.Setup existing={existing} sources={sources} connectedSources={connectedSources} />
+        <kind.Setup existing={existing} sources={sources} connectedSources={connectedSources} filters={filters} />
       </>
     );
   }
@@ -130,6 +136,7 @@ export function DestinationsPage({ subpath, query }: PageProps) {
                 <th scope="col">URLs</th>
                 <th scope="col">Signing</th>
                 <th scope="col">Sources</th>
+                <th scope="col">Rate limit</th>
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
                 </th>
@@ -162,7 +169,11 @@ export function DestinationsPage({ subpath, query }: PageProps) {
                         .filter(Boolean)
                         .join(", ") || "unsigned"}
                     </td>
-                    <td>{connected.length === 0 ? "none" : connected.join(", ")}</td>
+                    <td>
+                      {connected.length === 0 ? "none" : connected.join(", ")}
+                      {connections.some((c) => c.destinationId === destination.id && c.filter) && <span class="hint"> (filtered)</span>}
+                    </td>
+                    <td>{destination.maxRequestsPerSecond ? `${formatCount(destination.maxRequestsPerSecond)}/s` : "none"}</td>
                     <td class="actions">
                       {confirmDelete === destination.id ? (
                         <Confirm
@@ -175,6 +186,9 @@ export function DestinationsPage({ subpath, query }: PageProps) {
                         <>
                           <Link to={`/destinations/${encodeURIComponent(destination.id)}`} class="button secondary">
                             Edit
+                          </Link>
+                          <Link to={`/deliveries?destination=${encodeURIComponent(destination.id)}`} class="button secondary">
+                            Deliveries
                           </Link>
                           <button type="button" class="danger" onClick={() => setConfirmDelete(destination.id)}>
                             Delete
@@ -209,7 +223,7 @@ function newSigningSecret(): string {
 }
 
 /** The webhook setup form: URLs with static headers, secrets (never shown back), enabled, sources. */
-function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
+function WebhookSetup({ existing, sources, connectedSources, filters }: SetupProps) {
   const [id, setId] = useState(existing?.id ?? "");
   const [name, setName] = useState(existing?.name ?? "");
   const [enabled, setEnabled] = useState(existing ? existing.enabled === true : true);
@@ -228,6 +242,12 @@ function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
   const [standardWebhooks, setStandardWebhooks] = useState(hasSigningSecret);
   const [signingSecret, setSigningSecret] = useState("");
   const [selectedSources, setSelectedSources] = useState<string[]>(connectedSources);
+  const [rateLimit, setRateLimit] = useState(existing?.maxRequestsPerSecond ? String(existing.maxRequestsPerSecond) : "");
+  const [drafts, setDrafts] = useState<Record<string, FilterDraft>>(() =>
+    Object.fromEntries(sources.map((source) => [source.id, draftOf(filters[source.id])])),
+  );
+  // Each connection's filter problems, by source, keyed as the service names them (filter.all.filters.0.field.path).
+  const [filterErrors, setFilterErrors] = useState<Record<string, Map<string, string>>>({});
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS);
   const [busy, setBusy] = useState(false);
 
@@ -241,6 +261,7 @@ function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
       "standardWebhooks",
       "standardWebhooks.signingSecret",
       "sources",
+      "maxRequestsPerSecond",
     ]);
     urls.forEach((row, index) => {
       keys.add(`webhooks.${index}`);
@@ -251,6 +272,11 @@ function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
     return keys;
   };
   const error = (key: string) => errors.byField.get(key);
+  // The first field with an error takes the focus, so its message is read out.
+  const focusFirstError = () =>
+    requestAnimationFrame(() =>
+      (document.querySelector(".field.invalid input, .field.invalid select, .field.invalid textarea") as HTMLElement | null)?.focus(),
+    );
   const updateUrl = (index: number, change: (row: UrlRow) => UrlRow) => setUrls(urls.map((row, i) => (i === index ? change(row) : row)));
 
   const submit = async (event: Event) => {
@@ -265,8 +291,20 @@ function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
         seen.add(header.name.toLowerCase());
       }
     });
-    if (local.size > 0) {
+    // Proto3 JSON would read text as 0 (no limit): a whole number is checked here, its range by the service.
+    if (rateLimit.trim() !== "" && !/^\d+$/.test(rateLimit.trim()))
+      local.set("maxRequestsPerSecond", "must be a whole number of requests per second, or empty (or 0) for no limit");
+    const localFilters: Record<string, Map<string, string>> = {};
+    const filterOfSource: Record<string, CallFilter | undefined> = {};
+    for (const sourceId of selectedSources) {
+      const { filter, problems } = filterOf(drafts[sourceId] ?? draftOf(undefined));
+      if (problems.size > 0) localFilters[sourceId] = problems;
+      filterOfSource[sourceId] = filter;
+    }
+    setFilterErrors(localFilters);
+    if (local.size > 0 || Object.keys(localFilters).length > 0) {
       setErrors({ byField: local, general: undefined });
+      focusFirstError();
       return;
     }
     setBusy(true);
@@ -275,6 +313,7 @@ function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
         id,
         name,
         enabled,
+        maxRequestsPerSecond: rateLimit.trim() === "" ? 0 : Number(rateLimit.trim()),
         webhooks: urls.map((row) => ({
           url: row.url,
           headers: Object.fromEntries(row.headers.filter((h) => h.name.trim() !== "").map((h) => [h.name.trim(), h.value])),
@@ -286,8 +325,24 @@ function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
           : {}),
       };
       await rpc(Config("PutDestination"), { destination });
-      for (const sourceId of selectedSources.filter((s) => !connectedSources.includes(s)))
-        await rpc(Config("Connect"), { sourceId, destinationId: id });
+      // Connecting again replaces a connection's filter, so every selected source is connected with the filter shown.
+      for (const sourceId of selectedSources) {
+        try {
+          await rpc(Config("Connect"), {
+            sourceId,
+            destinationId: id,
+            ...(filterOfSource[sourceId] ? { filter: filterOfSource[sourceId] } : {}),
+          });
+        } catch (caught) {
+          if (!(caught instanceof ApiError) || caught.fields.length === 0) throw caught;
+          const problems = new Map<string, string>();
+          for (const problem of caught.fields) problems.set(fieldKey(problem.field), problem.message);
+          setFilterErrors({ [sourceId]: problems });
+          setErrors({ byField: new Map(), general: `The destination is saved; the filter of ${sourceId} was refused (below).` });
+          focusFirstError();
+          return;
+        }
+      }
       for (const sourceId of connectedSources.filter((s) => !selectedSources.includes(s)))
         await rpc(Config("Disconnect"), { sourceId, destinationId: id });
       setSharedSecret("");
@@ -298,8 +353,7 @@ function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
       const keys = fieldKeys();
       const found = formErrors(caught, (key) => keys.has(key), "destination");
       setErrors(found);
-      // The first field with an error takes the focus, so its message is read out.
-      requestAnimationFrame(() => (document.querySelector(".field.invalid input, .field.invalid select") as HTMLElement | null)?.focus());
+      focusFirstError();
     } finally {
       setBusy(false);
     }
@@ -328,6 +382,21 @@ function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
           <input id="enabled" type="checkbox" checked={enabled} onChange={(event) => setEnabled(event.currentTarget.checked)} />
           <label for="enabled">Enabled (a disabled destination receives nothing; its retries wait)</label>
         </div>
+        <Field
+          label="Rate limit (requests per second)"
+          error={error("maxRequestsPerSecond")}
+          hint="All URLs and delivery replicas together, 1-100000. Empty or 0: no limit. Calls over the limit wait their turn; none is dropped."
+        >
+          {(attributes) => (
+            <input
+              {...attributes}
+              name="maxRequestsPerSecond"
+              inputMode="numeric"
+              value={rateLimit}
+              onInput={(event) => setRateLimit(event.currentTarget.value)}
+            />
+          )}
+        </Field>
       </fieldset>
 
       <fieldset>
@@ -509,21 +578,31 @@ function WebhookSetup({ existing, sources, connectedSources }: SetupProps) {
           </p>
         ) : (
           sources.map((source) => (
-            <div class="check" key={source.id}>
-              <input
-                id={`source-${source.id}`}
-                type="checkbox"
-                checked={selectedSources.includes(source.id)}
-                onChange={(event) =>
-                  setSelectedSources(
-                    event.currentTarget.checked ? [...selectedSources, source.id] : selectedSources.filter((s) => s !== source.id),
-                  )
-                }
-              />
-              <label for={`source-${source.id}`}>
-                <span class="mono">{source.id}</span>
-                {source.name ? ` (${source.name})` : ""}
-              </label>
+            <div class="source-connection" key={source.id}>
+              <div class="check">
+                <input
+                  id={`source-${source.id}`}
+                  type="checkbox"
+                  checked={selectedSources.includes(source.id)}
+                  onChange={(event) =>
+                    setSelectedSources(
+                      event.currentTarget.checked ? [...selectedSources, source.id] : selectedSources.filter((s) => s !== source.id),
+                    )
+                  }
+                />
+                <label for={`source-${source.id}`}>
+                  <span class="mono">{source.id}</span>
+                  {source.name ? ` (${source.name})` : ""}
+                </label>
+              </div>
+              {selectedSources.includes(source.id) && (
+                <FilterEditor
+                  sourceId={source.id}
+                  draft={drafts[source.id] ?? draftOf(undefined)}
+                  errors={filterErrors[source.id] ?? new Map()}
+                  onChange={(draft) => setDrafts({ ...drafts, [source.id]: draft })}
+                />
+              )}
             </div>
           ))
         )}

@@ -3,6 +3,7 @@ import { ApiError, Config, rpc, type Connection, type Source } from "../api";
 import type { PageProps } from "../app";
 import { Confirm, Empty, Field, Link, Notice, OneTimeSecret, PageHeader, formatTime } from "../components";
 import { formErrors, NO_ERRORS, type FormErrors } from "../fields";
+import { SourceSchemaPage } from "./source-schema";
 
 interface Revealed {
   sourceId: string;
@@ -10,8 +11,26 @@ interface Revealed {
   note: string;
 }
 
-/** Sources: list, create, rotate a write key (shown once), delete. */
-export function SourcesPage(_props: PageProps) {
+/** Sources: list, create, rotate a write key (shown once), delete; a source's schema at /sources/<id>/schema. */
+export function SourcesPage({ subpath }: PageProps) {
+  const schemaOf = /^([^/]+)\/schema$/.exec(subpath);
+  if (schemaOf) return <SourceSchemaPage sourceId={decodeURIComponent(schemaOf[1]!)} />;
+  if (subpath !== "") return <SourceNotFound subpath={subpath} />;
+  return <SourceList />;
+}
+
+function SourceNotFound({ subpath }: { subpath: string }) {
+  return (
+    <>
+      <PageHeader title="Not found" />
+      <p>
+        There is no page at /sources/{subpath}. <Link to="/sources">Back to sources</Link>
+      </p>
+    </>
+  );
+}
+
+function SourceList() {
   const [sources, setSources] = useState<Source[]>();
   const [connections, setConnections] = useState<Connection[]>([]);
   const [loadError, setLoadError] = useState<string>();
@@ -87,6 +106,7 @@ export function SourcesPage(_props: PageProps) {
                 <th scope="col">Name</th>
                 <th scope="col">Write keys</th>
                 <th scope="col">Browser origins</th>
+                <th scope="col">Blocked</th>
                 <th scope="col">Destinations</th>
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
@@ -112,6 +132,10 @@ export function SourcesPage(_props: PageProps) {
                       ) : null}
                     </td>
                     <td>{source.allowedOrigins ? (source.allowedOrigins.origins ?? []).join(", ") || "none" : "any"}</td>
+                    <td>
+                      {[...(source.blocked?.types ?? []).map((type) => `all ${type}`), ...(source.blocked?.trackEvents ?? [])].join(", ") ||
+                        "none"}
+                    </td>
                     <td>
                       {destinations.length === 0
                         ? "none"
@@ -150,6 +174,9 @@ export function SourcesPage(_props: PageProps) {
                         />
                       ) : (
                         <>
+                          <Link to={`/sources/${encodeURIComponent(source.id)}/schema`} class="button secondary">
+                            Schema
+                          </Link>
                           <Link to={`/debugger?source=${encodeURIComponent(source.id)}`} class="button secondary">
                             Debugger
                           </Link>
