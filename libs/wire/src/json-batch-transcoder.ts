@@ -1,11 +1,12 @@
 import { isoMillis, isWellFormedText, MAX_CALL_BYTES, quickAcceptJson } from "@switchyard/calls";
 import { CallField, ListValueField, StructField, StructFieldsEntryField, ValueField } from "@switchyard/contracts";
-import { CALL_STRUCTS, CALL_TEXTS, PAYLOAD_SHAPES, PAYLOADS } from "./call-shape.js";
+import { CALL_STRUCTS, CALL_TEXTS, PAYLOADS } from "./call-shape.js";
 import { writeTimestamp, type ClientCallType } from "./client-call-encoder.js";
 import { FastJsonCall, NEAR_LIMIT_BYTES, slab } from "./json-call-encoder.js";
 import type { AcceptTime } from "./pass-through-call.js";
 import { WireType } from "./tags.js";
-import { ProtoWriter } from "./writer.js";
+import { ProtoWriter, writeVarint } from "./writer.js";
+import { fieldTag } from "./tags.js";
 
 /**
  * Ingest's HTTP fast path for a whole Segment batch body (POST /v1/batch): the
@@ -90,6 +91,20 @@ const VALUE_LIST = ValueField.LIST_VALUE;
 const LIST_VALUES = ListValueField.VALUES;
 const { TIMESTAMP, RECEIVED_AT } = CallField;
 
+/** The one-byte tag of a length-delimited field (every field the transcoder writes is numbered below 16). */
+function lengthTagByte(field: number): number {
+  const tag = fieldTag(field, WireType.LEN);
+  if (tag >= 0x80) throw new Error(`field ${field}: its tag takes more than a byte`);
+  return tag;
+}
+const ENTRY_TAG = lengthTagByte(STRUCT_FIELDS);
+const ENTRY_KEY_TAG = lengthTagByte(ENTRY_KEY);
+const ENTRY_VALUE_TAG = lengthTagByte(ENTRY_VALUE);
+const VALUE_STRING_TAG = lengthTagByte(VALUE_STRING);
+const LIST_VALUES_TAG = lengthTagByte(LIST_VALUES);
+/** Ranges shorter than this are copied by hand: a native copy's call costs more. */
+const HAND_COPY_BYTES = 64;
+
 /**
  * The members of a call the fast path reads, each a slot: type and timestamp, the Call's texts and
  * Structs, and every payload's (from call-shape.ts, so the list follows the contract).
@@ -110,7 +125,26 @@ const FIRST_STRUCT_SLOT = TEXT_KEYS.length;
 const SLOT_COUNT = SLOT_KEYS.length;
 const slotOf = (key: string): number => SLOTS.get(key)!;
 const [, USER_ID_SLOT, ANONYMOUS_ID_SLOT] = CALL_TEXTS.map((text) => slotOf(text.key)) as [number, number, number];
-const LONGEST_SLOT_KEY = Math.max(...SLOT_KEYS.map((key) => key.length));
+/** Where each field of the Call and its payloads is read from, with its tag, so that no name is looked up per call. */
+const CALL_TEXT_SLOTS = CALL_TEXTS.map((text) => ({ slot: slotOf(text.key), tag: lengthTagByte(text.field) }));
+const CALL_STRUCT_SLOTS = CALL_STRUCTS.map((struct) => ({ slot: slotOf(struct.key), field: struct.field }));
+const PAYLOAD_SLOTS = Object.fromEntries(
+  PAYLOADS.map((shape) => [
+    shape.type,
+    {
+      field: shape.field,
+      texts: shape.texts.map((text) => ({ slot: slotOf(text.key), tag: lengthTagByte(text.field) })),
+      struct: shape.struct && { slot: slotOf(shape.struct.key), field: shape.struct.field },
+    },
+  ]),
+) as Record<ClientCallType, { field: number; texts: { slot: number; tag: number }[]; struct: { slot: number; field: number } | undefined }>;
+/** Every slot's key, undefined: the shape of the fields asked of quickAcceptJson. */
+const FIELDS_TEMPLATE: Record<string, unknown> = Object.fromEntries(SLOT_KEYS.map((key) => [key, undefined]));
+/** Buffer's own decoder of Latin-1 (here ASCII) text, without Buffer#toString's argument handling. */
+interface NativeSlices {
+  latin1Slice(start: number, end: number): string;
+}
+const SLOT_KEY_BYTES = SLOT_KEYS.map((key) => Buffer.from(key, "latin1"));
 
 /** What a slot holds: nothing, text without escapes, null, an object (Structs), anything else. */
 const ABSENT = 0;
@@ -121,27 +155,7 @@ const OTHER = 4;
 
 /** Thrown when the body is not (surely) valid JSON: the whole body takes the ordinary path, whose parser says why. */
 const GIVE_UP = new Error("the body takes the ordinary path");
-
-// The scan's state, module-wide (one body at a time, synchronously).
-let src: Buffer = Buffer.alloc(0);
-let pos = 0;
-let end = 0;
-/** The call being read has something the fast path does not take. */
-let unsure = false;
-/** Bytes by which JSON.stringify would write the call's numbers longer than the body does. */
-let growth = 0;
-const slotKind = new Uint8Array(SLOT_COUNT);
-const slotStart = new Int32Array(SLOT_COUNT);
-const slotEnd = new Int32Array(SLOT_COUNT);
-/** Each Struct of the call, written as it is read, then copied into the slab in field order. */
-const scratch = Array.from({ length: SLOT_COUNT - FIRST_STRUCT_SLOT }, () => new ProtoWriter(4096));
-/** The key spans of the objects being written, a run per open object (duplicates are looked for in it). */
-const keySpans: number[] = [];
-
-/** The last string read: its content's span, and whether it has escapes. */
-let stringStart = 0;
-let stringEnd = 0;
-let stringEscaped = false;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The batch body's calls, each written when it surely is valid, or undefined when the whole body
@@ -149,393 +163,472 @@ let stringEscaped = false;
  * timestamp of calls without one).
  */
 export function transcodeBatchBody(body: Buffer, acceptTime: AcceptTime): TranscodedBatch | undefined {
-  src = body;
+  return reader.read(body, acceptTime);
+}
+
+/** Bytes that stand for themselves in a JSON string: not a control character, a quote or a backslash. */
+const PLAIN = new Uint8Array(256);
+for (let byte = 0x20; byte < 256; byte++) PLAIN[byte] = byte === QUOTE || byte === BACKSLASH ? 0 : 1;
+
+/** `"` `\` `/` b f n r t */
+const SIMPLE_ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
+
+const PROTO_KEY = Buffer.from("__proto__");
+
+function isHex(byte: number | undefined): boolean {
+  return byte !== undefined && ((byte >= ZERO && byte <= NINE) || (byte >= 0x61 && byte <= 0x66) || (byte >= 0x41 && byte <= 0x46));
+}
+
+/** ProtoWriter.begin for a one-byte tag: returns the mark for ProtoWriter.end. */
+function begin(writer: ProtoWriter, tagByte: number): number {
+  writer.ensure(2);
+  writer.buf[writer.pos++] = tagByte;
+  return writer.pos++ - writer.start;
+}
+
+/** The scan of one body at a time (synchronously), its state in fields. */
+class BodyReader {
+  src: Buffer = EMPTY;
   pos = 0;
-  end = body.length;
-  keySpans.length = 0;
-  try {
-    return readBody(acceptTime);
-  } catch (error) {
-    slab.discard();
-    if (error === GIVE_UP) return undefined;
-    throw error;
-  } finally {
-    src = EMPTY;
-  }
-}
-
-const EMPTY = Buffer.alloc(0);
-
-function readBody(acceptTime: AcceptTime): TranscodedBatch | undefined {
-  whitespace();
-  expect(OPEN_BRACE);
-  let writeKey: string | undefined;
-  let calls: TranscodedBatchCall[] | undefined;
-  whitespace();
-  if (src[pos] === CLOSE_BRACE) throw GIVE_UP;
-  for (;;) {
-    whitespace();
-    readString();
-    if (stringEscaped) throw GIVE_UP;
-    const key = stringEnd - stringStart <= 12 ? src.toString("latin1", stringStart, stringEnd) : "";
-    whitespace();
-    expect(COLON);
-    whitespace();
-    if (key === "batch") {
-      if (calls !== undefined || src[pos] !== OPEN_BRACKET) throw GIVE_UP;
-      calls = readCalls(acceptTime);
-    } else if (key === "writeKey") {
-      if (writeKey !== undefined || src[pos] !== QUOTE) throw GIVE_UP;
-      readString();
-      if (stringEscaped) throw GIVE_UP;
-      writeKey = src.toString("utf8", stringStart, stringEnd);
-    } else if (key === "context" || key === "integrations") {
-      // Merged into every call by the batch endpoint: left to it.
-      throw GIVE_UP;
-    } else {
-      // sentAt and anything else: the batch endpoint reads nothing else of the body.
-      skipValue(0);
-    }
-    whitespace();
-    if (src[pos] === COMMA) {
-      pos++;
-      continue;
-    }
-    expect(CLOSE_BRACE);
-    break;
-  }
-  whitespace();
-  if (pos !== end || calls === undefined) throw GIVE_UP;
-  return { writeKey, calls };
-}
-
-function readCalls(acceptTime: AcceptTime): TranscodedBatchCall[] {
-  const calls: TranscodedBatchCall[] = [];
-  pos++;
-  whitespace();
-  if (src[pos] === CLOSE_BRACKET) {
-    pos++;
-    return calls;
-  }
-  for (;;) {
-    whitespace();
-    const start = pos;
-    if (src[pos] === OPEN_BRACE) calls.push(readCall(acceptTime));
-    else {
-      skipValue(0);
-      calls.push(new TranscodedBatchCall(undefined, "", undefined, start, pos));
-    }
-    whitespace();
-    if (src[pos] === COMMA) {
-      pos++;
-      continue;
-    }
-    expect(CLOSE_BRACKET);
-    return calls;
-  }
-}
-
-/** Reads one call (at its brace): written into the slab when surely valid, otherwise its span. */
-function readCall(acceptTime: AcceptTime): TranscodedBatchCall {
-  const start = pos;
+  end = 0;
+  /** The call being read has something the fast path does not take. */
   unsure = false;
+  /** Bytes by which JSON.stringify would write the call's numbers longer than the body does. */
   growth = 0;
-  slotKind.fill(ABSENT);
-  pos++;
-  whitespace();
-  if (src[pos] === CLOSE_BRACE) pos++;
-  else {
+  readonly slotKind = new Uint8Array(SLOT_COUNT);
+  readonly slotStart = new Int32Array(SLOT_COUNT);
+  readonly slotEnd = new Int32Array(SLOT_COUNT);
+  /** A text slot's text is not ASCII. */
+  readonly slotHigh = new Uint8Array(SLOT_COUNT);
+  /** Each Struct of the call, written as it is read, then copied into the slab in field order. */
+  readonly scratch = Array.from({ length: SLOT_COUNT - FIRST_STRUCT_SLOT }, () => new ProtoWriter(4096));
+  /** The key spans of the objects being written, a run per open object (duplicates are looked for in it). */
+  readonly keySpans: number[] = [];
+  /** The last string read: its content's span, and whether it has escapes. */
+  stringStart = 0;
+  stringEnd = 0;
+  stringEscaped = false;
+  /** It has a byte of 0x80 or more (non-ASCII text). */
+  stringHigh = false;
+
+  read(body: Buffer, acceptTime: AcceptTime): TranscodedBatch | undefined {
+    this.src = body;
+    this.pos = 0;
+    this.end = body.length;
+    this.keySpans.length = 0;
+    try {
+      return this.readBody(acceptTime);
+    } catch (error) {
+      slab.discard();
+      if (error === GIVE_UP) return undefined;
+      throw error;
+    } finally {
+      this.src = EMPTY;
+    }
+  }
+
+  readBody(acceptTime: AcceptTime): TranscodedBatch | undefined {
+    this.whitespace();
+    this.expect(OPEN_BRACE);
+    let writeKey: string | undefined;
+    let calls: TranscodedBatchCall[] | undefined;
+    this.whitespace();
+    if (this.src[this.pos] === CLOSE_BRACE) throw GIVE_UP;
     for (;;) {
-      whitespace();
-      readString();
-      const keyLength = stringEnd - stringStart;
-      const slot = !stringEscaped && keyLength <= LONGEST_SLOT_KEY ? SLOTS.get(src.toString("latin1", stringStart, stringEnd)) : undefined;
-      // An escaped key may spell any member; __proto__ is treated apart by parsed objects and spreads.
-      if (stringEscaped || isProtoKey(stringStart, stringEnd)) unsure = true;
-      whitespace();
-      expect(COLON);
-      whitespace();
-      if (slot === undefined) skipValue(0);
-      else readSlot(slot);
-      whitespace();
-      if (src[pos] === COMMA) {
-        pos++;
+      this.whitespace();
+      this.readString();
+      if (this.stringEscaped) throw GIVE_UP;
+      const key = this.stringEnd - this.stringStart <= 12 ? this.src.toString("latin1", this.stringStart, this.stringEnd) : "";
+      this.whitespace();
+      this.expect(COLON);
+      this.whitespace();
+      if (key === "batch") {
+        if (calls !== undefined || this.src[this.pos] !== OPEN_BRACKET) throw GIVE_UP;
+        calls = this.readCalls(acceptTime);
+      } else if (key === "writeKey") {
+        if (writeKey !== undefined || this.src[this.pos] !== QUOTE) throw GIVE_UP;
+        this.readString();
+        if (this.stringEscaped) throw GIVE_UP;
+        writeKey = this.src.toString("utf8", this.stringStart, this.stringEnd);
+      } else if (key === "context" || key === "integrations") {
+        // Merged into every call by the batch endpoint: left to it.
+        throw GIVE_UP;
+      } else {
+        // sentAt and anything else: the batch endpoint reads nothing else of the body.
+        this.skipValue(0);
+      }
+      this.whitespace();
+      if (this.src[this.pos] === COMMA) {
+        this.pos++;
         continue;
       }
-      expect(CLOSE_BRACE);
+      this.expect(CLOSE_BRACE);
       break;
     }
+    this.whitespace();
+    if (this.pos !== this.end || calls === undefined) throw GIVE_UP;
+    return { writeKey, calls };
   }
-  const callEnd = pos;
-  if (!unsure && callEnd - start + growth <= MAX_CALL_BYTES - NEAR_LIMIT_BYTES) {
-    const written = writeCall(acceptTime, start, callEnd);
-    if (written) return written;
-  }
-  return new TranscodedBatchCall(undefined, "", undefined, start, callEnd);
-}
 
-function readSlot(slot: number): void {
-  // A repeated member: JSON.parse keeps the last, the fast path keeps to the usual.
-  if (slotKind[slot] !== ABSENT) unsure = true;
-  slotStart[slot] = pos;
-  const byte = src[pos];
-  if (slot >= FIRST_STRUCT_SLOT) {
-    if (byte === OPEN_BRACE) {
-      const writer = scratch[slot - FIRST_STRUCT_SLOT]!;
-      writer.reset();
-      readObject(writer, 0);
-      slotKind[slot] = OBJECT;
-    } else {
-      skipValue(0);
-      slotKind[slot] = OTHER;
+  readCalls(acceptTime: AcceptTime): TranscodedBatchCall[] {
+    const calls: TranscodedBatchCall[] = [];
+    this.pos++;
+    this.whitespace();
+    if (this.src[this.pos] === CLOSE_BRACKET) {
+      this.pos++;
+      return calls;
     }
-  } else if (byte === QUOTE) {
-    readString();
-    slotStart[slot] = stringStart;
-    slotKind[slot] = stringEscaped ? OTHER : TEXT;
-  } else if (byte === 0x6e) {
-    literal("null");
-    slotKind[slot] = NULL;
-  } else {
-    skipValue(0);
-    slotKind[slot] = OTHER;
-  }
-  slotEnd[slot] = slot >= FIRST_STRUCT_SLOT || slotKind[slot] !== TEXT ? pos : stringEnd;
-}
-
-/**
- * The fields as JSON.parse and the batch endpoint would give them (an id that is null or "" is
- * dropped), asked of quickAcceptJson; when it passes, the call is written into the slab as
- * encodeCall writes it: ids, timestamp, context, integrations, received_at, then the payload.
- */
-function writeCall(acceptTime: AcceptTime, start: number, callEnd: number): TranscodedBatchCall | undefined {
-  const fields: Record<string, unknown> = {};
-  for (let slot = 0; slot < SLOT_COUNT; slot++) {
-    const kind = slotKind[slot];
-    if (kind === ABSENT) continue;
-    const key = SLOT_KEYS[slot]!;
-    if (kind === TEXT) {
-      const text = src.toString("utf8", slotStart[slot], slotEnd[slot]);
-      if (text === "" && (slot === USER_ID_SLOT || slot === ANONYMOUS_ID_SLOT)) slotKind[slot] = ABSENT;
-      else fields[key] = text;
-    } else if (kind === NULL && (slot === USER_ID_SLOT || slot === ANONYMOUS_ID_SLOT)) {
-      slotKind[slot] = ABSENT;
-    } else if (kind === OBJECT) {
-      // The rules read the keys and values of integrations; of the others only that they are objects.
-      fields[key] = key === "integrations" ? JSON.parse(src.toString("utf8", slotStart[slot], slotEnd[slot])) : {};
-    } else return undefined;
-  }
-  if (!quickAcceptJson(fields)) return undefined;
-  const type = fields.type as ClientCallType;
-  const messageId = fields.messageId as string | undefined;
-  const timestamp = fields.timestamp as string | undefined;
-  const receivedAtMillis = acceptTime.date.getTime();
-  const writer = slab;
-  for (const text of CALL_TEXTS) {
-    const slot = slotOf(text.key);
-    if (slotKind[slot] === TEXT) writer.bytes(text.field, src, slotStart[slot], slotEnd[slot]! - slotStart[slot]!);
-  }
-  writeTimestamp(writer, TIMESTAMP, timestamp === undefined ? receivedAtMillis : isoMillis(timestamp));
-  for (const struct of CALL_STRUCTS) writeStruct(writer, struct.field, slotOf(struct.key));
-  writeTimestamp(writer, RECEIVED_AT, receivedAtMillis);
-  const shape = PAYLOAD_SHAPES[type];
-  const payload = writer.begin(shape.field);
-  for (const text of shape.texts) {
-    const slot = slotOf(text.key);
-    // An empty text is proto3's unset value: left out, as encodeCall leaves it out.
-    if (slotKind[slot] === TEXT && slotEnd[slot]! > slotStart[slot]!) {
-      writer.bytes(text.field, src, slotStart[slot], slotEnd[slot]! - slotStart[slot]!);
-    }
-  }
-  if (shape.struct) writeStruct(writer, shape.struct.field, slotOf(shape.struct.key));
-  writer.end(payload);
-  const { chunk, offset, length } = writer.take();
-  const fast = new FastJsonCall(chunk, offset, length, messageId);
-  const event = typeof fields.event === "string" ? fields.event : undefined;
-  return new TranscodedBatchCall(fast, type, event, start, callEnd);
-}
-
-function writeStruct(writer: ProtoWriter, field: number, slot: number): void {
-  if (slotKind[slot] !== OBJECT) return;
-  const body = scratch[slot - FIRST_STRUCT_SLOT]!;
-  writer.bytes(field, body.buf, 0, body.pos);
-}
-
-/**
- * Reads an object (at its brace) as the body of a google.protobuf.Struct, written into `writer`
- * once the call is known to be unusual no more; `depth` counts the containers around it.
- */
-function readObject(writer: ProtoWriter, depth: number): void {
-  if (depth >= MAX_FAST_DEPTH) unsure = true;
-  if (unsure) return skipValue(depth);
-  pos++;
-  whitespace();
-  if (src[pos] === CLOSE_BRACE) {
-    pos++;
-    return;
-  }
-  const firstKey = keySpans.length;
-  let keys: Set<string> | undefined;
-  for (;;) {
-    whitespace();
-    readString();
-    const keyStart = stringStart;
-    const keyEnd = stringEnd;
-    if (!unsure) {
-      // Integer-like keys come first in a parsed object, whatever their place; escaped ones may be anything.
-      const first = src[keyStart];
-      if (stringEscaped || (first !== undefined && first >= ZERO && first <= NINE) || isProtoKey(keyStart, keyEnd)) unsure = true;
-      else if ((keySpans.length - firstKey) / 2 < PAIRWISE_KEYS) {
-        for (let index = firstKey; index < keySpans.length; index += 2) {
-          if (sameBytes(keySpans[index]!, keySpans[index + 1]!, keyStart, keyEnd)) unsure = true;
-        }
-        keySpans.push(keyStart, keyEnd);
-      } else {
-        if (keys === undefined) {
-          keys = new Set();
-          for (let index = firstKey; index < keySpans.length; index += 2)
-            keys.add(src.toString("latin1", keySpans[index], keySpans[index + 1]));
-        }
-        const key = src.toString("latin1", keyStart, keyEnd);
-        if (keys.has(key)) unsure = true;
-        keys.add(key);
+    for (;;) {
+      this.whitespace();
+      const start = this.pos;
+      if (this.src[this.pos] === OPEN_BRACE) calls.push(this.readCall(acceptTime));
+      else {
+        this.skipValue(0);
+        calls.push(new TranscodedBatchCall(undefined, "", undefined, start, this.pos));
       }
+      this.whitespace();
+      if (this.src[this.pos] === COMMA) {
+        this.pos++;
+        continue;
+      }
+      this.expect(CLOSE_BRACKET);
+      return calls;
     }
-    whitespace();
-    expect(COLON);
-    whitespace();
-    if (unsure) skipValue(depth + 1);
-    else {
-      const entry = writer.begin(STRUCT_FIELDS);
-      // An empty key is proto3's default, left out as the generated encoder leaves it out.
-      if (keyEnd > keyStart) writer.bytes(ENTRY_KEY, src, keyStart, keyEnd - keyStart);
-      const value = writer.begin(ENTRY_VALUE);
-      readValue(writer, depth + 1);
-      writer.end(value);
-      writer.end(entry);
-    }
-    whitespace();
-    if (src[pos] === COMMA) {
-      pos++;
-      continue;
-    }
-    expect(CLOSE_BRACE);
-    keySpans.length = firstKey;
-    return;
   }
-}
 
-/** Reads a value as the body of a google.protobuf.Value (what encodeCall's writeValueField writes inside its field). */
-function readValue(writer: ProtoWriter, depth: number): void {
-  const byte = src[pos];
-  if (byte === QUOTE) {
-    readString();
-    if (!stringEscaped) writer.bytes(VALUE_STRING, src, stringStart, stringEnd - stringStart);
-    else {
-      const text = JSON.parse(src.toString("utf8", stringStart - 1, stringEnd + 1)) as string;
-      // Text with a lone surrogate cannot be carried (the rules refuse it).
-      if (!isWellFormedText(text)) unsure = true;
-      else writer.string(VALUE_STRING, text);
-    }
-  } else if (byte === OPEN_BRACE) {
-    const struct = writer.begin(VALUE_STRUCT);
-    readObject(writer, depth);
-    writer.end(struct);
-  } else if (byte === OPEN_BRACKET) {
-    if (depth >= MAX_FAST_DEPTH) {
-      unsure = true;
-      return skipValue(depth);
-    }
-    const list = writer.begin(VALUE_LIST);
-    pos++;
-    whitespace();
-    if (src[pos] === CLOSE_BRACKET) pos++;
+  /** Reads one call (at its brace): written into the slab when surely valid, otherwise its span. */
+  readCall(acceptTime: AcceptTime): TranscodedBatchCall {
+    const start = this.pos;
+    this.unsure = false;
+    this.growth = 0;
+    this.slotKind.fill(ABSENT);
+    this.pos++;
+    this.whitespace();
+    if (this.src[this.pos] === CLOSE_BRACE) this.pos++;
     else {
       for (;;) {
-        whitespace();
-        if (unsure) skipValue(depth + 1);
-        else {
-          const item = writer.begin(LIST_VALUES);
-          readValue(writer, depth + 1);
-          writer.end(item);
-        }
-        whitespace();
-        if (src[pos] === COMMA) {
-          pos++;
+        this.whitespace();
+        this.readString();
+        const slot = this.stringEscaped ? undefined : this.slotAt(this.stringStart, this.stringEnd);
+        // An escaped key may spell any member; __proto__ is treated apart by parsed objects and spreads.
+        if (this.stringEscaped || this.isProtoKey(this.stringStart, this.stringEnd)) this.unsure = true;
+        this.whitespace();
+        this.expect(COLON);
+        this.whitespace();
+        if (slot === undefined) this.skipValue(0);
+        else this.readSlot(slot);
+        this.whitespace();
+        if (this.src[this.pos] === COMMA) {
+          this.pos++;
           continue;
         }
-        expect(CLOSE_BRACKET);
+        this.expect(CLOSE_BRACE);
         break;
       }
     }
-    writer.end(list);
-  } else if (byte === 0x74) {
-    literal("true");
-    writer.tag(VALUE_BOOL, WireType.VARINT);
-    writer.varint(1);
-  } else if (byte === 0x66) {
-    literal("false");
-    writer.tag(VALUE_BOOL, WireType.VARINT);
-    writer.varint(0);
-  } else if (byte === 0x6e) {
-    literal("null");
-    writer.tag(VALUE_NULL, WireType.VARINT);
-    writer.varint(0);
-  } else {
-    const value = readNumber();
-    if (Number.isFinite(value)) writer.double(VALUE_NUMBER, value);
-    else unsure = true;
+    const callEnd = this.pos;
+    if (!this.unsure && callEnd - start + this.growth <= MAX_CALL_BYTES - NEAR_LIMIT_BYTES) {
+      const written = this.writeCall(acceptTime, start, callEnd);
+      if (written) return written;
+    }
+    return new TranscodedBatchCall(undefined, "", undefined, start, callEnd);
   }
-}
 
-/** Skips a value, checking its syntax and counting its numbers' growth. */
-function skipValue(depth: number): void {
-  if (depth >= MAX_SCAN_DEPTH) throw GIVE_UP;
-  const byte = src[pos];
-  if (byte === QUOTE) return readString();
-  if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
-    const close = byte === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
-    pos++;
-    whitespace();
-    if (src[pos] === close) {
-      pos++;
+  readSlot(slot: number): void {
+    // A repeated member: JSON.parse keeps the last, the fast path keeps to the usual.
+    if (this.slotKind[slot] !== ABSENT) this.unsure = true;
+    this.slotStart[slot] = this.pos;
+    const byte = this.src[this.pos];
+    if (slot >= FIRST_STRUCT_SLOT) {
+      if (byte === OPEN_BRACE) {
+        const writer = this.scratch[slot - FIRST_STRUCT_SLOT]!;
+        writer.reset();
+        this.readObject(writer, 0);
+        this.slotKind[slot] = OBJECT;
+      } else {
+        this.skipValue(0);
+        this.slotKind[slot] = OTHER;
+      }
+    } else if (byte === QUOTE) {
+      this.readString();
+      this.slotStart[slot] = this.stringStart;
+      this.slotKind[slot] = this.stringEscaped ? OTHER : TEXT;
+      this.slotHigh[slot] = this.stringHigh ? 1 : 0;
+    } else if (byte === 0x6e) {
+      this.literal("null");
+      this.slotKind[slot] = NULL;
+    } else {
+      this.skipValue(0);
+      this.slotKind[slot] = OTHER;
+    }
+    this.slotEnd[slot] = slot >= FIRST_STRUCT_SLOT || this.slotKind[slot] !== TEXT ? this.pos : this.stringEnd;
+  }
+
+  /**
+   * The fields as JSON.parse and the batch endpoint would give them (an id that is null or "" is
+   * dropped), asked of quickAcceptJson; when it passes, the call is written into the slab as
+   * encodeCall writes it: ids, timestamp, context, integrations, received_at, then the payload.
+   */
+  writeCall(acceptTime: AcceptTime, start: number, callEnd: number): TranscodedBatchCall | undefined {
+    // One shape for every call (absent members undefined, as quickAcceptJson reads them).
+    const fields: Record<string, unknown> = { ...FIELDS_TEMPLATE };
+    for (let slot = 0; slot < SLOT_COUNT; slot++) {
+      const kind = this.slotKind[slot];
+      if (kind === ABSENT) continue;
+      const key = SLOT_KEYS[slot]!;
+      if (kind === TEXT) {
+        const text = this.slotHigh[slot]
+          ? this.src.toString("utf8", this.slotStart[slot], this.slotEnd[slot])
+          : (this.src as unknown as NativeSlices).latin1Slice(this.slotStart[slot]!, this.slotEnd[slot]!);
+        if (text === "" && (slot === USER_ID_SLOT || slot === ANONYMOUS_ID_SLOT)) this.slotKind[slot] = ABSENT;
+        else fields[key] = text;
+      } else if (kind === NULL && (slot === USER_ID_SLOT || slot === ANONYMOUS_ID_SLOT)) {
+        this.slotKind[slot] = ABSENT;
+      } else if (kind === OBJECT) {
+        // The rules read the keys and values of integrations; of the others only that they are objects.
+        fields[key] = key === "integrations" ? JSON.parse(this.src.toString("utf8", this.slotStart[slot], this.slotEnd[slot])) : {};
+      } else return undefined;
+    }
+    if (!quickAcceptJson(fields)) return undefined;
+    const type = fields.type as ClientCallType;
+    const messageId = fields.messageId as string | undefined;
+    const timestamp = fields.timestamp as string | undefined;
+    const receivedAtMillis = acceptTime.date.getTime();
+    const writer = slab;
+    for (const { slot, tag } of CALL_TEXT_SLOTS) {
+      if (this.slotKind[slot] === TEXT) this.copyField(writer, tag, this.slotStart[slot]!, this.slotEnd[slot]! - this.slotStart[slot]!);
+    }
+    writeTimestamp(writer, TIMESTAMP, timestamp === undefined ? receivedAtMillis : isoMillis(timestamp));
+    for (const { slot, field } of CALL_STRUCT_SLOTS) this.writeStruct(writer, field, slot);
+    writeTimestamp(writer, RECEIVED_AT, receivedAtMillis);
+    const shape = PAYLOAD_SLOTS[type];
+    const payload = writer.begin(shape.field);
+    for (const { slot, tag } of shape.texts) {
+      // An empty text is proto3's unset value: left out, as encodeCall leaves it out.
+      if (this.slotKind[slot] === TEXT && this.slotEnd[slot]! > this.slotStart[slot]!) {
+        this.copyField(writer, tag, this.slotStart[slot]!, this.slotEnd[slot]! - this.slotStart[slot]!);
+      }
+    }
+    if (shape.struct) this.writeStruct(writer, shape.struct.field, shape.struct.slot);
+    writer.end(payload);
+    const { chunk, offset, length } = writer.take();
+    const fast = new FastJsonCall(chunk, offset, length, messageId);
+    const event = typeof fields.event === "string" ? fields.event : undefined;
+    return new TranscodedBatchCall(fast, type, event, start, callEnd);
+  }
+
+  writeStruct(writer: ProtoWriter, field: number, slot: number): void {
+    if (this.slotKind[slot] !== OBJECT) return;
+    const body = this.scratch[slot - FIRST_STRUCT_SLOT]!;
+    const length = body.pos;
+    writer.tag(field, WireType.LEN);
+    writer.varint(length);
+    writer.ensure(length);
+    // Uint8Array#set: Buffer#copy's argument handling costs more than copying a few hundred bytes.
+    writer.buf.set(length === body.buf.length ? body.buf : body.buf.subarray(0, length), writer.pos);
+    writer.pos += length;
+  }
+
+  /**
+   * Reads an object (at its brace) as the body of a google.protobuf.Struct, written into `writer`
+   * once the call is known to be unusual no more; `depth` counts the containers around it.
+   */
+  readObject(writer: ProtoWriter, depth: number): void {
+    if (depth >= MAX_FAST_DEPTH) this.unsure = true;
+    if (this.unsure) return this.skipValue(depth);
+    this.pos++;
+    this.whitespace();
+    if (this.src[this.pos] === CLOSE_BRACE) {
+      this.pos++;
       return;
     }
+    const firstKey = this.keySpans.length;
+    let keys: Set<string> | undefined;
     for (;;) {
-      whitespace();
-      if (close === CLOSE_BRACE) {
-        readString();
-        whitespace();
-        expect(COLON);
-        whitespace();
+      this.whitespace();
+      this.readString();
+      const keyStart = this.stringStart;
+      const keyEnd = this.stringEnd;
+      if (!this.unsure) {
+        // Integer-like keys come first in a parsed object, whatever their place; escaped ones may be anything.
+        const first = this.src[keyStart];
+        if (this.stringEscaped || (first !== undefined && first >= ZERO && first <= NINE) || this.isProtoKey(keyStart, keyEnd))
+          this.unsure = true;
+        else if ((this.keySpans.length - firstKey) / 2 < PAIRWISE_KEYS) {
+          const spans = this.keySpans;
+          const length = keyEnd - keyStart;
+          for (let index = firstKey; index < spans.length; index += 2) {
+            const start = spans[index]!;
+            if (spans[index + 1]! - start === length && this.sameBytes(start, spans[index + 1]!, keyStart, keyEnd)) this.unsure = true;
+          }
+          this.keySpans.push(keyStart, keyEnd);
+        } else {
+          if (keys === undefined) {
+            keys = new Set();
+            for (let index = firstKey; index < this.keySpans.length; index += 2)
+              keys.add(this.src.toString("latin1", this.keySpans[index], this.keySpans[index + 1]));
+          }
+          const key = this.src.toString("latin1", keyStart, keyEnd);
+          if (keys.has(key)) this.unsure = true;
+          keys.add(key);
+        }
       }
-      skipValue(depth + 1);
-      whitespace();
-      if (src[pos] === COMMA) {
-        pos++;
+      this.whitespace();
+      this.expect(COLON);
+      this.whitespace();
+      if (this.unsure) this.skipValue(depth + 1);
+      else {
+        const entry = begin(writer, ENTRY_TAG);
+        // An empty key is proto3's default, left out as the generated encoder leaves it out.
+        if (keyEnd > keyStart) this.copyField(writer, ENTRY_KEY_TAG, keyStart, keyEnd - keyStart);
+        const value = begin(writer, ENTRY_VALUE_TAG);
+        this.readValue(writer, depth + 1);
+        writer.end(value);
+        writer.end(entry);
+      }
+      this.whitespace();
+      if (this.src[this.pos] === COMMA) {
+        this.pos++;
         continue;
       }
-      expect(close);
+      this.expect(CLOSE_BRACE);
+      this.keySpans.length = firstKey;
       return;
     }
   }
-  if (byte === 0x74) return literal("true");
-  if (byte === 0x66) return literal("false");
-  if (byte === 0x6e) return literal("null");
-  readNumber();
-}
 
-/** Reads a string (at its quote): its content's span and whether it has escapes, which are checked. */
-function readString(): void {
-  if (src[pos] !== QUOTE) throw GIVE_UP;
-  const start = ++pos;
-  let escaped = false;
-  for (;;) {
-    if (pos >= end) throw GIVE_UP;
-    const byte = src[pos]!;
-    if (byte === QUOTE) break;
-    if (byte < 0x20) throw GIVE_UP;
-    if (byte === BACKSLASH) {
+  /** Reads a value as the body of a google.protobuf.Value (what encodeCall's writeValueField writes inside its field). */
+  readValue(writer: ProtoWriter, depth: number): void {
+    const byte = this.src[this.pos];
+    if (byte === QUOTE) {
+      this.readString();
+      if (!this.stringEscaped) this.copyField(writer, VALUE_STRING_TAG, this.stringStart, this.stringEnd - this.stringStart);
+      else {
+        const text = JSON.parse(this.src.toString("utf8", this.stringStart - 1, this.stringEnd + 1)) as string;
+        // Text with a lone surrogate cannot be carried (the rules refuse it).
+        if (!isWellFormedText(text)) this.unsure = true;
+        else writer.string(VALUE_STRING, text);
+      }
+    } else if (byte === OPEN_BRACE) {
+      const struct = writer.begin(VALUE_STRUCT);
+      this.readObject(writer, depth);
+      writer.end(struct);
+    } else if (byte === OPEN_BRACKET) {
+      if (depth >= MAX_FAST_DEPTH) {
+        this.unsure = true;
+        return this.skipValue(depth);
+      }
+      const list = writer.begin(VALUE_LIST);
+      this.pos++;
+      this.whitespace();
+      if (this.src[this.pos] === CLOSE_BRACKET) this.pos++;
+      else {
+        for (;;) {
+          this.whitespace();
+          if (this.unsure) this.skipValue(depth + 1);
+          else {
+            const item = begin(writer, LIST_VALUES_TAG);
+            this.readValue(writer, depth + 1);
+            writer.end(item);
+          }
+          this.whitespace();
+          if (this.src[this.pos] === COMMA) {
+            this.pos++;
+            continue;
+          }
+          this.expect(CLOSE_BRACKET);
+          break;
+        }
+      }
+      writer.end(list);
+    } else if (byte === 0x74) {
+      this.literal("true");
+      writer.tag(VALUE_BOOL, WireType.VARINT);
+      writer.varint(1);
+    } else if (byte === 0x66) {
+      this.literal("false");
+      writer.tag(VALUE_BOOL, WireType.VARINT);
+      writer.varint(0);
+    } else if (byte === 0x6e) {
+      this.literal("null");
+      writer.tag(VALUE_NULL, WireType.VARINT);
+      writer.varint(0);
+    } else {
+      const value = this.readNumber();
+      if (Number.isFinite(value)) writer.double(VALUE_NUMBER, value);
+      else this.unsure = true;
+    }
+  }
+
+  /** Skips a value, checking its syntax and counting its numbers' growth. */
+  skipValue(depth: number): void {
+    if (depth >= MAX_SCAN_DEPTH) throw GIVE_UP;
+    const byte = this.src[this.pos];
+    if (byte === QUOTE) return this.readString();
+    if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      const close = byte === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
+      this.pos++;
+      this.whitespace();
+      if (this.src[this.pos] === close) {
+        this.pos++;
+        return;
+      }
+      for (;;) {
+        this.whitespace();
+        if (close === CLOSE_BRACE) {
+          this.readString();
+          this.whitespace();
+          this.expect(COLON);
+          this.whitespace();
+        }
+        this.skipValue(depth + 1);
+        this.whitespace();
+        if (this.src[this.pos] === COMMA) {
+          this.pos++;
+          continue;
+        }
+        this.expect(close);
+        return;
+      }
+    }
+    if (byte === 0x74) return this.literal("true");
+    if (byte === 0x66) return this.literal("false");
+    if (byte === 0x6e) return this.literal("null");
+    this.readNumber();
+  }
+
+  /** Reads a string (at its quote): its content's span and whether it has escapes, which are checked. */
+  /** Copies src[start, start + length) as a length-delimited field with a one-byte tag. */
+  copyField(writer: ProtoWriter, tagByte: number, start: number, length: number): void {
+    writer.ensure(length + 6);
+    const buf = writer.buf;
+    let at = writer.pos;
+    buf[at++] = tagByte;
+    if (length < 0x80) buf[at++] = length;
+    else at = writeVarint(buf, at, length);
+    if (length < HAND_COPY_BYTES) {
+      const src = this.src;
+      for (let index = 0; index < length; index++) buf[at + index] = src[start + index]!;
+    } else this.src.copy(buf, at, start, start + length);
+    writer.pos = at + length;
+  }
+
+  readString(): void {
+    const src = this.src;
+    let pos = this.pos;
+    if (src[pos] !== QUOTE) throw GIVE_UP;
+    const start = ++pos;
+    let escaped = false;
+    let high = 0;
+    for (;;) {
+      let byte = src[pos]!;
+      // Past the end, byte is undefined and PLAIN[undefined] too: the loop stops and the checks below give up.
+      while (PLAIN[byte] === 1) {
+        high |= byte;
+        byte = src[++pos]!;
+      }
+      if (byte === QUOTE) break;
+      if (byte !== BACKSLASH) throw GIVE_UP;
       escaped = true;
       const next = src[pos + 1];
       if (next === 0x75) {
@@ -545,102 +638,113 @@ function readString(): void {
       }
       if (next === undefined || !SIMPLE_ESCAPES.has(next)) throw GIVE_UP;
       pos += 2;
-      continue;
     }
-    pos++;
+    this.stringStart = start;
+    this.stringEnd = pos;
+    this.stringEscaped = escaped;
+    this.stringHigh = high >= 0x80;
+    this.pos = pos + 1;
   }
-  stringStart = start;
-  stringEnd = pos;
-  stringEscaped = escaped;
-  pos++;
-}
 
-/** `"` `\` `/` b f n r t */
-const SIMPLE_ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
-
-function isHex(byte: number | undefined): boolean {
-  return byte !== undefined && ((byte >= ZERO && byte <= NINE) || (byte >= 0x61 && byte <= 0x66) || (byte >= 0x41 && byte <= 0x46));
-}
-
-/**
- * Reads a JSON number as JSON.parse does: an integer of up to 15 digits is exact as it is
- * summed, anything else is Number() of its text (the same correctly rounded reading).
- */
-function readNumber(): number {
-  const start = pos;
-  let negative = false;
-  if (src[pos] === MINUS) {
-    negative = true;
-    pos++;
-  }
-  let value = 0;
-  let digits = 0;
-  let byte = src[pos];
-  if (byte === ZERO) {
-    pos++;
-    digits = 1;
-  } else {
-    while (byte !== undefined && byte >= ZERO && byte <= NINE) {
-      value = value * 10 + (byte - ZERO);
-      digits++;
-      byte = src[++pos];
+  /**
+   * Reads a JSON number as JSON.parse does: an integer of up to 15 digits is exact as it is
+   * summed, anything else is Number() of its text (the same correctly rounded reading).
+   */
+  readNumber(): number {
+    const start = this.pos;
+    let negative = false;
+    if (this.src[this.pos] === MINUS) {
+      negative = true;
+      this.pos++;
     }
-    if (digits === 0) throw GIVE_UP;
+    let value = 0;
+    let digits = 0;
+    let byte = this.src[this.pos];
+    if (byte === ZERO) {
+      this.pos++;
+      digits = 1;
+    } else {
+      while (byte !== undefined && byte >= ZERO && byte <= NINE) {
+        value = value * 10 + (byte - ZERO);
+        digits++;
+        byte = this.src[++this.pos];
+      }
+      if (digits === 0) throw GIVE_UP;
+    }
+    let simple = digits <= 15;
+    byte = this.src[this.pos];
+    if (byte === DOT) {
+      simple = false;
+      this.pos++;
+      if (!this.digitsFollow()) throw GIVE_UP;
+      byte = this.src[this.pos];
+    }
+    let exponent = false;
+    if (byte === 0x65 || byte === 0x45) {
+      simple = false;
+      exponent = true;
+      this.pos++;
+      if (this.src[this.pos] === 0x2b || this.src[this.pos] === MINUS) this.pos++;
+      if (!this.digitsFollow()) throw GIVE_UP;
+    }
+    if (simple) return negative ? -value : value;
+    const number = Number(this.src.toString("latin1", start, this.pos));
+    // Only an exponent can make JSON.stringify write the number longer than the body has it.
+    if (exponent && Number.isFinite(number)) this.growth += Math.max(0, String(number).length - (this.pos - start));
+    return number;
   }
-  let simple = digits <= 15;
-  byte = src[pos];
-  if (byte === DOT) {
-    simple = false;
-    pos++;
-    if (!digitsFollow()) throw GIVE_UP;
-    byte = src[pos];
+
+  digitsFollow(): boolean {
+    const start = this.pos;
+    let byte = this.src[this.pos];
+    while (byte !== undefined && byte >= ZERO && byte <= NINE) byte = this.src[++this.pos];
+    return this.pos > start;
   }
-  let exponent = false;
-  if (byte === 0x65 || byte === 0x45) {
-    simple = false;
-    exponent = true;
-    pos++;
-    if (src[pos] === 0x2b || src[pos] === MINUS) pos++;
-    if (!digitsFollow()) throw GIVE_UP;
+
+  literal(text: "true" | "false" | "null"): void {
+    for (let index = 0; index < text.length; index++) if (this.src[this.pos + index] !== text.charCodeAt(index)) throw GIVE_UP;
+    this.pos += text.length;
   }
-  if (simple) return negative ? -value : value;
-  const number = Number(src.toString("latin1", start, pos));
-  // Only an exponent can make JSON.stringify write the number longer than the body has it.
-  if (exponent && Number.isFinite(number)) growth += Math.max(0, String(number).length - (pos - start));
-  return number;
+
+  expect(byte: number): void {
+    if (this.src[this.pos] !== byte) throw GIVE_UP;
+    this.pos++;
+  }
+
+  whitespace(): void {
+    const src = this.src;
+    let pos = this.pos;
+    let byte = src[pos];
+    if (byte === undefined || byte > 0x20) return;
+    while (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) byte = src[++pos];
+    this.pos = pos;
+  }
+
+  sameBytes(aStart: number, aEnd: number, bStart: number, bEnd: number): boolean {
+    if (aEnd - aStart !== bEnd - bStart) return false;
+    for (let index = 0; index < aEnd - aStart; index++) if (this.src[aStart + index] !== this.src[bStart + index]) return false;
+    return true;
+  }
+
+  /** `__proto__`, which parsed objects and spreads treat apart from other keys. */
+  isProtoKey(start: number, keyEnd: number): boolean {
+    return keyEnd - start === PROTO_KEY.length && this.src[start] === PROTO_KEY[0] && this.sameRange(PROTO_KEY, start);
+  }
+
+  /** The slot of the key at [start, keyEnd), compared by hand (no string made); undefined for another key. */
+  slotAt(start: number, keyEnd: number): number | undefined {
+    const length = keyEnd - start;
+    for (let slot = 0; slot < SLOT_COUNT; slot++) {
+      const key = SLOT_KEY_BYTES[slot]!;
+      if (key.length === length && key[0] === this.src[start] && this.sameRange(key, start)) return slot;
+    }
+    return undefined;
+  }
+
+  sameRange(key: Buffer, start: number): boolean {
+    for (let index = 1; index < key.length; index++) if (key[index] !== this.src[start + index]) return false;
+    return true;
+  }
 }
 
-function digitsFollow(): boolean {
-  const start = pos;
-  let byte = src[pos];
-  while (byte !== undefined && byte >= ZERO && byte <= NINE) byte = src[++pos];
-  return pos > start;
-}
-
-function literal(text: "true" | "false" | "null"): void {
-  for (let index = 0; index < text.length; index++) if (src[pos + index] !== text.charCodeAt(index)) throw GIVE_UP;
-  pos += text.length;
-}
-
-function expect(byte: number): void {
-  if (src[pos] !== byte) throw GIVE_UP;
-  pos++;
-}
-
-function whitespace(): void {
-  let byte = src[pos];
-  while (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) byte = src[++pos];
-}
-
-function sameBytes(aStart: number, aEnd: number, bStart: number, bEnd: number): boolean {
-  if (aEnd - aStart !== bEnd - bStart) return false;
-  for (let index = 0; index < aEnd - aStart; index++) if (src[aStart + index] !== src[bStart + index]) return false;
-  return true;
-}
-
-const PROTO_KEY = Buffer.from("__proto__");
-
-/** `__proto__`, which parsed objects and spreads treat apart from other keys. */
-function isProtoKey(start: number, keyEnd: number): boolean {
-  return keyEnd - start === PROTO_KEY.length && src.compare(PROTO_KEY, 0, PROTO_KEY.length, start, keyEnd) === 0;
-}
+const reader = new BodyReader();
