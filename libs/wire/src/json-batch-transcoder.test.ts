@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import { checkCall, tooDeeplyNestedField, validCallToProto, type Rejection } from "@switchyard/calls";
+import { checkCall, MAX_CALL_BYTES, tooDeeplyNestedField, validCallToProto, type Rejection } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -349,6 +349,29 @@ describe("transcodeBatchBody", () => {
     expect(holdsToStraightforward(body)).toEqual({ fast: 4, calls: 7, taken: true });
     const transcoded = transcodeBatchBody(Buffer.from(body), acceptTime)!;
     expect(transcoded.calls.map((call) => call.fast !== undefined)).toEqual([true, true, true, false, true, false, false]);
+  });
+
+  it("leaves calls near the 32 KB limit to the rules, counting what JSON.stringify adds to numbers", () => {
+    /** A call of exactly `bytes` bytes in the body, its properties padded, with `numbers` numbers written as 1e9. */
+    const callOf = (bytes: number, numbers = 0) => {
+      const head = `{"type":"track","event":"x","userId":"u-1","properties":{"n":[${Array(numbers).fill("1e9").join(",")}],"pad":"`;
+      return `${head}${"x".repeat(bytes - head.length - 3)}"}}`;
+    };
+    const fastUpTo = MAX_CALL_BYTES - 1024;
+    const fastness = (call: string) => {
+      const body = `{"batch":[${call}]}`;
+      expect(holdsToStraightforward(body).taken).toBe(true);
+      return transcodeBatchBody(Buffer.from(body), acceptTime)!.calls[0]!.fast !== undefined;
+    };
+    expect(callOf(fastUpTo).length).toBe(fastUpTo);
+    expect(fastness(callOf(fastUpTo))).toBe(true);
+    expect(fastness(callOf(fastUpTo + 1))).toBe(false);
+    // Each 1e9 is 3 bytes in the body and 10 in JSON.stringify's text.
+    expect(fastness(callOf(fastUpTo - 70, 10))).toBe(true);
+    expect(fastness(callOf(fastUpTo - 69, 10))).toBe(false);
+    // Over the limit: refused by the rules, as before.
+    expect(straightforward(JSON.parse(callOf(MAX_CALL_BYTES + 1)))).toMatchObject({ ok: false, rejection: { rule: "max_size" } });
+    expect(fastness(callOf(MAX_CALL_BYTES + 1))).toBe(false);
   });
 
   it("leaves bodies it does not read to the ordinary path", () => {
