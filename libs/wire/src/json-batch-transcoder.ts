@@ -103,7 +103,7 @@ const ENTRY_VALUE_TAG = lengthTagByte(ENTRY_VALUE);
 const VALUE_STRING_TAG = lengthTagByte(VALUE_STRING);
 const LIST_VALUES_TAG = lengthTagByte(LIST_VALUES);
 /** Ranges shorter than this are copied by hand: a native copy's call costs more. */
-const HAND_COPY_BYTES = 64;
+const HAND_COPY_BYTES = 16;
 
 /**
  * The members of a call the fast path reads, each a slot: type and timestamp, the Call's texts and
@@ -144,6 +144,10 @@ const FIELDS_TEMPLATE: Record<string, unknown> = Object.fromEntries(SLOT_KEYS.ma
 interface NativeSlices {
   latin1Slice(start: number, end: number): string;
 }
+const TYPE_SLOT = slotOf("type");
+/** The call types, so that a call's type is a known string rather than one decoded per call. */
+const TYPE_NAMES = PAYLOADS.map((shape) => shape.type as string);
+const TYPE_NAME_BYTES = TYPE_NAMES.map((name) => Buffer.from(name, "latin1"));
 const SLOT_KEY_BYTES = SLOT_KEYS.map((key) => Buffer.from(key, "latin1"));
 
 /** What a slot holds: nothing, text without escapes, null, an object (Structs), anything else. */
@@ -203,7 +207,9 @@ class BodyReader {
   /** Each Struct of the call, written as it is read, then copied into the slab in field order. */
   readonly scratch = Array.from({ length: SLOT_COUNT - FIRST_STRUCT_SLOT }, () => new ProtoWriter(4096));
   /** The key spans of the objects being written, a run per open object (duplicates are looked for in it). */
-  readonly keySpans: number[] = [];
+  keySpans = new Int32Array(256);
+  /** How much of keySpans is in use (a count rather than an array's length, which costs more to cut back). */
+  keySpanCount = 0;
   /** The last string read: its content's span, and whether it has escapes. */
   stringStart = 0;
   stringEnd = 0;
@@ -215,7 +221,7 @@ class BodyReader {
     this.src = body;
     this.pos = 0;
     this.end = body.length;
-    this.keySpans.length = 0;
+    this.keySpanCount = 0;
     try {
       return this.readBody(acceptTime);
     } catch (error) {
@@ -377,9 +383,12 @@ class BodyReader {
       if (kind === ABSENT) continue;
       const key = SLOT_KEYS[slot]!;
       if (kind === TEXT) {
-        const text = this.slotHigh[slot]
-          ? this.src.toString("utf8", this.slotStart[slot], this.slotEnd[slot])
-          : (this.src as unknown as NativeSlices).latin1Slice(this.slotStart[slot]!, this.slotEnd[slot]!);
+        const text =
+          slot === TYPE_SLOT
+            ? this.typeAt(this.slotStart[slot]!, this.slotEnd[slot]!)
+            : this.slotHigh[slot]
+              ? this.src.toString("utf8", this.slotStart[slot], this.slotEnd[slot])
+              : (this.src as unknown as NativeSlices).latin1Slice(this.slotStart[slot]!, this.slotEnd[slot]!);
         if (text === "" && (slot === USER_ID_SLOT || slot === ANONYMOUS_ID_SLOT)) this.slotKind[slot] = ABSENT;
         else fields[key] = text;
       } else if (kind === NULL && (slot === USER_ID_SLOT || slot === ANONYMOUS_ID_SLOT)) {
@@ -442,7 +451,7 @@ class BodyReader {
       this.pos++;
       return;
     }
-    const firstKey = this.keySpans.length;
+    const firstKey = this.keySpanCount;
     let keys: Set<string> | undefined;
     for (;;) {
       this.whitespace();
@@ -454,18 +463,19 @@ class BodyReader {
         const first = this.src[keyStart];
         if (this.stringEscaped || (first !== undefined && first >= ZERO && first <= NINE) || this.isProtoKey(keyStart, keyEnd))
           this.unsure = true;
-        else if ((this.keySpans.length - firstKey) / 2 < PAIRWISE_KEYS) {
+        else if ((this.keySpanCount - firstKey) / 2 < PAIRWISE_KEYS) {
           const spans = this.keySpans;
+          const count = this.keySpanCount;
           const length = keyEnd - keyStart;
-          for (let index = firstKey; index < spans.length; index += 2) {
+          for (let index = firstKey; index < count; index += 2) {
             const start = spans[index]!;
             if (spans[index + 1]! - start === length && this.sameBytes(start, spans[index + 1]!, keyStart, keyEnd)) this.unsure = true;
           }
-          this.keySpans.push(keyStart, keyEnd);
+          this.pushKey(keyStart, keyEnd);
         } else {
           if (keys === undefined) {
             keys = new Set();
-            for (let index = firstKey; index < this.keySpans.length; index += 2)
+            for (let index = firstKey; index < this.keySpanCount; index += 2)
               keys.add(this.src.toString("latin1", this.keySpans[index], this.keySpans[index + 1]));
           }
           const key = this.src.toString("latin1", keyStart, keyEnd);
@@ -492,7 +502,7 @@ class BodyReader {
         continue;
       }
       this.expect(CLOSE_BRACE);
-      this.keySpans.length = firstKey;
+      this.keySpanCount = firstKey;
       return;
     }
   }
@@ -598,6 +608,25 @@ class BodyReader {
   }
 
   /** Reads a string (at its quote): its content's span and whether it has escapes, which are checked. */
+  /** The type at [start, textEnd): one of TYPE_NAMES when it is one, otherwise decoded. */
+  typeAt(start: number, textEnd: number): string {
+    for (let index = 0; index < TYPE_NAME_BYTES.length; index++) {
+      const name = TYPE_NAME_BYTES[index]!;
+      if (name.length === textEnd - start && name[0] === this.src[start] && this.sameRange(name, start)) return TYPE_NAMES[index]!;
+    }
+    return this.src.toString("utf8", start, textEnd);
+  }
+
+  pushKey(keyStart: number, keyEnd: number): void {
+    if (this.keySpanCount + 2 > this.keySpans.length) {
+      const grown = new Int32Array(this.keySpans.length * 2);
+      grown.set(this.keySpans);
+      this.keySpans = grown;
+    }
+    this.keySpans[this.keySpanCount++] = keyStart;
+    this.keySpans[this.keySpanCount++] = keyEnd;
+  }
+
   /** Copies src[start, start + length) as a length-delimited field with a one-byte tag. */
   copyField(writer: ProtoWriter, tagByte: number, start: number, length: number): void {
     writer.ensure(length + 6);
