@@ -170,6 +170,9 @@ export function transcodeBatchBody(body: Buffer, acceptTime: AcceptTime): Transc
   return reader.read(body, acceptTime);
 }
 
+/** 10^0 to 10^15, each exact as a double. */
+const POWERS_OF_TEN = Array.from({ length: 16 }, (_, power) => 10 ** power);
+
 /** Bytes that stand for themselves in a JSON string: not a control character, a quote or a backslash. */
 const PLAIN = new Uint8Array(256);
 for (let byte = 0x20; byte < 256; byte++) PLAIN[byte] = byte === QUOTE || byte === BACKSLASH ? 0 : 1;
@@ -680,46 +683,58 @@ class BodyReader {
    * summed, anything else is Number() of its text (the same correctly rounded reading).
    */
   readNumber(): number {
-    const start = this.pos;
+    const src = this.src;
+    let pos = this.pos;
+    const start = pos;
     let negative = false;
-    if (this.src[this.pos] === MINUS) {
+    if (src[pos] === MINUS) {
       negative = true;
-      this.pos++;
+      pos++;
     }
+    // Every digit, fraction included, summed into one integer while it is exact.
     let value = 0;
     let digits = 0;
-    let byte = this.src[this.pos];
+    let byte = src[pos];
     if (byte === ZERO) {
-      this.pos++;
+      byte = src[++pos];
       digits = 1;
     } else {
       while (byte !== undefined && byte >= ZERO && byte <= NINE) {
         value = value * 10 + (byte - ZERO);
         digits++;
-        byte = this.src[++this.pos];
+        byte = src[++pos];
       }
       if (digits === 0) throw GIVE_UP;
     }
-    let simple = digits <= 15;
-    byte = this.src[this.pos];
+    let decimals = 0;
     if (byte === DOT) {
-      simple = false;
-      this.pos++;
-      if (!this.digitsFollow()) throw GIVE_UP;
-      byte = this.src[this.pos];
+      byte = src[++pos];
+      while (byte !== undefined && byte >= ZERO && byte <= NINE) {
+        value = value * 10 + (byte - ZERO);
+        decimals++;
+        byte = src[++pos];
+      }
+      if (decimals === 0) throw GIVE_UP;
     }
     let exponent = false;
     if (byte === 0x65 || byte === 0x45) {
-      simple = false;
       exponent = true;
-      this.pos++;
-      if (this.src[this.pos] === 0x2b || this.src[this.pos] === MINUS) this.pos++;
+      pos++;
+      if (src[pos] === 0x2b || src[pos] === MINUS) pos++;
+      this.pos = pos;
       if (!this.digitsFollow()) throw GIVE_UP;
+      pos = this.pos;
     }
-    if (simple) return negative ? -value : value;
-    const number = Number(this.src.toString("latin1", start, this.pos));
+    this.pos = pos;
+    // Up to 15 digits, the integer is exact and so is 10^decimals: one division rounds correctly,
+    // to what JSON.parse reads.
+    if (!exponent && digits + decimals <= 15) {
+      const magnitude = decimals === 0 ? value : value / POWERS_OF_TEN[decimals]!;
+      return negative ? -magnitude : magnitude;
+    }
+    const number = Number(src.toString("latin1", start, pos));
     // Only an exponent can make JSON.stringify write the number longer than the body has it.
-    if (exponent && Number.isFinite(number)) this.growth += Math.max(0, String(number).length - (this.pos - start));
+    if (exponent && Number.isFinite(number)) this.growth += Math.max(0, String(number).length - (pos - start));
     return number;
   }
 
