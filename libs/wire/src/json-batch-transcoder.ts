@@ -217,6 +217,8 @@ class BodyReader {
   stringStart = 0;
   stringEnd = 0;
   stringEscaped = false;
+  /** writeTextEntry read a member's text but left it to be written the usual way. */
+  textRead = false;
   /** It has a byte of 0x80 or more (non-ASCII text). */
   stringHigh = false;
 
@@ -491,13 +493,17 @@ class BodyReader {
       this.whitespace();
       if (this.unsure) this.skipValue(depth + 1);
       else {
-        const entry = begin(writer, ENTRY_TAG);
-        // An empty key is proto3's default, left out as the generated encoder leaves it out.
-        if (keyEnd > keyStart) this.copyField(writer, ENTRY_KEY_TAG, keyStart, keyEnd - keyStart);
-        const value = begin(writer, ENTRY_VALUE_TAG);
-        this.readValue(writer, depth + 1);
-        writer.end(value);
-        writer.end(entry);
+        if (this.src[this.pos] !== QUOTE || !this.writeTextEntry(writer, keyStart, keyEnd)) {
+          const entry = begin(writer, ENTRY_TAG);
+          // An empty key is proto3's default, left out as the generated encoder leaves it out.
+          if (keyEnd > keyStart) this.copyField(writer, ENTRY_KEY_TAG, keyStart, keyEnd - keyStart);
+          const value = begin(writer, ENTRY_VALUE_TAG);
+          if (this.textRead) this.writeText(writer);
+          else this.readValue(writer, depth + 1);
+          writer.end(value);
+          writer.end(entry);
+        }
+        this.textRead = false;
       }
       this.whitespace();
       if (this.src[this.pos] === COMMA) {
@@ -515,13 +521,7 @@ class BodyReader {
     const byte = this.src[this.pos];
     if (byte === QUOTE) {
       this.readString();
-      if (!this.stringEscaped) this.copyField(writer, VALUE_STRING_TAG, this.stringStart, this.stringEnd - this.stringStart);
-      else {
-        const text = JSON.parse(this.src.toString("utf8", this.stringStart - 1, this.stringEnd + 1)) as string;
-        // Text with a lone surrogate cannot be carried (the rules refuse it).
-        if (!isWellFormedText(text)) this.unsure = true;
-        else writer.string(VALUE_STRING, text);
-      }
+      this.writeText(writer);
     } else if (byte === OPEN_BRACE) {
       const struct = writer.begin(VALUE_STRUCT);
       this.readObject(writer, depth);
@@ -611,6 +611,53 @@ class BodyReader {
   }
 
   /** Reads a string (at its quote): its content's span and whether it has escapes, which are checked. */
+  /** Writes the string just read as a Value's string_value. */
+  writeText(writer: ProtoWriter): void {
+    if (!this.stringEscaped) return this.copyField(writer, VALUE_STRING_TAG, this.stringStart, this.stringEnd - this.stringStart);
+    const text = JSON.parse(this.src.toString("utf8", this.stringStart - 1, this.stringEnd + 1)) as string;
+    // Text with a lone surrogate cannot be carried (the rules refuse it).
+    if (!isWellFormedText(text)) this.unsure = true;
+    else writer.string(VALUE_STRING, text);
+  }
+
+  /**
+   * The usual member, a short key and short text without escapes, written in one go: every length
+   * fits a byte, so none needs reserving and fixing up. Reads the text; false (the text read,
+   * `textRead` set) when the member is not such a one, for the caller to write it the usual way.
+   */
+  writeTextEntry(writer: ProtoWriter, keyStart: number, keyEnd: number): boolean {
+    this.readString();
+    const keyLength = keyEnd - keyStart;
+    const textStart = this.stringStart;
+    const textLength = this.stringEnd - textStart;
+    // Field sizes: the key's (left out when empty), the text's inside the Value, the Value's.
+    const keyField = keyLength > 0 ? 2 + keyLength : 0;
+    const valueBody = 2 + textLength;
+    const entryBody = keyField + 2 + valueBody;
+    if (this.stringEscaped || entryBody >= 0x80) {
+      this.textRead = true;
+      return false;
+    }
+    writer.ensure(entryBody + 2);
+    const buf = writer.buf;
+    const src = this.src;
+    let at = writer.pos;
+    buf[at++] = ENTRY_TAG;
+    buf[at++] = entryBody;
+    if (keyLength > 0) {
+      buf[at++] = ENTRY_KEY_TAG;
+      buf[at++] = keyLength;
+      for (let index = 0; index < keyLength; index++) buf[at++] = src[keyStart + index]!;
+    }
+    buf[at++] = ENTRY_VALUE_TAG;
+    buf[at++] = valueBody;
+    buf[at++] = VALUE_STRING_TAG;
+    buf[at++] = textLength;
+    for (let index = 0; index < textLength; index++) buf[at++] = src[textStart + index]!;
+    writer.pos = at;
+    return true;
+  }
+
   /** The type at [start, textEnd): one of TYPE_NAMES when it is one, otherwise decoded. */
   typeAt(start: number, textEnd: number): string {
     for (let index = 0; index < TYPE_NAME_BYTES.length; index++) {
