@@ -343,12 +343,14 @@ describe("transcodeBatchBody", () => {
         { type: "track", event: "x", userId: "u-1", properties: { big: 1e21, small: 1e-7, negativeZero: -0 } },
         { type: "track", event: "", userId: "u-1" },
         { type: "track", event: "x" },
+        // Members too long for a one-byte entry length, with numbers and text.
+        { type: "track", event: "x", userId: "u-1", properties: { ["k".repeat(130)]: 1.5, ["l".repeat(120)]: "v", m: "x".repeat(130) } },
       ],
       sentAt: "2026-11-25T06:00:00.000Z",
     }).replace('"price":12.5', '"price":1.25e1');
-    expect(holdsToStraightforward(body)).toEqual({ fast: 4, calls: 7, taken: true });
+    expect(holdsToStraightforward(body)).toEqual({ fast: 5, calls: 8, taken: true });
     const transcoded = transcodeBatchBody(Buffer.from(body), acceptTime)!;
-    expect(transcoded.calls.map((call) => call.fast !== undefined)).toEqual([true, true, true, false, true, false, false]);
+    expect(transcoded.calls.map((call) => call.fast !== undefined)).toEqual([true, true, true, false, true, false, false, true]);
   });
 
   it("leaves calls near the 32 KB limit to the rules, counting what JSON.stringify adds to numbers", () => {

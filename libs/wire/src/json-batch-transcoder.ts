@@ -102,6 +102,9 @@ const ENTRY_KEY_TAG = lengthTagByte(ENTRY_KEY);
 const ENTRY_VALUE_TAG = lengthTagByte(ENTRY_VALUE);
 const VALUE_STRING_TAG = lengthTagByte(VALUE_STRING);
 const LIST_VALUES_TAG = lengthTagByte(LIST_VALUES);
+/** google.protobuf.Value's number_value: a one-byte tag and 8 bytes. */
+const VALUE_NUMBER_TAG = fieldTag(VALUE_NUMBER, WireType.I64);
+const NUMBER_VALUE_BYTES = 9;
 /** Ranges shorter than this are copied by hand: a native copy's call costs more. */
 const HAND_COPY_BYTES = 16;
 
@@ -493,7 +496,9 @@ class BodyReader {
       this.whitespace();
       if (this.unsure) this.skipValue(depth + 1);
       else {
-        if (this.src[this.pos] !== QUOTE || !this.writeTextEntry(writer, keyStart, keyEnd)) {
+        const next = this.src[this.pos]!;
+        if (next === MINUS || (next >= ZERO && next <= NINE)) this.writeNumberEntry(writer, keyStart, keyEnd);
+        else if (next !== QUOTE || !this.writeTextEntry(writer, keyStart, keyEnd)) {
           const entry = begin(writer, ENTRY_TAG);
           // An empty key is proto3's default, left out as the generated encoder leaves it out.
           if (keyEnd > keyStart) this.copyField(writer, ENTRY_KEY_TAG, keyStart, keyEnd - keyStart);
@@ -656,6 +661,43 @@ class BodyReader {
     for (let index = 0; index < textLength; index++) buf[at++] = src[textStart + index]!;
     writer.pos = at;
     return true;
+  }
+
+  /** A member whose value is a number, written in one go when its key is short. */
+  writeNumberEntry(writer: ProtoWriter, keyStart: number, keyEnd: number): void {
+    const value = this.readNumber();
+    // JSON.parse reads 1e400 as Infinity, which the rules refuse.
+    if (!Number.isFinite(value)) {
+      this.unsure = true;
+      return;
+    }
+    const keyLength = keyEnd - keyStart;
+    const keyField = keyLength > 0 ? 2 + keyLength : 0;
+    const entryBody = keyField + 2 + NUMBER_VALUE_BYTES;
+    if (entryBody >= 0x80) {
+      const entry = begin(writer, ENTRY_TAG);
+      if (keyLength > 0) this.copyField(writer, ENTRY_KEY_TAG, keyStart, keyLength);
+      const field = begin(writer, ENTRY_VALUE_TAG);
+      writer.double(VALUE_NUMBER, value);
+      writer.end(field);
+      writer.end(entry);
+      return;
+    }
+    writer.ensure(entryBody + 2);
+    const buf = writer.buf;
+    const src = this.src;
+    let at = writer.pos;
+    buf[at++] = ENTRY_TAG;
+    buf[at++] = entryBody;
+    if (keyLength > 0) {
+      buf[at++] = ENTRY_KEY_TAG;
+      buf[at++] = keyLength;
+      for (let index = 0; index < keyLength; index++) buf[at++] = src[keyStart + index]!;
+    }
+    buf[at++] = ENTRY_VALUE_TAG;
+    buf[at++] = NUMBER_VALUE_BYTES;
+    buf[at++] = VALUE_NUMBER_TAG;
+    writer.pos = buf.writeDoubleLE(value, at);
   }
 
   /** The type at [start, textEnd): one of TYPE_NAMES when it is one, otherwise decoded. */
