@@ -171,7 +171,7 @@ export function encodeCall(
  * google.protobuf.Timestamp as the generated code writes a Date: whole milliseconds, both parts
  * rounded toward zero. Returns the JSON size of its ISO 8601 text.
  */
-function writeTimestamp(writer: ProtoWriter, field: number, millis: number): number {
+export function writeTimestamp(writer: ProtoWriter, field: number, millis: number): number {
   const seconds = Math.trunc(millis / 1_000);
   const nanos = (millis % 1_000) * 1_000_000;
   const mark = writer.begin(field);

@@ -33,6 +33,10 @@ export { encodeCall, messageIdOf, NestedTooDeeply } from "./client-call-encoder.
 export type { CallFields, ClientCallType } from "./client-call-encoder.js";
 /** Ingest's fast path for Segment JSON calls: a surely valid call straight to the bytes the generated encoder writes. */
 export { encodeJsonCall, FastJsonCall } from "./json-call-encoder.js";
+/** Ingest's fast path for a whole Segment batch body: each ordinary call written straight from the body's bytes. */
+export { transcodeBatchBody, TranscodedBatchCall } from "./json-batch-transcoder.js";
+/** What transcodeBatchBody found in a body. */
+export type { TranscodedBatch } from "./json-batch-transcoder.js";
 /** gRPC request deserializers for IngestService: the calls stay bytes. */
 export { parseIngestBatchRequest, parseIngestCallRequest } from "./ingest-requests.js";
 /** What the ingest request readers return. */

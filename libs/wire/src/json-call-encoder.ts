@@ -23,13 +23,14 @@ import { ProtoWriter, textFieldSize, Unrepresentable, writeTextField } from "./w
 
 /** Calls are written one after the other into chunks this large, and stay there until published. */
 const SLAB_BYTES = 64 * 1024;
-const slab = new ProtoWriter(SLAB_BYTES);
+/** Shared with the batch body transcoder (json-batch-transcoder.ts): one slab for every HTTP call. */
+export const slab = new ProtoWriter(SLAB_BYTES);
 
 /**
  * How close to MAX_CALL_BYTES a call's JSON may come on the fast path. The size is counted
  * exactly; the margin only keeps the boundary itself to checkCall, which defines it.
  */
-const NEAR_LIMIT_BYTES = 1024;
+export const NEAR_LIMIT_BYTES = 1024;
 
 const { MESSAGE_ID } = CallField;
 

@@ -184,8 +184,11 @@ export class ProtoWriter {
     return taken;
   }
 
-  /** Makes room for `extra` more bytes: a new chunk when needed, with the message so far moved to its start. */
-  private ensure(extra: number): void {
+  /**
+   * Makes room for `extra` more bytes: a new chunk when needed, with the message so far moved to its
+   * start (a writer writing into `buf` itself, as the batch body transcoder does, calls it first).
+   */
+  ensure(extra: number): void {
     if (this.pos + extra <= this.buf.length) return;
     const written = this.pos - this.start;
     let size = this.chunkSize;
@@ -312,7 +315,11 @@ export class ProtoWriter {
     this.tag(field, WireType.LEN);
     this.varint(length);
     this.ensure(length);
-    source.copy(this.buf, this.pos, offset, offset + length);
+    const buf = this.buf;
+    // Short ranges (keys, ids, most values) are copied by hand: a native copy's call costs more.
+    if (length < NATIVE_COPY_LENGTH) {
+      for (let index = 0, at = this.pos; index < length; index++) buf[at + index] = source[offset + index]!;
+    } else source.copy(buf, this.pos, offset, offset + length);
     this.pos += length;
   }
 }

@@ -19,6 +19,8 @@ export interface AcceptRequest {
   batchId?: string;
   /** The calls in request order. */
   calls: IncomingCall[];
+  /** When the request was accepted, when the front door had to know it already (the HTTP batch transcoder writes it into the calls). */
+  acceptTime?: AcceptTime;
 }
 
 export interface AcceptResult {
@@ -58,8 +60,8 @@ export class CallAcceptor {
       this.metrics.callsRejected(request.transport, "rate_limited", request.calls.length);
       throw error;
     }
-    const receivedAt = new Date();
-    const acceptTime = new AcceptTime(receivedAt);
+    const acceptTime = request.acceptTime ?? new AcceptTime(new Date());
+    const receivedAt = acceptTime.date;
     const clientBatchId = request.batchId;
     const source = request.source;
     // Looked at once a request: a source that blocks nothing pays nothing more per call.

@@ -3,14 +3,16 @@ import { createServer as createHttpsServer } from "node:https";
 import { CALL_TYPES } from "@switchyard/contracts";
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES, type Rejection } from "@switchyard/calls";
 import { isServiceError, type Logger, type ServerTls } from "@switchyard/platform";
+import { AcceptTime, transcodeBatchBody, type FastJsonCall, type TranscodedBatch, type TranscodedBatchCall } from "@switchyard/wire";
 import { isWebOrigin, sourceAllowsOrigin, type SourceRecord, type WorkspaceView } from "@switchyard/workspace";
 import type { AcceptRequest, CallAcceptor } from "./acceptor.js";
 import { authenticate, authenticateHttp } from "./authenticate.js";
 import { tooManyCalls } from "./batch-limits.js";
 import { apiLocation, browserSettings } from "./browser-settings.js";
 import type { HttpLimits } from "./config.js";
-import { readBody, type BodyRead } from "./http-body.js";
-import { JsonCall } from "./json-call.js";
+import { bodyText, readBody, type BodyRead } from "./http-body.js";
+import type { IncomingCall } from "./incoming-call.js";
+import { JsonCall, TranscodedCall } from "./json-call.js";
 import type { IngestMetrics } from "./metrics.js";
 
 /**
@@ -140,15 +142,28 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
     return refuseBody(deps, response, { endpoint, limit, gzip }, body.reason);
   }
   // Any Content-Type is read as JSON: analytics.js sends text/plain, which spares browsers a preflight.
-  let json: unknown;
-  try {
-    json = JSON.parse(body.text);
-  } catch {
-    return refuse(deps, response, 400, "invalid_json", "request body is not valid JSON");
+  // A batch body is first read straight from its bytes (transcodeBatchBody); a body it leaves to the
+  // ordinary path is parsed whole, as is any other body.
+  let bodyWriteKey: unknown;
+  let parseRequest: () => ParsedRequest;
+  let acceptTime: AcceptTime | undefined;
+  const transcoded = endpoint === "batch" ? transcodedBatch(body.buffer) : undefined;
+  if (transcoded) {
+    bodyWriteKey = transcoded.batch.writeKey;
+    acceptTime = transcoded.acceptTime;
+    parseRequest = () => ({ calls: transcoded.batch.calls.map((call) => transcodedCall(body.buffer, call)) });
+  } else {
+    let json: unknown;
+    try {
+      json = JSON.parse(bodyText(body.buffer));
+    } catch {
+      return refuse(deps, response, 400, "invalid_json", "request body is not valid JSON");
+    }
+    // Browser and mobile SDKs also put the key in the body; the rules ignore that field, so it is never stored.
+    bodyWriteKey = isObject(json) ? json.writeKey : undefined;
+    parseRequest = () => (endpoint === "batch" ? batchRequest(json) : singleRequest(endpoint, json, body.bytes));
   }
 
-  // Browser and mobile SDKs also put the key in the body; the rules ignore that field, so it is never stored.
-  const bodyWriteKey = isObject(json) ? json.writeKey : undefined;
   let source = bodyWriteKey === undefined ? headerSource : undefined;
   if (!source) {
     try {
@@ -163,10 +178,10 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
     return refuse(deps, response, 403, "origin_not_allowed", originRefused);
   }
 
-  const parsed = endpoint === "batch" ? batchRequest(json) : singleRequest(endpoint, json, body.bytes);
+  const parsed = parseRequest();
   if ("error" in parsed) return refuse(deps, response, 400, "invalid_request", parsed.error);
   try {
-    const result = await deps.acceptor.accept({ source, transport: "http", ...parsed });
+    const result = await deps.acceptor.accept({ source, transport: "http", ...parsed, ...(acceptTime ? { acceptTime } : {}) });
     if (result.messageIds.length === 0) {
       return refuse(deps, response, 400, "invalid_call", describeRejections(result.rejections), result.rejections);
     }
@@ -330,19 +345,39 @@ function batchRequest(json: unknown): ParsedRequest {
   if (!Array.isArray(batch) || batch.length === 0) return { error: "batch: must be a non-empty array of calls" };
   const overCount = tooManyCalls("batch", batch.length);
   if (overCount) return { error: overCount };
-  // Segment applies batch-level context and integrations to every call; the call's own keys win.
-  const calls = batch.map((call: unknown) => {
-    if (!isObject(call)) return call;
-    const merged = withoutEmptyIds({ ...call });
-    // Set only when there is something to set: a member added and deleted again would leave the
-    // object in V8's slow dictionary form for everything that reads it after.
-    const mergedContext = mergeObjects(context, call.context);
-    if (mergedContext !== undefined) merged.context = mergedContext;
-    const mergedIntegrations = mergeObjects(integrations, call.integrations);
-    if (mergedIntegrations !== undefined) merged.integrations = mergedIntegrations;
-    return merged;
-  });
-  return { calls: calls.map((call) => new JsonCall(call)) };
+  return { calls: batch.map((call: unknown) => new JsonCall(batchCall(call, context, integrations))) };
+}
+
+/**
+ * A batch body the transcoder took, with the accept time it wrote into the calls; undefined when
+ * the body is to be parsed whole (its writeKey or batch unusual, or no call, or too many: the
+ * ordinary path says why).
+ */
+function transcodedBatch(buffer: Buffer): { batch: TranscodedBatch; acceptTime: AcceptTime } | undefined {
+  const acceptTime = new AcceptTime(new Date());
+  const batch = transcodeBatchBody(buffer, acceptTime);
+  if (!batch || batch.calls.length === 0 || tooManyCalls("batch", batch.calls.length)) return undefined;
+  return { batch, acceptTime };
+}
+
+/** A transcoded call, or one the transcoder left to the ordinary path, parsed from its span. */
+function transcodedCall(buffer: Buffer, call: TranscodedBatchCall): IncomingCall {
+  if (call.fast) return new TranscodedCall(call as TranscodedBatchCall & { fast: FastJsonCall });
+  // The transcoder takes no body with batch-level context or integrations: nothing to merge.
+  return new JsonCall(batchCall(JSON.parse(buffer.toString("utf8", call.start, call.end)), undefined, undefined));
+}
+
+/** A call of a batch as the rules get it: Segment applies batch-level context and integrations to every call; the call's own keys win. */
+function batchCall(call: unknown, context: unknown, integrations: unknown): unknown {
+  if (!isObject(call)) return call;
+  const merged = withoutEmptyIds({ ...call });
+  // Set only when there is something to set: a member added and deleted again would leave the
+  // object in V8's slow dictionary form for everything that reads it after.
+  const mergedContext = mergeObjects(context, call.context);
+  if (mergedContext !== undefined) merged.context = mergedContext;
+  const mergedIntegrations = mergeObjects(integrations, call.integrations);
+  if (mergedIntegrations !== undefined) merged.integrations = mergedIntegrations;
+  return merged;
 }
 
 /**

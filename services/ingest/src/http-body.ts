@@ -18,7 +18,7 @@ export interface BodyLimits {
 }
 
 export type BodyRead =
-  | { ok: true; text: string; bytes: number }
+  | { ok: true; /** The decoded body, valid UTF-8 (a byte order mark included: see bodyText). */ buffer: Buffer; bytes: number }
   | {
       ok: false;
       /**
@@ -79,8 +79,7 @@ export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<
       stopReading();
       const bytes = Buffer.concat(chunks, decodedBytes);
       if (!isUtf8Bytes(bytes)) return resolve({ ok: false, reason: "not_utf8", closeConnection: false });
-      const text = bytes.toString("utf8");
-      resolve({ ok: true, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, bytes: decodedBytes });
+      resolve({ ok: true, buffer: bytes, bytes: decodedBytes });
     };
     const onDecoded = (chunk: Buffer) => {
       if (settled) return;
@@ -151,4 +150,10 @@ function refuseAndDrain(
     request.on("close", onClose);
     request.resume();
   });
+}
+
+/** A body readBody accepted, as text: one leading byte order mark dropped, as JSON.parse would refuse it. */
+export function bodyText(buffer: Buffer): string {
+  const text = buffer.toString("utf8");
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }

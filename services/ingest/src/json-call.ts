@@ -1,7 +1,7 @@
 import { checkCall, tooDeeplyNestedField, validCallToProto, type ValidCall } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
-import { EncodedCallBytes, encodeJsonCall, type EncodedCall, type FastJsonCall } from "@switchyard/wire";
+import { EncodedCallBytes, encodeJsonCall, type EncodedCall, type FastJsonCall, type TranscodedBatchCall } from "@switchyard/wire";
 import type { AcceptTime } from "@switchyard/wire";
 import type { BlockedCallSets } from "@switchyard/workspace";
 
@@ -64,5 +64,34 @@ export class JsonCall implements IncomingCall {
     if (this.fast) return this.fast.encoded(messageId);
     if (!this.valid) throw new Error("a call is encoded only once check() accepted it");
     return new EncodedCallBytes(Call.encode(validCallToProto(this.valid, { messageId, receivedAt: acceptTime.date })).finish());
+  }
+}
+
+/**
+ * A call of a batch body the transcoder (transcodeBatchBody, @switchyard/wire) wrote straight from
+ * the body's bytes: it passed the quick rules, so it is accepted as it is.
+ */
+export class TranscodedCall implements IncomingCall {
+  private readonly fast: FastJsonCall;
+
+  constructor(private readonly call: TranscodedBatchCall & { fast: FastJsonCall }) {
+    this.fast = call.fast;
+  }
+
+  get clientMessageId(): string | undefined {
+    return this.fast.clientMessageId;
+  }
+
+  check(): IncomingCheck {
+    return { ok: true, messageId: this.fast.clientMessageId };
+  }
+
+  blockedBy(blocks: BlockedCallSets): boolean {
+    const { type, event } = this.call;
+    return blocks.types.has(type) || (type === "track" && event !== undefined && blocks.trackEvents.has(event));
+  }
+
+  encode(messageId: string): EncodedCall {
+    return this.fast.encoded(messageId);
   }
 }

@@ -322,6 +322,41 @@ describe("Segment-compatible HTTP API", () => {
     });
   });
 
+  it("stores and refuses a batch read straight from its bytes exactly as the same batch parsed whole", async () => {
+    // Ordinary calls (transcoded), calls with what the transcoder leaves to the rules (an escape, a
+    // repeated key, an integer-like key, a number past a double), invalid ones, and the key in the body.
+    const calls = [
+      '{"type":"track","event":"Signed Up","userId":"u1","properties":{"plan":"pro","price":1.25e1,"tags":["a",null,true],"é":"ü"}}',
+      '{"type":"identify","userId":null,"anonymousId":"a1","traits":{"name":"Ada","":1,"nested":{"ok":false,"n":-0}}}',
+      '{"type":"track","event":"Sign\\u0065d Up","userId":"u1","timestamp":"2026-11-21T10:00:00+02:00"}',
+      '{"type":"page","name":"Home","name":"Docs","anonymousId":"a1"}',
+      '{"type":"track","event":"x","userId":"u1","properties":{"2":"b","1":"a"}}',
+      '{"type":"track","event":"x","userId":"u1","properties":{"big":1e400}}',
+      '{"type":"track","event":"","userId":"u1"}',
+      '{"type":"group","groupId":"g1"}',
+      "5",
+      '{"type":"screen","name":"Settings","userId":"u1","context":{"app":{"name":"demo"}},"integrations":{"All":false,"Mixpanel":true}}',
+    ];
+    const body = `{"batch":[${calls.join(",\n")}],"sentAt":"2026-11-25T06:00:00.000Z","writeKey":"${WRITE_KEY}"}`;
+    const transcoded = await post("/v1/batch", undefined, { writeKey: null, raw: body });
+    const transcodedCalls = await storedCalls();
+    // A byte order mark in front: the transcoder leaves the body to JSON.parse and the rules.
+    const parsed = await post("/v1/batch", undefined, { writeKey: null, raw: `\ufeff${body}` });
+    const allCalls = await storedCalls();
+    expect(transcoded).toEqual(parsed);
+    expect(transcoded.body).toMatchObject({ success: true, accepted: 6 });
+    expect(transcoded.body.rejected.map((rejection: { index: number }) => rejection.index)).toEqual([5, 6, 7, 8]);
+    // Ingest's own values aside: ids it gave, the accept time, and the timestamp of calls sent without one.
+    const comparable = (call: { timestamp?: Date; receivedAt?: Date }) => ({
+      ...call,
+      messageId: undefined,
+      receivedAt: undefined,
+      timestamp: call.timestamp?.getTime() === call.receivedAt?.getTime() ? undefined : call.timestamp,
+    });
+    expect(allCalls.slice(transcodedCalls.length).map(comparable)).toEqual(transcodedCalls.map(comparable));
+    expect(transcodedCalls.map((call) => call.payload?.$case)).toEqual(["track", "identify", "track", "page", "track", "screen"]);
+  });
+
   it("answers 404 for unknown paths and 405 for other methods", async () => {
     expect((await post("/v2/track", {})).status).toBe(404);
     const response = await fetch(`${fixture.httpUrl}/v1/track`);
