@@ -6,10 +6,10 @@ import {
   type CallKind,
   type PAYLOAD_RULES,
 } from "@switchyard/calls";
-import { CallField, ListValueField, StructField, StructFieldsEntryField, TimestampField, ValueField } from "@switchyard/contracts";
+import { CallField, TimestampField } from "@switchyard/contracts";
 import { CALL_TEXTS, PAYLOAD_SHAPES, type PayloadCase } from "./call-shape.js";
 import { Unrepresentable, type ProtoWriter } from "./writer.js";
-import { WireType } from "./tags.js";
+import { STRUCT_FIELD_NUMBERS, WireType } from "./tags.js";
 
 /**
  * The client library's call encoder: writes a valid call as the bytes of a switchyard.v1.Call
@@ -37,17 +37,8 @@ import { WireType } from "./tags.js";
 const [MESSAGE_ID, USER_ID, ANONYMOUS_ID] = CALL_TEXTS.map((text) => text.field) as [number, number, number];
 const { TIMESTAMP, CONTEXT, INTEGRATIONS, RECEIVED_AT } = CallField;
 
-// google.protobuf.Struct, its map entry, Value and ListValue.
-const STRUCT_FIELDS = StructField.FIELDS;
-const ENTRY_KEY = StructFieldsEntryField.KEY;
-const ENTRY_VALUE = StructFieldsEntryField.VALUE;
-const VALUE_NULL = ValueField.NULL_VALUE;
-const VALUE_NUMBER = ValueField.NUMBER_VALUE;
-const VALUE_STRING = ValueField.STRING_VALUE;
-const VALUE_BOOL = ValueField.BOOL_VALUE;
-const VALUE_STRUCT = ValueField.STRUCT_VALUE;
-const VALUE_LIST = ValueField.LIST_VALUE;
-const LIST_VALUES = ListValueField.VALUES;
+const { STRUCT_FIELDS, ENTRY_KEY, ENTRY_VALUE, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_BOOL, VALUE_STRUCT, VALUE_LIST, LIST_VALUES } =
+  STRUCT_FIELD_NUMBERS;
 
 /**
  * The size of one `"key":value` member of a JSON object and the comma before it. A call's JSON is

@@ -1,12 +1,11 @@
 import { isoMillis, isWellFormedText, MAX_CALL_BYTES, quickAcceptJson } from "@switchyard/calls";
-import { CallField, ListValueField, StructField, StructFieldsEntryField, ValueField } from "@switchyard/contracts";
+import { CallField } from "@switchyard/contracts";
 import { CALL_STRUCTS, CALL_TEXTS, PAYLOADS } from "./call-shape.js";
 import { writeTimestamp, type ClientCallType } from "./client-call-encoder.js";
 import { FastJsonCall, NEAR_LIMIT_BYTES, slab } from "./json-call-encoder.js";
 import type { AcceptTime } from "./pass-through-call.js";
-import { WireType } from "./tags.js";
+import { fieldTag, STRUCT_FIELD_NUMBERS, WireType } from "./tags.js";
 import { ProtoWriter, writeVarint } from "./writer.js";
-import { fieldTag } from "./tags.js";
 
 /**
  * Ingest's HTTP fast path for a whole Segment batch body (POST /v1/batch): the
@@ -78,17 +77,8 @@ const MAX_SCAN_DEPTH = 64;
 /** From this many keys on, an object's keys are compared through a Set rather than pairwise. */
 const PAIRWISE_KEYS = 16;
 
-// google.protobuf.Struct, its map entry, Value and ListValue.
-const STRUCT_FIELDS = StructField.FIELDS;
-const ENTRY_KEY = StructFieldsEntryField.KEY;
-const ENTRY_VALUE = StructFieldsEntryField.VALUE;
-const VALUE_NULL = ValueField.NULL_VALUE;
-const VALUE_NUMBER = ValueField.NUMBER_VALUE;
-const VALUE_STRING = ValueField.STRING_VALUE;
-const VALUE_BOOL = ValueField.BOOL_VALUE;
-const VALUE_STRUCT = ValueField.STRUCT_VALUE;
-const VALUE_LIST = ValueField.LIST_VALUE;
-const LIST_VALUES = ListValueField.VALUES;
+const { STRUCT_FIELDS, ENTRY_KEY, ENTRY_VALUE, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_BOOL, VALUE_STRUCT, VALUE_LIST, LIST_VALUES } =
+  STRUCT_FIELD_NUMBERS;
 const { TIMESTAMP, RECEIVED_AT } = CallField;
 
 /** The one-byte tag of a length-delimited field (every field the transcoder writes is numbered below 16). */

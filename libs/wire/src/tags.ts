@@ -14,6 +14,20 @@ import {
  * fields are in call-shape.ts.
  */
 
+/** Field numbers of google.protobuf.Struct, its map entry, Value and ListValue, for the encoders that write them by hand. */
+export const STRUCT_FIELD_NUMBERS = {
+  STRUCT_FIELDS: StructField.FIELDS,
+  ENTRY_KEY: StructFieldsEntryField.KEY,
+  ENTRY_VALUE: StructFieldsEntryField.VALUE,
+  VALUE_NULL: ValueField.NULL_VALUE,
+  VALUE_NUMBER: ValueField.NUMBER_VALUE,
+  VALUE_STRING: ValueField.STRING_VALUE,
+  VALUE_BOOL: ValueField.BOOL_VALUE,
+  VALUE_STRUCT: ValueField.STRUCT_VALUE,
+  VALUE_LIST: ValueField.LIST_VALUE,
+  LIST_VALUES: ListValueField.VALUES,
+} as const;
+
 /** Protobuf's wire types. */
 export const WireType = { VARINT: 0, I64: 1, LEN: 2, START_GROUP: 3, END_GROUP: 4, I32: 5 } as const;
 
