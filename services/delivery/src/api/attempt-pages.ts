@@ -173,41 +173,20 @@ export class AttemptPages {
   }
 
   /**
-   * The sequence of the first message stored at or after `ms`, undefined when there is none: a
-   * search by direct gets, as stored times only grow along a stream. The first probes interpolate
-   * between the known times (a log written at a steady rate is found in a few), then it halves:
-   * each probe that lands in a part of the stream not read lately costs the server a block load.
+   * The sequence of the first message stored at or after `ms`, undefined when there is none. The
+   * server finds it: a consumer that starts at a time looks it up block by block from the blocks'
+   * own time ranges, loading one block, where a search by direct gets from here loaded one per
+   * probe. Headers only: the message's sequence is all that is wanted.
    */
   private async firstStoredAtOrAfter(stream: string, ms: number): Promise<number | undefined> {
-    const state = (await this.jsm.streams.info(stream)).state;
-    const { first_seq: first, last_seq: last, messages } = state;
-    if (messages === 0) return undefined;
-    let lowMs = Date.parse(state.first_ts);
-    let highMs = Date.parse(state.last_ts);
-    if (ms <= lowMs) return first;
-    if (ms > highMs) return undefined;
-    const storedAt = async (seq: number): Promise<{ seq: number; ms: number } | undefined> => {
-      // next_by_subj steps over a removed message to the next one there is.
-      const stored = await this.jsm.direct.getMessage(stream, { seq, next_by_subj: ">" }).catch(() => null);
-      return stored ? { seq: stored.seq, ms: stored.time.getTime() } : undefined;
-    };
-    let low = first;
-    let high = last + 1; // invariant: every message before `low` is older than ms; the one at `high` (if any) is not
-    for (let probes = 0; low < high; probes++) {
-      const guess = low + Math.floor(((ms - lowMs) / Math.max(highMs - lowMs, 1)) * (high - low));
-      const middle = probes < 6 && Number.isFinite(guess) ? Math.min(Math.max(guess, low), high - 1) : Math.floor((low + high) / 2);
-      const found = await storedAt(middle);
-      if (!found || found.seq >= high) {
-        high = middle;
-      } else if (found.ms < ms) {
-        low = found.seq + 1;
-        lowMs = found.ms;
-      } else {
-        high = found.seq;
-        highMs = found.ms;
-      }
-    }
-    return low > last ? undefined : low;
+    const consumer = await this.js.consumers.get(stream, {
+      deliver_policy: DeliverPolicy.StartTime,
+      opt_start_time: new Date(ms).toISOString(),
+      headers_only: true,
+    });
+    if ((await consumer.info(true)).num_pending === 0) return undefined;
+    const first = await consumer.next({ expires: 5_000 });
+    return first?.seq;
   }
 
   /**
