@@ -633,19 +633,9 @@ class BodyReader {
       this.textRead = true;
       return false;
     }
-    writer.ensure(entryBody + 2);
+    let at = this.shortEntryHead(writer, entryBody, keyStart, keyLength, valueBody);
     const buf = writer.buf;
     const src = this.src;
-    let at = writer.pos;
-    buf[at++] = ENTRY_TAG;
-    buf[at++] = entryBody;
-    if (keyLength > 0) {
-      buf[at++] = ENTRY_KEY_TAG;
-      buf[at++] = keyLength;
-      for (let index = 0; index < keyLength; index++) buf[at++] = src[keyStart + index]!;
-    }
-    buf[at++] = ENTRY_VALUE_TAG;
-    buf[at++] = valueBody;
     buf[at++] = VALUE_STRING_TAG;
     buf[at++] = textLength;
     for (let index = 0; index < textLength; index++) buf[at++] = src[textStart + index]!;
@@ -673,6 +663,17 @@ class BodyReader {
       writer.end(entry);
       return;
     }
+    const at = this.shortEntryHead(writer, entryBody, keyStart, keyLength, NUMBER_VALUE_BYTES);
+    const buf = writer.buf;
+    buf[at] = VALUE_NUMBER_TAG;
+    writer.pos = buf.writeDoubleLE(value, at + 1);
+  }
+
+  /**
+   * The start of a member whose lengths all fit a byte: the map entry's tag and length, the key
+   * field (left out when empty), the Value's tag and length. Returns where the Value's body goes.
+   */
+  private shortEntryHead(writer: ProtoWriter, entryBody: number, keyStart: number, keyLength: number, valueBody: number): number {
     writer.ensure(entryBody + 2);
     const buf = writer.buf;
     const src = this.src;
@@ -685,9 +686,8 @@ class BodyReader {
       for (let index = 0; index < keyLength; index++) buf[at++] = src[keyStart + index]!;
     }
     buf[at++] = ENTRY_VALUE_TAG;
-    buf[at++] = NUMBER_VALUE_BYTES;
-    buf[at++] = VALUE_NUMBER_TAG;
-    writer.pos = buf.writeDoubleLE(value, at);
+    buf[at++] = valueBody;
+    return at;
   }
 
   /** The type at [start, textEnd): one of TYPE_NAMES when it is one, otherwise decoded. */
