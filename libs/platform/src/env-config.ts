@@ -29,6 +29,10 @@ export const portVar = (defaultPort: number) =>
 export const positiveIntVar = (defaultValue: number) =>
   z.coerce.number({ error: "must be a number" }).int("must be an integer").positive("must be positive").default(defaultValue);
 
+/** A whole number from 0 up from an environment variable. */
+export const nonNegativeIntVar = (defaultValue: number) =>
+  z.coerce.number({ error: "must be a number" }).int("must be an integer").min(0, "must be 0 or more").default(defaultValue);
+
 export const logLevelVar = z
   .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
     error: "must be one of fatal, error, warn, info, debug, trace, silent",

@@ -1,4 +1,4 @@
-export { commonEnvSchema, logLevelVar, namespaceVar, parseEnv, portVar, positiveIntVar } from "./env-config.js";
+export { commonEnvSchema, logLevelVar, namespaceVar, nonNegativeIntVar, parseEnv, portVar, positiveIntVar } from "./env-config.js";
 export type { CommonEnv } from "./env-config.js";
 export { ConfigError, ErrorCodes, ServiceError, isConfigError, isServiceError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";

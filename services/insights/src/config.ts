@@ -1,4 +1,4 @@
-import { commonEnvSchema, parseEnv, portVar, positiveIntVar } from "@switchyard/platform";
+import { commonEnvSchema, nonNegativeIntVar, parseEnv, portVar, positiveIntVar } from "@switchyard/platform";
 import { z } from "zod";
 
 export const DEFAULT_GRPC_PORT = 50054;
@@ -15,6 +15,12 @@ export const DEFAULT_FLUSH_INTERVAL_MS = 1_000;
  * at niceness 10 it still took enough of a saturated 2-core machine to slow ingest by 5-10 %.
  */
 export const DEFAULT_NICE = 19;
+/**
+ * Once a stream is read to its end, the wait before reading on: counts trail by about this much,
+ * and nats-server is spared following the tail (see StreamReader), which at full load doubled
+ * its CPU per stored call.
+ */
+export const DEFAULT_READ_PAUSE_MS = 1_000;
 /** Counts waiting for the next write (one entry per message and counter); past this, reading pauses until they are written. */
 export const DEFAULT_MAX_PENDING = 500_000;
 
@@ -30,6 +36,8 @@ export const insightsEnvSchema = commonEnvSchema.extend({
   SWITCHYARD_SCHEMA_NAME_LIMIT: positiveIntVar(DEFAULT_SCHEMA_NAME_LIMIT),
   INSIGHTS_FLUSH_INTERVAL_MS: positiveIntVar(DEFAULT_FLUSH_INTERVAL_MS),
   INSIGHTS_MAX_PENDING: positiveIntVar(DEFAULT_MAX_PENDING),
+  /** 0 reads each message as soon as it is stored. */
+  INSIGHTS_READ_PAUSE_MS: nonNegativeIntVar(DEFAULT_READ_PAUSE_MS),
   /** Process niceness, -20 (first) to 19 (last); 0 leaves the priority as it was started with. */
   INSIGHTS_NICE: z.coerce
     .number({ error: "must be a number" })

@@ -79,6 +79,7 @@ async function insightsParts(config: InsightsConfig, logger: Logger, { ops, js, 
       afterSequence,
       handle,
       position: (sequence, pending) => metrics.position(label, sequence, pending),
+      pauseMs: config.INSIGHTS_READ_PAUSE_MS,
       logger,
     });
   };
