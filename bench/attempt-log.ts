@@ -145,7 +145,15 @@ runBenchmark(async (cleanup) => {
   await ensureDeliveryStreams(jsm, names, { replicas: 1, deadLetterMaxAgeMs: 14 * 86_400_000, deliveryLogMaxAgeMs: 7 * 86_400_000 });
   const logger = createLogger({ level: "warn", service: "bench-attempt-log" });
   let lost = 0;
-  const log = new DeliveryLog(js, names, logger, { batch: 200, lingerMs: 200 }, (n) => (lost += n));
+  // As the delivery service writes it, with its default batch and linger.
+  const defaults = loadDeliveryConfig({});
+  const log = new DeliveryLog(
+    js,
+    names,
+    logger,
+    { batch: defaults.DELIVERY_ATTEMPT_LOG_BATCH, lingerMs: defaults.DELIVERY_ATTEMPT_LOG_LINGER_MS },
+    (n) => (lost += n),
+  );
 
   // Fill: failures one a message (awaited, as the settler does, on 64 lanes), delivered attempts batched.
   console.log(`filling the attempt log with ${ATTEMPTS.toLocaleString("en")} attempts…`);

@@ -67,6 +67,14 @@ export const RETRY_HEADERS = {
 } as const;
 
 /**
+ * A header of each delivered-attempts batch (`<ns>.deliveredlog.<destinationId>`): the time of its
+ * earliest attempt, Unix milliseconds. A batch is stored up to its linger after that time, so a
+ * reader looking for attempts before a time can tell from headers alone which of the batches
+ * stored just after it to skip.
+ */
+export const ATTEMPT_LOG_FIRST_AT_HEADER = "Switchyard-First-At";
+
+/**
  * Headers a message moved to the poison stream gets beside its own: why it
  * was set aside ("undecodable" or "handler_failed"), the error, and the
  * stream, subject, sequence and delivery count it had there.

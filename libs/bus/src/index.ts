@@ -9,6 +9,7 @@ export { busNames } from "./bus-names.js";
 export type { BusNames } from "./bus-names.js";
 /** Header names and payload types of bus messages, and their protobuf codecs. */
 export {
+  ATTEMPT_LOG_FIRST_AT_HEADER,
   BUS_MESSAGE_TYPE_HEADER,
   BUS_MESSAGE_TYPE_NAMES,
   NATS_MSG_ID_HEADER,

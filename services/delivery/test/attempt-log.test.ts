@@ -192,6 +192,15 @@ describe("the attempt log", () => {
     const ranged = await allPages(f, { since, before, limit: 6 });
     expect(idSet(ranged.attempts)).toEqual(idSet(inRange));
     expect(idSet(await list(f, { since }))).toEqual(idSet(everything.filter((a) => a.at!.getTime() >= since.getTime())));
+    // Before a time, for one destination: its batches stored just after `before` are skipped by
+    // their Switchyard-First-At header, or read for their older attempts.
+    for (const at of [everything[5]!.at!, everything[20]!.at!, everything[30]!.at!]) {
+      const olderOfA = everything.filter((a) => a.destinationId === "a" && a.at!.getTime() < at.getTime());
+      expect(ids((await allPages(f, { destinationId: "a", before: at, limit: 4 })).attempts)).toEqual(ids(olderOfA));
+      expect(idSet((await allPages(f, { before: at, limit: 9 })).attempts)).toEqual(
+        idSet(everything.filter((a) => a.at!.getTime() < at.getTime())),
+      );
+    }
 
     // Sparse: one destination's dead letters of one call.
     expect((await list(f, { destinationId: "c", messageId: "m-7", outcomes: ["dead_lettered"] })).map((a) => a.messageId)).toEqual(["m-7"]);

@@ -1,7 +1,7 @@
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { DeliveryAttempt, DeliveryAttemptField, DeliveryAttempts, DeliveryAttemptsField } from "@switchyard/contracts";
 import { lengthTag, WireReader } from "@switchyard/wire";
-import type { BusNames } from "@switchyard/bus";
+import { ATTEMPT_LOG_FIRST_AT_HEADER, type BusNames } from "@switchyard/bus";
 import { ServiceError } from "@switchyard/platform";
 
 /** The outcomes an attempt can have, as ListDeliveryAttempts filters them. */
@@ -40,9 +40,9 @@ interface Found {
 type Side = "failed" | "delivered";
 
 /**
- * A delivered batch is stored up to DELIVERY_ATTEMPT_LOG_LINGER_MS (and a publish) after its
- * first attempt: a `before` page starts that much (plus this margin) later in the stream, and
- * drops what is newer. A failure is stored as soon as it happens.
+ * A failure is stored a publish after its attempt, and a delivered batch up to
+ * DELIVERY_ATTEMPT_LOG_LINGER_MS (and a publish) after its first one: a `before` page looks at
+ * the headers of what is stored up to that much (plus this margin) after `before`.
  */
 const STORE_MARGIN_MS = 250;
 /**
@@ -56,6 +56,8 @@ const FIRST_WINDOW_FACTOR = 1;
 /** Messages the first window reads on the delivered stream (each holds up to DELIVERY_ATTEMPT_LOG_BATCH attempts). */
 const FIRST_DELIVERED_WINDOW = 2;
 const TOKEN_VERSION = "a1";
+/** Headers a first `before` page reads at most to skip delivered batches newer than `before`. */
+const MAX_HEADER_SCAN = 5_000;
 
 /**
  * Reads the attempt log (see DeliveryLog) a page at a time, newest first,
@@ -162,14 +164,54 @@ export class AttemptPages {
       end = state.last_seq + 1;
     }
     if (query.before) {
-      // The first message stored after `before` (and the batch delay): nothing older than `before` is stored past it.
-      const at = await this.firstStoredAtOrAfter(
-        stream,
-        query.before.getTime() + STORE_MARGIN_MS + (side === "delivered" ? this.lingerMs : 0),
-      );
+      const subject = query.destinationId ? this.subject(side, query.destinationId) : undefined;
+      const beforeMs = query.before.getTime();
+      // Failures are stored a publish after their attempt: reading back over the margin's few
+      // messages costs less than a header each (and needs none).
+      const at =
+        side === "failed"
+          ? await this.firstStoredAtOrAfter(this.stream(side), beforeMs + STORE_MARGIN_MS)
+          : await this.deliveredEndBefore(subject, beforeMs, end);
       if (at !== undefined) end = Math.min(end, at);
     }
     return { seq: end, index: 0 };
+  }
+
+  /**
+   * Where reading back for delivered attempts before `beforeMs` starts. Batches stored before
+   * `beforeMs` hold only older attempts; one stored up to the linger (and STORE_MARGIN_MS) later
+   * may hold some. Their Switchyard-First-At headers say which: the page starts after the last
+   * batch (of the subject, if given) with an older attempt, found by reading that stretch's
+   * headers only rather than decoding every batch in it. A batch without the header counts as
+   * holding older attempts. Undefined: nothing is stored from `beforeMs` on.
+   */
+  private async deliveredEndBefore(subject: string | undefined, beforeMs: number, end: number): Promise<number | undefined> {
+    const stream = this.names.deliveredLogStream;
+    const latestMs = beforeMs + STORE_MARGIN_MS + this.lingerMs;
+    const consumer = await this.js.consumers.get(stream, {
+      deliver_policy: DeliverPolicy.StartTime,
+      opt_start_time: new Date(beforeMs).toISOString(),
+      headers_only: true,
+    });
+    const pending = (await consumer.info(true)).num_pending;
+    if (pending === 0) return undefined;
+    const wanted = Math.min(pending, MAX_HEADER_SCAN);
+    let start: number | undefined;
+    let older: number | undefined;
+    let read = 0;
+    for await (const message of await consumer.fetch({ max_messages: wanted, expires: 5_000 })) {
+      read++;
+      start ??= message.seq;
+      if (message.seq >= end || message.info.timestampNanos / 1e6 >= latestMs) return older ?? start;
+      if (subject === undefined || message.subject === subject) {
+        const firstAt = Number(message.headers?.get(ATTEMPT_LOG_FIRST_AT_HEADER) || Number.NaN);
+        if (!(firstAt >= beforeMs)) older = message.seq + 1;
+      }
+      if (read === wanted) break;
+    }
+    if (read === pending && start !== undefined) return older ?? start;
+    // The stretch is longer than a page reads headers of: bound it by stored time alone.
+    return this.firstStoredAtOrAfter(stream, latestMs);
   }
 
   /**
@@ -231,9 +273,13 @@ export class AttemptPages {
     let window = Math.ceil((side === "failed" ? query.limit * FIRST_WINDOW_FACTOR : FIRST_DELIVERED_WINDOW) / share);
     let scanned = 0;
     let looked = 0;
+    let read = 0;
     while (found.length < query.limit && high > first && scanned < SCAN_BYTES) {
       const low = Math.max(first, high - window);
-      const messages = await this.readWindow(stream, subject, low, high);
+      // Messages of the subject in the window, about: its share of those looked at so far (or the guess).
+      const expected = (high - low) * (looked > 0 ? read / looked : share);
+      const messages = await this.readWindow(stream, subject, low, high, expected);
+      read += messages.length;
       let passedSince = false;
       for (let i = messages.length - 1; i >= 0; i--) {
         const message = messages[i]!;
@@ -257,8 +303,14 @@ export class AttemptPages {
   }
 
   /** The messages (of `subject`, if given) with sequences in [low, high), oldest first. */
-  private async readWindow(stream: string, subject: string | undefined, low: number, high: number): Promise<StoredEntry[]> {
-    if (subject) return this.readSubjectWindow(stream, subject, low, high);
+  private async readWindow(
+    stream: string,
+    subject: string | undefined,
+    low: number,
+    high: number,
+    expected: number,
+  ): Promise<StoredEntry[]> {
+    if (subject) return this.readSubjectWindow(stream, subject, low, high, expected);
     // No filter: an ordered consumer streams the window (its pending count costs the server nothing here).
     const consumer = await this.js.consumers.get(stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: low });
     const pending = (await consumer.info(true)).num_pending;
@@ -279,10 +331,13 @@ export class AttemptPages {
    * a sequence on: the server skips blocks without the subject. (A consumer filtered by subject
    * would do too, but nats-server 2.9 counts its pending messages from the start sequence to the
    * end of the stream when it is made, which grows with how deep the page is.) The window is cut
-   * into WALKS parts read side by side.
+   * into parts read side by side, one per MESSAGES_PER_WALK expected messages: a part's last get
+   * runs on to the subject's next message past the part, loading the file-store block that holds
+   * it, so a sparse subject is read in few parts.
    */
-  private async readSubjectWindow(stream: string, subject: string, low: number, high: number): Promise<StoredEntry[]> {
-    const size = Math.ceil((high - low) / WALKS);
+  private async readSubjectWindow(stream: string, subject: string, low: number, high: number, expected: number): Promise<StoredEntry[]> {
+    const walks = Math.min(MAX_WALKS, Math.max(1, Math.ceil(expected / MESSAGES_PER_WALK)));
+    const size = Math.ceil((high - low) / walks);
     const walk = async (from: number, to: number): Promise<StoredEntry[]> => {
       const entries: StoredEntry[] = [];
       for (let seq = from; seq < to;) {
@@ -309,8 +364,10 @@ interface StoredEntry {
   data: Uint8Array;
 }
 
-/** Direct-get walks one subject window is read with, side by side. */
-const WALKS = 32;
+/** Direct-get walks one subject window is read with side by side, at most. */
+const MAX_WALKS = 32;
+/** Messages of the subject a walk is expected to read. */
+const MESSAGES_PER_WALK = 4;
 
 const ATTEMPTS_TAG = lengthTag(DeliveryAttemptsField.ATTEMPTS);
 const EXCHANGE_TAG = lengthTag(DeliveryAttemptField.EXCHANGE);

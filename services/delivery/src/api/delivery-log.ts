@@ -1,6 +1,12 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { type AttemptExchange, DeliveryAttempt, type HttpHeader } from "@switchyard/contracts";
-import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusMessageType, type BusNames } from "@switchyard/bus";
+import {
+  ATTEMPT_LOG_FIRST_AT_HEADER,
+  BUS_MESSAGE_TYPE_NAMES,
+  busMessageHeaders,
+  type BusMessageType,
+  type BusNames,
+} from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
 import type { UrlAttempt } from "../pipeline/fan-out.js";
 import { encodedSize, writeDeliveredAttempt, type DeliveredEntry } from "./delivered-encoder.js";
@@ -38,6 +44,8 @@ interface PendingBatch {
   buf: Buffer;
   bytes: number;
   count: number;
+  /** When its first (so earliest) attempt was made, Unix ms. */
+  firstAtMs: number;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -106,7 +114,14 @@ export class DeliveryLog {
       batch = undefined;
     }
     if (!batch) {
-      batch = { destinationId, buf: Buffer.allocUnsafe(Math.max(BATCH_BUFFER_BYTES, size)), bytes: 0, count: 0, timer: undefined };
+      batch = {
+        destinationId,
+        buf: Buffer.allocUnsafe(Math.max(BATCH_BUFFER_BYTES, size)),
+        bytes: 0,
+        count: 0,
+        firstAtMs: entry.atMs,
+        timer: undefined,
+      };
       this.pending.set(destinationId, batch);
       const created = batch;
       batch.timer = setTimeout(() => this.publish(created), this.options.lingerMs);
@@ -138,8 +153,10 @@ export class DeliveryLog {
       return;
     }
     const data = batch.buf.subarray(0, batch.bytes);
+    const headers = busMessageHeaders(DELIVERED_TYPE);
+    headers.set(ATTEMPT_LOG_FIRST_AT_HEADER, String(batch.firstAtMs));
     const published: Promise<unknown> = this.js
-      .publish(this.names.deliveredLogSubject(batch.destinationId), data, { headers: busMessageHeaders(DELIVERED_TYPE) })
+      .publish(this.names.deliveredLogSubject(batch.destinationId), data, { headers })
       .then(
         () => undefined,
         (error: unknown) => this.dropped(count, error, batch.destinationId),
