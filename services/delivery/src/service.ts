@@ -9,6 +9,7 @@ import type { DeliveryConfig } from "./config.js";
 import { DeadLetters } from "./retries/dead-letters.js";
 import { deliveryApi } from "./api/delivery-api.js";
 import { AttemptPages } from "./api/attempt-pages.js";
+import { LogReaders } from "./api/log-readers.js";
 import { DeliveryLog } from "./api/delivery-log.js";
 import { DeliveryStats } from "./api/delivery-stats.js";
 import { DestinationGates } from "./pipeline/destination-gate.js";
@@ -175,6 +176,7 @@ async function deliveryParts(
     failures: retryFailures,
   });
 
+  const logReaders = new LogReaders(config.NATS_URL, logger);
   const callsConsumer = ConcurrentConsumer.start(
     await js.consumers.get(names.callsStream, CALLS_CONSUMER),
     (message) => firstAttempts.handle(message),
@@ -197,7 +199,7 @@ async function deliveryParts(
           workspace,
           deadLetters,
           retryQueue,
-          attempts: new AttemptPages(js, jsm, names, config.DELIVERY_ATTEMPT_LOG_LINGER_MS),
+          attempts: new AttemptPages(logReaders, names, config.DELIVERY_ATTEMPT_LOG_LINGER_MS),
           stats,
           logger,
         }),
@@ -234,6 +236,7 @@ async function deliveryParts(
       await stats.close();
       await log.flush();
       await sender.close();
+      await logReaders.close();
     },
   };
 }

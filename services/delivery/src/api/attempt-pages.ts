@@ -1,8 +1,9 @@
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { DeliverPolicy } from "@nats-io/jetstream";
 import { DeliveryAttempt, DeliveryAttemptField, DeliveryAttempts, DeliveryAttemptsField } from "@switchyard/contracts";
 import { lengthTag, WireReader } from "@switchyard/wire";
 import { ATTEMPT_LOG_FIRST_AT_HEADER, type BusNames } from "@switchyard/bus";
 import { ServiceError } from "@switchyard/platform";
+import type { LogReader, LogReaders } from "./log-readers.js";
 
 /** The outcomes an attempt can have, as ListDeliveryAttempts filters them. */
 export const ATTEMPT_OUTCOMES = ["delivered", "retryable", "permanent", "dead_lettered"] as const;
@@ -70,8 +71,7 @@ const MAX_HEADER_SCAN = 5_000;
  */
 export class AttemptPages {
   constructor(
-    private readonly js: JetStreamClient,
-    private readonly jsm: JetStreamManager,
+    private readonly readers: LogReaders,
     private readonly names: BusNames,
     /** DELIVERY_ATTEMPT_LOG_LINGER_MS. */
     private readonly lingerMs = 200,
@@ -133,7 +133,8 @@ export class AttemptPages {
   /** One attempt with its exchange. */
   async get(attemptId: string): Promise<DeliveryAttempt> {
     const id = parseAttemptId(attemptId);
-    const stored = await this.jsm.direct.getMessage(this.stream(id.side), { seq: id.seq }).catch(() => null);
+    const { jsm } = await this.readers.reader(0);
+    const stored = await jsm.direct.getMessage(this.stream(id.side), { seq: id.seq }).catch(() => null);
     if (!stored) throw new ServiceError("NOT_FOUND", `attempt_id: no attempt ${attemptId} in the log (expired, or never there)`);
     const attempt = id.side === "failed" ? DeliveryAttempt.decode(stored.data) : DeliveryAttempts.decode(stored.data).attempts[id.index];
     if (!attempt) throw new ServiceError("NOT_FOUND", `attempt_id: no attempt ${attemptId} in the log`);
@@ -150,16 +151,18 @@ export class AttemptPages {
 
   /** Where a first page starts on one stream: after its last message (of the destination), or at `before`. */
   private async start(side: Side, query: AttemptQuery): Promise<Cursor> {
+    const reader = await this.readers.reader(SIDE_READER[side]);
+    const { jsm } = reader;
     const stream = this.stream(side);
     let end: number;
     if (query.destinationId) {
-      const last = await this.jsm.streams
+      const last = await jsm.streams
         .getMessage(stream, { last_by_subj: this.subject(side, query.destinationId) })
         .catch((error: unknown) => (isNotFound(error) ? null : Promise.reject(error)));
       if (!last) return NONE;
       end = last.seq + 1;
     } else {
-      const state = (await this.jsm.streams.info(stream)).state;
+      const state = (await jsm.streams.info(stream)).state;
       if (state.messages === 0) return NONE;
       end = state.last_seq + 1;
     }
@@ -170,8 +173,8 @@ export class AttemptPages {
       // messages costs less than a header each (and needs none).
       const at =
         side === "failed"
-          ? await this.firstStoredAtOrAfter(this.stream(side), beforeMs + STORE_MARGIN_MS)
-          : await this.deliveredEndBefore(subject, beforeMs, end);
+          ? await this.firstStoredAtOrAfter(reader, this.stream(side), beforeMs + STORE_MARGIN_MS)
+          : await this.deliveredEndBefore(reader, subject, beforeMs, end);
       if (at !== undefined) end = Math.min(end, at);
     }
     return { seq: end, index: 0 };
@@ -185,10 +188,15 @@ export class AttemptPages {
    * headers only rather than decoding every batch in it. A batch without the header counts as
    * holding older attempts. Undefined: nothing is stored from `beforeMs` on.
    */
-  private async deliveredEndBefore(subject: string | undefined, beforeMs: number, end: number): Promise<number | undefined> {
+  private async deliveredEndBefore(
+    reader: LogReader,
+    subject: string | undefined,
+    beforeMs: number,
+    end: number,
+  ): Promise<number | undefined> {
     const stream = this.names.deliveredLogStream;
     const latestMs = beforeMs + STORE_MARGIN_MS + this.lingerMs;
-    const consumer = await this.js.consumers.get(stream, {
+    const consumer = await reader.js.consumers.get(stream, {
       deliver_policy: DeliverPolicy.StartTime,
       opt_start_time: new Date(beforeMs).toISOString(),
       headers_only: true,
@@ -211,7 +219,7 @@ export class AttemptPages {
     }
     if (read === pending && start !== undefined) return older ?? start;
     // The stretch is longer than a page reads headers of: bound it by stored time alone.
-    return this.firstStoredAtOrAfter(stream, latestMs);
+    return this.firstStoredAtOrAfter(reader, stream, latestMs);
   }
 
   /**
@@ -220,8 +228,8 @@ export class AttemptPages {
    * own time ranges, loading one block, where a search by direct gets from here loaded one per
    * probe. Headers only: the message's sequence is all that is wanted.
    */
-  private async firstStoredAtOrAfter(stream: string, ms: number): Promise<number | undefined> {
-    const consumer = await this.js.consumers.get(stream, {
+  private async firstStoredAtOrAfter(reader: LogReader, stream: string, ms: number): Promise<number | undefined> {
+    const consumer = await reader.js.consumers.get(stream, {
       deliver_policy: DeliverPolicy.StartTime,
       opt_start_time: new Date(ms).toISOString(),
       headers_only: true,
@@ -241,6 +249,7 @@ export class AttemptPages {
     query: AttemptQuery,
     matches: (attempt: DeliveryAttempt, atMs: number) => boolean,
   ): Promise<{ found: Found[]; rest: Cursor }> {
+    const { jsm } = await this.readers.reader(SIDE_READER[side]);
     const found: Found[] = [];
     const sinceMs = query.since?.getTime();
     const take = (seq: number, data: Uint8Array, below: number) => {
@@ -259,12 +268,12 @@ export class AttemptPages {
     };
 
     if (cursor.index > 0) {
-      const stored = await this.jsm.direct.getMessage(this.stream(side), { seq: cursor.seq }).catch(() => null);
+      const stored = await jsm.direct.getMessage(this.stream(side), { seq: cursor.seq }).catch(() => null);
       if (stored) take(cursor.seq, stored.data, cursor.index);
     }
     const stream = this.stream(side);
     const subject = query.destinationId ? this.subject(side, query.destinationId) : undefined;
-    const state = (await this.jsm.streams.info(stream)).state;
+    const state = (await jsm.streams.info(stream)).state;
     const first = state.first_seq;
     // A destination's share of the stream, guessed as an even one (asking the server for the subject's
     // count costs it a pass over every block); the window then grows by what the subject really holds.
@@ -278,7 +287,7 @@ export class AttemptPages {
       const low = Math.max(first, high - window);
       // Messages of the subject in the window, about: its share of those looked at so far (or the guess).
       const expected = (high - low) * (looked > 0 ? read / looked : share);
-      const messages = await this.readWindow(stream, subject, low, high, expected);
+      const messages = await this.readWindow(side, stream, subject, low, high, expected);
       read += messages.length;
       let passedSince = false;
       for (let i = messages.length - 1; i >= 0; i--) {
@@ -304,15 +313,17 @@ export class AttemptPages {
 
   /** The messages (of `subject`, if given) with sequences in [low, high), oldest first. */
   private async readWindow(
+    side: Side,
     stream: string,
     subject: string | undefined,
     low: number,
     high: number,
     expected: number,
   ): Promise<StoredEntry[]> {
-    if (subject) return this.readSubjectWindow(stream, subject, low, high, expected);
+    if (subject) return this.readSubjectWindow(side, stream, subject, low, high, expected);
+    const { js } = await this.readers.reader(SIDE_READER[side]);
     // No filter: an ordered consumer streams the window (its pending count costs the server nothing here).
-    const consumer = await this.js.consumers.get(stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: low });
+    const consumer = await js.consumers.get(stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: low });
     const pending = (await consumer.info(true)).num_pending;
     const wanted = Math.min(pending, high - low);
     const messages: StoredEntry[] = [];
@@ -335,13 +346,22 @@ export class AttemptPages {
    * runs on to the subject's next message past the part, loading the file-store block that holds
    * it, so a sparse subject is read in few parts.
    */
-  private async readSubjectWindow(stream: string, subject: string, low: number, high: number, expected: number): Promise<StoredEntry[]> {
+  private async readSubjectWindow(
+    side: Side,
+    stream: string,
+    subject: string,
+    low: number,
+    high: number,
+    expected: number,
+  ): Promise<StoredEntry[]> {
     const walks = Math.min(MAX_WALKS, Math.max(1, Math.ceil(expected / MESSAGES_PER_WALK)));
     const size = Math.ceil((high - low) / walks);
-    const walk = async (from: number, to: number): Promise<StoredEntry[]> => {
+    const walk = async (index: number, from: number, to: number): Promise<StoredEntry[]> => {
+      // Walks over connections in turn: the server loads the blocks of different walks side by side.
+      const { jsm } = await this.readers.reader(SIDE_READER[side] + index);
       const entries: StoredEntry[] = [];
       for (let seq = from; seq < to;) {
-        const stored = await this.jsm.direct
+        const stored = await jsm.direct
           .getMessage(stream, { seq, next_by_subj: subject })
           .catch((error: unknown) => (isNotFound(error) ? null : Promise.reject(error)));
         if (!stored || stored.seq >= to) break;
@@ -351,12 +371,15 @@ export class AttemptPages {
       return entries;
     };
     const parts: Promise<StoredEntry[]>[] = [];
-    for (let from = low; from < high; from += size) parts.push(walk(from, Math.min(from + size, high)));
+    for (let from = low; from < high; from += size) parts.push(walk(parts.length, from, Math.min(from + size, high)));
     return (await Promise.all(parts)).flat();
   }
 }
 
 const NONE: Cursor = { seq: 0, index: 0 };
+
+/** The reader (LogReaders) each stream is read over, so that the two are read side by side. */
+const SIDE_READER: Record<Side, number> = { failed: 0, delivered: 1 };
 
 interface StoredEntry {
   seq: number;
@@ -367,7 +390,7 @@ interface StoredEntry {
 /** Direct-get walks one subject window is read with side by side, at most. */
 const MAX_WALKS = 32;
 /** Messages of the subject a walk is expected to read. */
-const MESSAGES_PER_WALK = 4;
+const MESSAGES_PER_WALK = 2;
 
 const ATTEMPTS_TAG = lengthTag(DeliveryAttemptsField.ATTEMPTS);
 const EXCHANGE_TAG = lengthTag(DeliveryAttemptField.EXCHANGE);
