@@ -28,6 +28,13 @@ export interface AttemptQuery {
 interface Cursor {
   seq: number;
   index: number;
+  /**
+   * What the previous page found reading this stream: sequences per matching entry and per
+   * message of the subject, in thousandths. The next page sizes its first window by them instead
+   * of growing it from a guess over several rounds (each a request and, deep in the log, the
+   * loading of file-store blocks).
+   */
+  density?: { perEntry: number; perMessage: number };
 }
 
 interface Found {
@@ -56,7 +63,8 @@ const SCAN_BYTES = 1024 * 1024;
 const FIRST_WINDOW_FACTOR = 1;
 /** Messages the first window reads on the delivered stream (each holds up to DELIVERY_ATTEMPT_LOG_BATCH attempts). */
 const FIRST_DELIVERED_WINDOW = 2;
-const TOKEN_VERSION = "a1";
+const TOKEN_VERSION = "a2";
+const PREVIOUS_TOKEN_VERSION = "a1";
 /** Headers a first `before` page reads at most to skip delivered batches newer than `before`. */
 const MAX_HEADER_SCAN = 5_000;
 
@@ -279,14 +287,22 @@ export class AttemptPages {
     // count costs it a pass over every block); the window then grows by what the subject really holds.
     const share = subject ? 1 / Math.max(state.num_subjects ?? 1, 1) : 1;
     let high = cursor.seq;
-    let window = Math.ceil((side === "failed" ? query.limit * FIRST_WINDOW_FACTOR : FIRST_DELIVERED_WINDOW) / share);
+    const guess = Math.ceil((side === "failed" ? query.limit * FIRST_WINDOW_FACTOR : FIRST_DELIVERED_WINDOW) / share);
+    const hint = cursor.density;
+    const firstShare = hint ? 1000 / hint.perMessage : share;
+    // Sized by the hint, the window holds the page with a quarter to spare, but no more of the
+    // subject's bytes than a page reads at most.
+    const messageBytes = state.bytes / Math.max(state.messages, 1);
+    let window = hint
+      ? Math.max(1, Math.min(Math.ceil((query.limit * hint.perEntry * 1.25) / 1000), Math.ceil(SCAN_BYTES / messageBytes / firstShare)))
+      : guess;
     let scanned = 0;
     let looked = 0;
     let read = 0;
     while (found.length < query.limit && high > first && scanned < SCAN_BYTES) {
       const low = Math.max(first, high - window);
       // Messages of the subject in the window, about: its share of those looked at so far (or the guess).
-      const expected = (high - low) * (looked > 0 ? read / looked : share);
+      const expected = (high - low) * (looked > 0 ? read / looked : firstShare);
       const messages = await this.readWindow(side, stream, subject, low, high, expected);
       read += messages.length;
       let passedSince = false;
@@ -308,7 +324,15 @@ export class AttemptPages {
       window = Math.ceil(Math.min(Math.max((missing * looked) / Math.max(found.length, 1), 2 * window), 16 * window));
     }
     // Everything from `high` up was looked at: a page that takes every entry found reads on from there.
-    return { found, rest: high > first ? { seq: high, index: 0 } : NONE };
+    // Per entry from the newest one found on: a stretch without any before it (the margin after
+    // `before`, say) says nothing of how dense the rest is. Finding nothing says only that the page
+    // read too little: the next page grows its window from the guess again.
+    const density =
+      found.length > 0 && read > 0
+        ? { perEntry: thousandths(found[0]!.position.seq + 1 - high, found.length), perMessage: thousandths(looked, read) }
+        : undefined;
+    for (const entry of found) entry.position.density = density;
+    return { found, rest: high > first ? { seq: high, index: 0, density } : NONE };
   }
 
   /** The messages (of `subject`, if given) with sequences in [low, high), oldest first. */
@@ -433,8 +457,14 @@ function isNotFound(error: unknown): boolean {
   return error instanceof Error && /no message found|not found/i.test(error.message);
 }
 
+/** `looked` per `count`, in thousandths; at most 1e12 (nothing found). */
+function thousandths(looked: number, count: number): number {
+  return Math.min(Math.max(1, Math.round((1000 * looked) / Math.max(count, 1))), 1e12);
+}
+
 function encodeToken(cursors: { failed: Cursor; delivered: Cursor }): string {
-  const text = `${TOKEN_VERSION}.${cursors.failed.seq}.${cursors.delivered.seq}.${cursors.delivered.index}`;
+  const density = (cursor: Cursor) => (cursor.density ? `${cursor.density.perEntry}.${cursor.density.perMessage}` : "0.0");
+  const text = `${TOKEN_VERSION}.${cursors.failed.seq}.${cursors.delivered.seq}.${cursors.delivered.index}.${density(cursors.failed)}.${density(cursors.delivered)}`;
   return Buffer.from(text).toString("base64url");
 }
 
@@ -442,12 +472,18 @@ function decodeToken(token: string): { failed: Cursor; delivered: Cursor } {
   const refuse = () => new ServiceError("INVALID_ARGUMENT", "page_token: not a next_page_token of ListDeliveryAttempts");
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(token)) throw refuse();
   const parts = Buffer.from(token, "base64url").toString().split(".");
-  if (parts.length !== 4 || parts[0] !== TOKEN_VERSION || !parts.slice(1).every((part) => /^(0|[1-9]\d{0,15})$/.test(part))) {
-    throw refuse();
-  }
-  const [failed, delivered, index] = parts.slice(1).map(Number) as [number, number, number];
-  if (!Number.isSafeInteger(failed) || !Number.isSafeInteger(delivered) || !Number.isSafeInteger(index)) throw refuse();
-  return { failed: { seq: failed, index: 0 }, delivered: { seq: delivered, index } };
+  // Tokens of the version before density hints (4 parts) are still read.
+  const known = (parts[0] === TOKEN_VERSION && parts.length === 8) || (parts[0] === PREVIOUS_TOKEN_VERSION && parts.length === 4);
+  if (!known || !parts.slice(1).every((part) => /^(0|[1-9]\d{0,15})$/.test(part))) throw refuse();
+  const numbers = parts.slice(1).map(Number);
+  if (!numbers.every((n) => Number.isSafeInteger(n))) throw refuse();
+  const [failed, delivered, index, failedPerEntry = 0, failedPerMessage = 0, deliveredPerEntry = 0, deliveredPerMessage = 0] =
+    numbers as number[];
+  const density = (perEntry: number, perMessage: number) => (perEntry > 0 && perMessage > 0 ? { perEntry, perMessage } : undefined);
+  return {
+    failed: { seq: failed!, index: 0, density: density(failedPerEntry, failedPerMessage) },
+    delivered: { seq: delivered!, index: index!, density: density(deliveredPerEntry, deliveredPerMessage) },
+  };
 }
 
 function parseAttemptId(attemptId: string): { side: Side; seq: number; index: number } {
