@@ -19,6 +19,8 @@ export {
   busMessageTypes,
 } from "./headers.js";
 export type { BusMessageType } from "./headers.js";
+/** A one-off read with an ordered consumer that is deleted after. */
+export { withOrderedConsumer } from "./ordered-consumer.js";
 /** Ids made safe to carry in a NATS or HTTP header. */
 export { headerSafeId } from "./header-safe-id.js";
 /** Stream and consumer definitions: the calls stream and delivery's streams and consumers. */

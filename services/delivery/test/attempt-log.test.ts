@@ -1,4 +1,5 @@
 import { status } from "@grpc/grpc-js";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type { DeliveryAttempt, ListDeliveryAttemptsRequest } from "@switchyard/contracts";
 import { waitFor } from "@switchyard/testkit";
 import { maskValue } from "@switchyard/workspace";
@@ -204,6 +205,13 @@ describe("the attempt log", () => {
 
     // Sparse: one destination's dead letters of one call.
     expect((await list(f, { destinationId: "c", messageId: "m-7", outcomes: ["dead_lettered"] })).map((a) => a.messageId)).toEqual(["m-7"]);
+
+    // Every page's reads leave no consumer behind on the log streams (an idle one would stay minutes).
+    const jsm = await jetstreamManager(f.nc);
+    await waitFor("the pages' consumers to be deleted", async () => {
+      const counts = await Promise.all([f.names.deliveryLogStream, f.names.deliveredLogStream].map((s) => jsm.streams.info(s)));
+      return counts.every((info) => info.state.consumer_count === 0) || undefined;
+    });
   });
 
   it("refuses a bad page_token, outcome or attempt_id, naming the field, and answers NOT_FOUND for an attempt not in the log", async () => {

@@ -1,4 +1,4 @@
-import { DeliverPolicy, type ConsumerMessages, type JetStreamClient, type JsMsg } from "@nats-io/jetstream";
+import { DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JsMsg } from "@nats-io/jetstream";
 import { BUS_MESSAGE_TYPE_HEADER } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
 import type { StreamMessage } from "./counting.js";
@@ -26,8 +26,14 @@ export interface StreamReaderOptions {
  * full rate. A round that fails (nats-server gone, say) is retried from the next sequence, so
  * nothing is skipped or read twice.
  */
+/** One round of reading: its consumer and what it delivers. */
+interface Round {
+  consumer: Consumer;
+  messages: ConsumerMessages;
+}
+
 export class StreamReader {
-  private messages: ConsumerMessages | undefined;
+  private round: Round | undefined;
   private stopped = false;
   private wake: (() => void) | undefined;
   private done: Promise<void> = Promise.resolve();
@@ -46,29 +52,38 @@ export class StreamReader {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
-    await this.messages?.close();
+    await this.round?.messages.close();
     await this.done;
   }
 
-  private async open(afterSequence: number): Promise<ConsumerMessages> {
+  private async open(afterSequence: number): Promise<Round> {
     const consumer = await this.options.js.consumers.get(
       this.options.stream,
       afterSequence > 0
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: afterSequence + 1 }
         : { deliver_policy: DeliverPolicy.All },
     );
-    return consumer.consume();
+    return { consumer, messages: await consumer.consume() };
   }
 
-  private async run(first: ConsumerMessages): Promise<void> {
+  /**
+   * Ends a round and deletes its consumer: an ordered consumer left alone stays on the server for
+   * minutes, and a stream's consumers are each told of every message it stores.
+   */
+  private async end(round: Round): Promise<void> {
+    await round.messages.close().catch(() => undefined);
+    await round.consumer.delete().catch(() => undefined);
+  }
+
+  private async run(first: Round): Promise<void> {
     const { stream, handle, position, pauseMs, logger } = this.options;
     let after = this.options.afterSequence;
-    let messages: ConsumerMessages | undefined = first;
+    let round: Round | undefined = first;
     while (!this.stopped) {
-      if (messages) {
-        this.messages = messages;
+      if (round) {
+        this.round = round;
         try {
-          for await (const message of messages) {
+          for await (const message of round.messages) {
             const handled = handle(toStreamMessage(message));
             if (handled) await handled;
             after = message.seq;
@@ -78,16 +93,16 @@ export class StreamReader {
         } catch (error) {
           logger.warn({ err: error, stream, after }, "reading a stream failed; reading again from the next message");
         }
-        await messages.close().catch(() => undefined);
+        await this.end(round);
       }
-      await this.pause(messages ? pauseMs : Math.max(pauseMs, 1_000));
+      await this.pause(round ? pauseMs : Math.max(pauseMs, 1_000));
       if (this.stopped) break;
       try {
-        messages = await this.open(after);
-        if (this.stopped) await messages.close();
+        round = await this.open(after);
+        if (this.stopped) await this.end(round);
       } catch (error) {
         logger.warn({ err: error, stream, after }, "could not start reading a stream; trying again");
-        messages = undefined;
+        round = undefined;
       }
     }
   }

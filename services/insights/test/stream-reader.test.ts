@@ -56,5 +56,7 @@ for (const pauseMs of [0, 200]) {
     } finally {
       await reader.stop();
     }
+    // Each round's consumer is deleted when the round ends: none is left once reading stopped.
+    expect((await bus.jsm.streams.info("READER_TEST")).state.consumer_count).toBe(0);
   });
 }

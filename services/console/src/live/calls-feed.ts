@@ -13,7 +13,7 @@ export const MAX_CALLS_PER_SECOND = 200;
  * Streams a source's calls to one browser as they arrive: an ordered consumer on the calls
  * stream, filtered to the source's subject, starting with the next message stored ("new"), so
  * opening the debugger costs nothing however long the stream is. The consumer is ephemeral and
- * goes when the browser does.
+ * is deleted when the browser goes.
  */
 export async function streamSourceCalls(options: {
   js: JetStreamClient;
@@ -28,7 +28,14 @@ export async function streamSourceCalls(options: {
     deliver_policy: DeliverPolicy.New,
   });
   const messages = await consumer.consume();
-  events.onClose(() => void messages.close().catch(() => undefined));
+  // Deleted with the page: the server would keep an idle ordered consumer for five minutes.
+  events.onClose(
+    () =>
+      void messages
+        .close()
+        .then(() => consumer.delete())
+        .catch(() => undefined),
+  );
   events.send("ready", { sourceId });
 
   let windowStart = Date.now();

@@ -1,7 +1,7 @@
 import { DeliverPolicy } from "@nats-io/jetstream";
 import { DeliveryAttempt, DeliveryAttemptField, DeliveryAttempts, DeliveryAttemptsField } from "@switchyard/contracts";
 import { lengthTag, WireReader } from "@switchyard/wire";
-import { ATTEMPT_LOG_FIRST_AT_HEADER, type BusNames } from "@switchyard/bus";
+import { ATTEMPT_LOG_FIRST_AT_HEADER, withOrderedConsumer, type BusNames } from "@switchyard/bus";
 import { ServiceError } from "@switchyard/platform";
 import type { LogReader, LogReaders } from "./log-readers.js";
 
@@ -204,30 +204,32 @@ export class AttemptPages {
   ): Promise<number | undefined> {
     const stream = this.names.deliveredLogStream;
     const latestMs = beforeMs + STORE_MARGIN_MS + this.lingerMs;
-    const consumer = await reader.js.consumers.get(stream, {
-      deliver_policy: DeliverPolicy.StartTime,
-      opt_start_time: new Date(beforeMs).toISOString(),
-      headers_only: true,
-    });
-    const pending = (await consumer.info(true)).num_pending;
-    if (pending === 0) return undefined;
-    const wanted = Math.min(pending, MAX_HEADER_SCAN);
-    let start: number | undefined;
-    let older: number | undefined;
-    let read = 0;
-    for await (const message of await consumer.fetch({ max_messages: wanted, expires: 5_000 })) {
-      read++;
-      start ??= message.seq;
-      if (message.seq >= end || message.info.timestampNanos / 1e6 >= latestMs) return older ?? start;
-      if (subject === undefined || message.subject === subject) {
-        const firstAt = Number(message.headers?.get(ATTEMPT_LOG_FIRST_AT_HEADER) || Number.NaN);
-        if (!(firstAt >= beforeMs)) older = message.seq + 1;
-      }
-      if (read === wanted) break;
-    }
-    if (read === pending && start !== undefined) return older ?? start;
-    // The stretch is longer than a page reads headers of: bound it by stored time alone.
-    return this.firstStoredAtOrAfter(reader, stream, latestMs);
+    const scanned = await withOrderedConsumer(
+      reader.js,
+      stream,
+      { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date(beforeMs).toISOString(), headers_only: true },
+      async (consumer): Promise<{ end: number | undefined } | undefined> => {
+        const pending = (await consumer.info(true)).num_pending;
+        if (pending === 0) return { end: undefined };
+        const wanted = Math.min(pending, MAX_HEADER_SCAN);
+        let start: number | undefined;
+        let older: number | undefined;
+        let read = 0;
+        for await (const message of await consumer.fetch({ max_messages: wanted, expires: 5_000 })) {
+          read++;
+          start ??= message.seq;
+          if (message.seq >= end || message.info.timestampNanos / 1e6 >= latestMs) return { end: older ?? start };
+          if (subject === undefined || message.subject === subject) {
+            const firstAt = Number(message.headers?.get(ATTEMPT_LOG_FIRST_AT_HEADER) || Number.NaN);
+            if (!(firstAt >= beforeMs)) older = message.seq + 1;
+          }
+          if (read === wanted) break;
+        }
+        return read === pending && start !== undefined ? { end: older ?? start } : undefined;
+      },
+    );
+    // Undefined: the stretch is longer than a page reads headers of; bound it by stored time alone.
+    return scanned ? scanned.end : this.firstStoredAtOrAfter(reader, stream, latestMs);
   }
 
   /**
@@ -237,14 +239,16 @@ export class AttemptPages {
    * probe. Headers only: the message's sequence is all that is wanted.
    */
   private async firstStoredAtOrAfter(reader: LogReader, stream: string, ms: number): Promise<number | undefined> {
-    const consumer = await reader.js.consumers.get(stream, {
-      deliver_policy: DeliverPolicy.StartTime,
-      opt_start_time: new Date(ms).toISOString(),
-      headers_only: true,
-    });
-    if ((await consumer.info(true)).num_pending === 0) return undefined;
-    const first = await consumer.next({ expires: 5_000 });
-    return first?.seq;
+    return withOrderedConsumer(
+      reader.js,
+      stream,
+      { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date(ms).toISOString(), headers_only: true },
+      async (consumer) => {
+        if ((await consumer.info(true)).num_pending === 0) return undefined;
+        const first = await consumer.next({ expires: 5_000 });
+        return first?.seq;
+      },
+    );
   }
 
   /**
@@ -347,18 +351,19 @@ export class AttemptPages {
     if (subject) return this.readSubjectWindow(side, stream, subject, low, high, expected);
     const { js } = await this.readers.reader(SIDE_READER[side]);
     // No filter: an ordered consumer streams the window (its pending count costs the server nothing here).
-    const consumer = await js.consumers.get(stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: low });
-    const pending = (await consumer.info(true)).num_pending;
-    const wanted = Math.min(pending, high - low);
-    const messages: StoredEntry[] = [];
-    if (wanted === 0) return messages;
-    const batch = await consumer.fetch({ max_messages: wanted, expires: 5_000 });
-    for await (const message of batch) {
-      if (message.seq >= high) break;
-      messages.push({ seq: message.seq, storedMs: message.info.timestampNanos / 1e6, data: message.data });
-      if (messages.length === wanted || message.info.pending === 0) break;
-    }
-    return messages;
+    return withOrderedConsumer(js, stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: low }, async (consumer) => {
+      const pending = (await consumer.info(true)).num_pending;
+      const wanted = Math.min(pending, high - low);
+      const messages: StoredEntry[] = [];
+      if (wanted === 0) return messages;
+      const batch = await consumer.fetch({ max_messages: wanted, expires: 5_000 });
+      for await (const message of batch) {
+        if (message.seq >= high) break;
+        messages.push({ seq: message.seq, storedMs: message.info.timestampNanos / 1e6, data: message.data });
+        if (messages.length === wanted || message.info.pending === 0) break;
+      }
+      return messages;
+    });
   }
 
   /**
