@@ -66,10 +66,7 @@ export class StreamReader {
     return { consumer, messages: await consumer.consume() };
   }
 
-  /**
-   * Ends a round and deletes its consumer: an ordered consumer left alone stays on the server for
-   * minutes, and a stream's consumers are each told of every message it stores.
-   */
+  /** Ends a round and deletes its consumer (an idle one would stay minutes: see withOrderedConsumer). */
   private async end(round: Round): Promise<void> {
     await round.messages.close().catch(() => undefined);
     await round.consumer.delete().catch(() => undefined);

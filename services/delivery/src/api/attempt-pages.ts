@@ -50,7 +50,7 @@ type Side = "failed" | "delivered";
 /**
  * A failure is stored a publish after its attempt, and a delivered batch up to
  * DELIVERY_ATTEMPT_LOG_LINGER_MS (and a publish) after its first one: a `before` page looks at
- * the headers of what is stored up to that much (plus this margin) after `before`.
+ * what is stored up to that much (plus this margin, for clocks and slow publishes) after `before`.
  */
 const STORE_MARGIN_MS = 250;
 /**
@@ -177,11 +177,11 @@ export class AttemptPages {
     if (query.before) {
       const subject = query.destinationId ? this.subject(side, query.destinationId) : undefined;
       const beforeMs = query.before.getTime();
-      // Failures are stored a publish after their attempt: reading back over the margin's few
-      // messages costs less than a header each (and needs none).
+      // A failure message is one attempt: reading the margin's back costs about what reading a
+      // header of each would, so failures need no Switchyard-First-At.
       const at =
         side === "failed"
-          ? await this.firstStoredAtOrAfter(reader, this.stream(side), beforeMs + STORE_MARGIN_MS)
+          ? await this.firstStoredAtOrAfter(reader, stream, beforeMs + STORE_MARGIN_MS)
           : await this.deliveredEndBefore(reader, subject, beforeMs, end);
       if (at !== undefined) end = Math.min(end, at);
     }
@@ -462,7 +462,7 @@ function isNotFound(error: unknown): boolean {
   return error instanceof Error && /no message found|not found/i.test(error.message);
 }
 
-/** `looked` per `count`, in thousandths; at most 1e12 (nothing found). */
+/** `looked` per `count`, in thousandths (1 to 1e12). */
 function thousandths(looked: number, count: number): number {
   return Math.min(Math.max(1, Math.round((1000 * looked) / Math.max(count, 1))), 1e12);
 }
