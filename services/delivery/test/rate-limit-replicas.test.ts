@@ -11,7 +11,6 @@ import {
 } from "@switchyard/bus";
 import { CallBatch } from "@switchyard/contracts";
 import {
-  freePort,
   LOOPBACK_CIDRS,
   MetricsSnapshot,
   NatsServer,
@@ -69,7 +68,7 @@ afterEach(async () => {
 });
 
 async function startDelivery(namespace: string): Promise<{ opsPort: number }> {
-  const opsPort = await freePort();
+  // Port 0 for both: a free port picked here could be taken by another test before the child binds it.
   const service = ServiceProcess.start("delivery", {
     NATS_URL: nats.url,
     SWITCHYARD_NAMESPACE: namespace,
@@ -77,12 +76,14 @@ async function startDelivery(namespace: string): Promise<{ opsPort: number }> {
     HOST: "127.0.0.1",
     LOG_LEVEL: "info",
     DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS,
-    DELIVERY_GRPC_PORT: String(await freePort()),
-    DELIVERY_OPS_PORT: String(opsPort),
+    DELIVERY_GRPC_PORT: "0",
+    DELIVERY_OPS_PORT: "0",
     ...FAST_RETRY_ENV,
   });
   processes.push(service);
   await service.waitForOutput(/delivery ready/, 60_000);
+  const opsPort = Number(/"opsPort":(\d+)/.exec(service.output)?.[1]);
+  if (!(opsPort > 0)) throw new Error(`delivery did not say its ops port:\n${service.output}`);
   return { opsPort };
 }
 
