@@ -7,7 +7,7 @@ import { connect } from "@nats-io/transport-node";
 import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders } from "@switchyard/bus";
 import { CallBatch } from "@switchyard/contracts";
 import { busNames, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, type BusNames } from "@switchyard/bus";
-import { freePort, LOOPBACK_CIDRS, NatsServer, ServiceProcess, uniqueNamespace, waitFor, WebhookReceiver } from "@switchyard/testkit";
+import { LOOPBACK_CIDRS, NatsServer, ServiceProcess, uniqueNamespace, waitFor, WebhookReceiver } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CALLS_CONSUMER } from "@switchyard/bus";
 import { busCall, FAST_RETRY_ENV, trackPayload } from "./delivery-fixture.js";
@@ -65,7 +65,7 @@ async function deliveryEnv(namespace: string): Promise<Record<string, string>> {
 }
 
 async function startDelivery(env: Record<string, string>): Promise<ServiceProcess> {
-  const service = ServiceProcess.start("delivery", { ...env, DELIVERY_GRPC_PORT: String(await freePort()), DELIVERY_OPS_PORT: "0" });
+  const service = ServiceProcess.start("delivery", { ...env, DELIVERY_GRPC_PORT: "0", DELIVERY_OPS_PORT: "0" });
   processes.push(service);
   await service.waitForOutput(/delivery ready/);
   return service;
