@@ -48,6 +48,16 @@ export class ServiceProcess {
     if (!pattern.test(this.output)) throw new Error(`process exited before printing ${pattern}:\n${this.output}`);
   }
 
+  /**
+   * Waits for the service's "<service> ready" line and returns it: the ports it bound are in it
+   * (grpcPort, opsPort, ingest's httpPort), so a test can start it on port 0 rather than on a
+   * port it picked, which another test may take before the child binds it.
+   */
+  async ready(service: string, timeoutMs?: number): Promise<Record<string, unknown>> {
+    await this.waitForOutput(new RegExp(`"msg":"${service} ready"`), timeoutMs);
+    return this.logLines().find((line) => line.msg === `${service} ready`)!;
+  }
+
   /** Parsed pino JSON lines printed so far. */
   logLines(): Record<string, unknown>[] {
     return this.output

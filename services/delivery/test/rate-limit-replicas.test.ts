@@ -68,7 +68,7 @@ afterEach(async () => {
 });
 
 async function startDelivery(namespace: string): Promise<{ opsPort: number }> {
-  // Port 0 for both: a free port picked here could be taken by another test before the child binds it.
+  // Port 0 for both (see ServiceProcess.ready).
   const service = ServiceProcess.start("delivery", {
     NATS_URL: nats.url,
     SWITCHYARD_NAMESPACE: namespace,
@@ -81,10 +81,8 @@ async function startDelivery(namespace: string): Promise<{ opsPort: number }> {
     ...FAST_RETRY_ENV,
   });
   processes.push(service);
-  await service.waitForOutput(/delivery ready/, 60_000);
-  const opsPort = Number(/"opsPort":(\d+)/.exec(service.output)?.[1]);
-  if (!(opsPort > 0)) throw new Error(`delivery did not say its ops port:\n${service.output}`);
-  return { opsPort };
+  const { opsPort } = await service.ready("delivery", 60_000);
+  return { opsPort: opsPort as number };
 }
 
 /** Requests per whole second of the receiver's clock (second → count), without the first and last (partial) seconds. */

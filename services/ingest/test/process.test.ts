@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, leakedSecrets, NatsServer, ServiceProcess, uniqueNamespace } from "@switchyard/testkit";
+import { leakedSecrets, NatsServer, ServiceProcess, uniqueNamespace } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const WRITE_KEY = "wk_process_test_secret_key_0001";
@@ -35,9 +35,9 @@ async function ingestEnv(extra: Record<string, string> = {}) {
     NATS_URL: nats.url,
     SWITCHYARD_NAMESPACE: uniqueNamespace(),
     SWITCHYARD_WORKSPACE_FILE: workspaceFile,
-    INGEST_GRPC_PORT: String(await freePort()),
+    INGEST_GRPC_PORT: "0",
     INGEST_OPS_PORT: "0",
-    INGEST_HTTP_PORT: String(await freePort()),
+    INGEST_HTTP_PORT: "0",
     HOST: "127.0.0.1",
     LOG_LEVEL: "debug",
     ...extra,
@@ -54,8 +54,8 @@ describe("the ingest process", () => {
   it("stops on SIGTERM after finishing in-flight work, and exits 0", async () => {
     const env = await ingestEnv();
     const ingest = start(env);
-    await ingest.waitForOutput(/ingest ready/);
-    const response = await fetch(`http://127.0.0.1:${env.INGEST_HTTP_PORT}/v1/track`, {
+    const { httpPort } = await ingest.ready("ingest");
+    const response = await fetch(`http://127.0.0.1:${httpPort as number}/v1/track`, {
       method: "POST",
       headers: { Authorization: `Basic ${Buffer.from(`${WRITE_KEY}:`).toString("base64")}` },
       body: JSON.stringify({ userId: "u1", event: "E" }),
@@ -85,10 +85,10 @@ describe("the ingest process", () => {
   it("never writes write keys, secrets or authorization headers to its logs", async () => {
     const env = await ingestEnv();
     const ingest = start(env);
-    await ingest.waitForOutput(/ingest ready/);
+    const { httpPort } = await ingest.ready("ingest");
     const authorization = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString("base64")}`;
     for (const key of [WRITE_KEY, "wk_wrong_key_but_secret_too"]) {
-      await fetch(`http://127.0.0.1:${env.INGEST_HTTP_PORT}/v1/batch`, {
+      await fetch(`http://127.0.0.1:${httpPort as number}/v1/batch`, {
         method: "POST",
         headers: { Authorization: `Basic ${Buffer.from(`${key}:`).toString("base64")}` },
         body: JSON.stringify({ batch: [{ type: "track", userId: "u1", event: "E" }, { type: "track" }] }),
