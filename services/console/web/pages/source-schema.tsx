@@ -144,15 +144,12 @@ export function SourceSchemaPage({ sourceId }: { sourceId: string }) {
                       <td class="num">{formatCount(sum(ofType, (e) => e.filteredTotal))}</td>
                       <td>{typeBlocked ? <span class="badge bad">Blocked</span> : <span class="badge good">Forwarded</span>}</td>
                       <td class="actions">
-                        <button
-                          type="button"
-                          class={typeBlocked ? "secondary" : "danger"}
+                        <BlockToggle
+                          blocked={typeBlocked}
+                          label={label}
                           disabled={busy !== undefined}
-                          aria-label={`${typeBlocked ? "Unblock" : "Block"} ${label}`}
-                          onClick={() => void change(typeBlocked ? "unblock" : "block", { types: [type] }, label)}
-                        >
-                          {typeBlocked ? "Unblock" : "Block"}
-                        </button>
+                          onToggle={(action) => void change(action, { types: [type] }, label)}
+                        />
                       </td>
                     </tr>
                   );
@@ -251,15 +248,12 @@ export function SourceSchemaPage({ sourceId }: { sourceId: string }) {
                           </td>
                           <td class="actions">
                             {canBlockName && !byType && (
-                              <button
-                                type="button"
-                                class={entryBlocked ? "secondary" : "danger"}
+                              <BlockToggle
+                                blocked={entryBlocked}
+                                label={name}
                                 disabled={busy !== undefined}
-                                aria-label={`${entryBlocked ? "Unblock" : "Block"} ${name}`}
-                                onClick={() => void change(entryBlocked ? "unblock" : "block", { trackEvents: [name] }, name)}
-                              >
-                                {entryBlocked ? "Unblock" : "Block"}
-                              </button>
+                                onToggle={(action) => void change(action, { trackEvents: [name] }, name)}
+                              />
                             )}
                           </td>
                         </tr>
@@ -278,6 +272,22 @@ export function SourceSchemaPage({ sourceId }: { sourceId: string }) {
 }
 
 /** Usage per UTC day: what ingest accepted, filtered and rejected, and what each destination got. */
+/** One click blocks what is forwarded, or unblocks what is blocked; the label names what, for screen readers. */
+function BlockToggle(props: { blocked: boolean; label: string; disabled: boolean; onToggle: (action: "block" | "unblock") => void }) {
+  const verb = props.blocked ? "Unblock" : "Block";
+  return (
+    <button
+      type="button"
+      class={props.blocked ? "secondary" : "danger"}
+      disabled={props.disabled}
+      aria-label={`${verb} ${props.label}`}
+      onClick={() => props.onToggle(props.blocked ? "unblock" : "block")}
+    >
+      {verb}
+    </button>
+  );
+}
+
 function UsageSection({ sourceId, tick }: { sourceId: string; tick: number }) {
   const [fromDay, setFromDay] = useState("");
   const [toDay, setToDay] = useState("");

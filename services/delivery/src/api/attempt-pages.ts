@@ -1,4 +1,4 @@
-import { DeliverPolicy } from "@nats-io/jetstream";
+import { DeliverPolicy, type StreamState } from "@nats-io/jetstream";
 import { DeliveryAttempt, DeliveryAttemptField, DeliveryAttempts, DeliveryAttemptsField } from "@switchyard/contracts";
 import { lengthTag, WireReader } from "@switchyard/wire";
 import { ATTEMPT_LOG_FIRST_AT_HEADER, withOrderedConsumer, type BusNames } from "@switchyard/bus";
@@ -99,11 +99,12 @@ export class AttemptPages {
       failed: wanted.size === 0 || query.outcomes.some((o) => FAILURE_OUTCOMES.has(o)),
       delivered: wanted.size === 0 || wanted.has("delivered"),
     };
+    const states: StreamStates = new Map();
     const cursors = query.pageToken
       ? decodeToken(query.pageToken)
       : await Promise.all([
-          reads.failed ? this.start("failed", query) : NONE,
-          reads.delivered ? this.start("delivered", query) : NONE,
+          reads.failed ? this.start("failed", query, states) : NONE,
+          reads.delivered ? this.start("delivered", query, states) : NONE,
         ]).then(([failed, delivered]) => ({ failed, delivered }));
     const matches = (attempt: DeliveryAttempt, atMs: number) =>
       (wanted.size === 0 || wanted.has(attempt.outcome)) &&
@@ -113,8 +114,8 @@ export class AttemptPages {
       (!query.before || atMs < query.before.getTime());
     const nothing = { found: [] as Found[], rest: NONE };
     const [failed, delivered] = await Promise.all([
-      reads.failed && cursors.failed.seq > 0 ? this.readBack("failed", cursors.failed, query, matches) : nothing,
-      reads.delivered && cursors.delivered.seq > 0 ? this.readBack("delivered", cursors.delivered, query, matches) : nothing,
+      reads.failed && cursors.failed.seq > 0 ? this.readBack("failed", cursors.failed, query, matches, states) : nothing,
+      reads.delivered && cursors.delivered.seq > 0 ? this.readBack("delivered", cursors.delivered, query, matches, states) : nothing,
     ]);
 
     // Merge, newest first; each stream's position moves past exactly what the page takes from it.
@@ -149,6 +150,16 @@ export class AttemptPages {
     return { ...attempt, attemptId };
   }
 
+  /** A stream's state, asked of the server once per page (a first page's start and reading share it). */
+  private streamState(side: Side, states: StreamStates): Promise<StreamState> {
+    let state = states.get(side);
+    if (!state) {
+      state = this.readers.reader(SIDE_READER[side]).then(async ({ jsm }) => (await jsm.streams.info(this.stream(side))).state);
+      states.set(side, state);
+    }
+    return state;
+  }
+
   private stream(side: Side): string {
     return side === "failed" ? this.names.deliveryLogStream : this.names.deliveredLogStream;
   }
@@ -158,7 +169,7 @@ export class AttemptPages {
   }
 
   /** Where a first page starts on one stream: after its last message (of the destination), or at `before`. */
-  private async start(side: Side, query: AttemptQuery): Promise<Cursor> {
+  private async start(side: Side, query: AttemptQuery, states: StreamStates): Promise<Cursor> {
     const reader = await this.readers.reader(SIDE_READER[side]);
     const { jsm } = reader;
     const stream = this.stream(side);
@@ -170,7 +181,7 @@ export class AttemptPages {
       if (!last) return NONE;
       end = last.seq + 1;
     } else {
-      const state = (await jsm.streams.info(stream)).state;
+      const state = await this.streamState(side, states);
       if (state.messages === 0) return NONE;
       end = state.last_seq + 1;
     }
@@ -260,6 +271,7 @@ export class AttemptPages {
     cursor: Cursor,
     query: AttemptQuery,
     matches: (attempt: DeliveryAttempt, atMs: number) => boolean,
+    states: StreamStates,
   ): Promise<{ found: Found[]; rest: Cursor }> {
     const { jsm } = await this.readers.reader(SIDE_READER[side]);
     const found: Found[] = [];
@@ -285,7 +297,7 @@ export class AttemptPages {
     }
     const stream = this.stream(side);
     const subject = query.destinationId ? this.subject(side, query.destinationId) : undefined;
-    const state = (await jsm.streams.info(stream)).state;
+    const state = await this.streamState(side, states);
     const first = state.first_seq;
     // A destination's share of the stream, guessed as an even one (asking the server for the subject's
     // count costs it a pass over every block); the window then grows by what the subject really holds.
@@ -406,6 +418,9 @@ export class AttemptPages {
 }
 
 const NONE: Cursor = { seq: 0, index: 0 };
+
+/** Stream states already asked for during one page, by side. */
+type StreamStates = Map<Side, Promise<StreamState>>;
 
 /** The reader (LogReaders) each stream is read over, so that the two are read side by side. */
 const SIDE_READER: Record<Side, number> = { failed: 0, delivered: 1 };
