@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { webhookSignature } from "./signature.js";
 
@@ -25,5 +26,12 @@ describe("webhookSignature", () => {
   it("takes any Uint8Array, not only Buffers", () => {
     const bytes = Buffer.from('{"name":"Zoë ✓"}', "utf8");
     expect(webhookSignature(new Uint8Array(bytes), "secret")).toBe(webhookSignature(bytes, "secret"));
+  });
+
+  it("signs with each secret as node:crypto does with the secret's text, the same secret again and again", () => {
+    const body = Buffer.from('{"type":"track"}');
+    for (const secret of ["", "s", "Zoë's ✓ secret", "x".repeat(200), "s"]) {
+      expect(webhookSignature(body, secret)).toBe(createHmac("sha1", secret).update(body).digest("hex"));
+    }
   });
 });
