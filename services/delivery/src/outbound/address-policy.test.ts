@@ -30,6 +30,17 @@ describe("AddressPolicy", () => {
     expect(policy.checkText("::1")).toMatchObject({ allowed: false });
   });
 
+  it("gives an address asked again (its verdict kept) the same verdict, per IP version", () => {
+    const policy = AddressPolicy.fromList("127.0.0.0/8");
+    for (let round = 0; round < 2; round++) {
+      expect(policy.checkText("127.0.0.1")).toEqual({ allowed: true });
+      expect(policy.checkText("10.0.0.1")).toMatchObject({ allowed: false, address: "10.0.0.1", blocked: { kind: "private (RFC 1918)" } });
+      // ::a00:1 holds the same number as 10.0.0.1, in the other version (a deprecated IPv4-compatible form).
+      expect(policy.checkText("::a00:1")).toMatchObject({ allowed: false, blocked: { kind: "IPv4-compatible (deprecated)" } });
+      expect(policy.checkText("93.184.216.34")).toEqual({ allowed: true });
+    }
+  });
+
   it("refuses text that is not an IP address", () => {
     expect(new AddressPolicy().checkText("localhost")).toMatchObject({ allowed: false, blocked: { kind: "not an IP address" } });
   });

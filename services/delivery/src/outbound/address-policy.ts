@@ -15,6 +15,9 @@ export const ALLOWED_CIDRS_VARIABLE = "DELIVERY_ALLOWED_CIDRS";
 
 export type AddressVerdict = { allowed: true } | { allowed: false; address: string; blocked: BlockedMatch };
 
+const ALLOWED: AddressVerdict = { allowed: true };
+const MAX_VERDICTS = 10_000;
+
 /**
  * Which addresses webhooks may be sent to: every public address, plus the
  * special-purpose ones (private, loopback, link-local, metadata, ...) that the
@@ -22,6 +25,12 @@ export type AddressVerdict = { allowed: true } | { allowed: false; address: stri
  */
 export class AddressPolicy {
   private readonly allowedSet: CidrSet;
+  /**
+   * Verdicts by IP version and address. The policy never changes, and receivers are few: a
+   * verdict costs a dozen range lookups (each a node:net BlockList check, which builds an address
+   * object) for an address in a special-purpose range, at every new connection. Bounded.
+   */
+  private readonly verdicts = { 4: new Map<bigint, AddressVerdict>(), 6: new Map<bigint, AddressVerdict>() };
 
   constructor(private readonly allowed: readonly Cidr[] = []) {
     this.allowedSet = new CidrSet(allowed);
@@ -41,9 +50,15 @@ export class AddressPolicy {
   }
 
   check(address: IpAddress): AddressVerdict {
-    const blocked = blockedRangeOf(address);
-    if (!blocked || this.isAllowlisted(address)) return { allowed: true };
-    return { allowed: false, address: formatIp(address), blocked };
+    const verdicts = this.verdicts[address.version];
+    let verdict = verdicts.get(address.value);
+    if (!verdict) {
+      const blocked = blockedRangeOf(address);
+      verdict = !blocked || this.isAllowlisted(address) ? ALLOWED : { allowed: false, address: formatIp(address), blocked };
+      if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+      verdicts.set(address.value, verdict);
+    }
+    return verdict;
   }
 
   /** Like check, for an address as text; text that is not an IP address is refused. */

@@ -156,8 +156,11 @@ describe("WebhookSender against real sockets", () => {
     const url = await listen(
       createHttpServer((_request, response) => response.writeHead(200, { "content-length": String(100 << 20) }).flushHeaders()),
     );
+    const limit = Error.stackTraceLimit;
     const result = await newSender(600_000).send(url, [], body);
     expect(result).toMatchObject({ status: 200, error: "", outcome: "delivered" });
+    // The connection is closed with stackless errors; the process's own setting is back as it was.
+    expect(Error.stackTraceLimit).toBe(limit);
   });
 
   it("keeps a small response's headers and body for the attempt log", async () => {

