@@ -72,7 +72,8 @@
  * `--rounds`, `--throughput-warmup-calls`, `--workers`, `--isolation-calls`, `--isolation-rounds`, `--isolation-limit`,
  * `--latency-seconds`, `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`,
  * `--latency-isolation-rounds`, `--filter-calls` (per round and destination), `--filter-rounds` and others size the phases;
- * `--latency-isolation-kinds hang,huge,reset` picks the hostile receivers.
+ * `--latency-isolation-kinds hang,huge,reset` picks the hostile receivers; `slow` (answers 200
+ * after 500 ms, slower than the load comes) can be picked besides them.
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
@@ -130,7 +131,10 @@ const HOLD_MS = 6_000;
 const PHASES = ["throughput", "isolation", "latency", "latency-isolation", "filters"] as const;
 /** The latency-isolation phase's hostile receivers (bench/lib/webhook-sink.ts): never answers, 100 MB body, resets. */
 const HOSTILE_KINDS = ["hang", "huge", "reset"] as const;
-type HostileKind = (typeof HOSTILE_KINDS)[number];
+/** Receivers that can be picked besides: `slow` answers 200 after SLOW_MS, slower than the load arrives at it. */
+const EXTRA_KINDS = ["slow"] as const;
+type HostileKind = (typeof HOSTILE_KINDS)[number] | (typeof EXTRA_KINDS)[number];
+const SLOW_MS = 500;
 /** The onset the latency-isolation phase reports on its own: seconds from the start of the measured load. */
 const FIRST_SECONDS = 3;
 type Phase = (typeof PHASES)[number];
@@ -323,13 +327,13 @@ const writeKey = (sourceId: string) => `wk_bench_${sourceId}_0123456789`;
  * Every source, destination and connection of every phase; each phase has its own source. The hostile
  * receivers of the latency-isolation phase, when it runs, answer from a sink process of their own.
  */
-/** `--latency-isolation-kinds`: a comma-separated subset of hang, huge, reset. */
+/** `--latency-isolation-kinds`: a comma-separated subset of hang, huge, reset and slow. */
 function hostileKinds(list: string): HostileKind[] {
   const kinds = list.split(",").map((kind) => kind.trim());
-  const unknown = kinds.filter((kind) => !(HOSTILE_KINDS as readonly string[]).includes(kind));
+  const unknown = kinds.filter((kind) => ![...HOSTILE_KINDS, ...EXTRA_KINDS].includes(kind as HostileKind));
   if (unknown.length > 0 || kinds.length === 0) {
     throw new Error(
-      `--latency-isolation-kinds: must be a comma-separated subset of ${HOSTILE_KINDS.join(", ")}, got ${JSON.stringify(list)}`,
+      `--latency-isolation-kinds: must be a comma-separated subset of ${[...HOSTILE_KINDS, ...EXTRA_KINDS].join(", ")}, got ${JSON.stringify(list)}`,
     );
   }
   return kinds as HostileKind[];
@@ -1105,7 +1109,10 @@ async function latencyIsolationRun(
  */
 async function latencyIsolationPhase(ctx: Context, hostileSink: WebhookSinkChild) {
   const { sink } = ctx;
-  for (const kind of ctx.params.latencyIsolationKinds) await hostileSink.hostile(PATHS.hostile(kind), kind);
+  for (const kind of ctx.params.latencyIsolationKinds) {
+    if (kind === "slow") await hostileSink.hold(PATHS.hostile(kind), SLOW_MS);
+    else await hostileSink.hostile(PATHS.hostile(kind), kind);
+  }
   await sink.recordLatency(PATHS.liAlone);
   await sink.recordLatency(PATHS.liHealthy);
   const { ingest, client } = await startIngest(ctx);

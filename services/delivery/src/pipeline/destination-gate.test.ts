@@ -198,6 +198,64 @@ describe("DestinationGate: not moving (a batch may give up its slot)", () => {
   });
 });
 
+describe("DestinationGate: behind (a slow receiver, slower than its calls come)", () => {
+  /** A gate whose receiver has answered once, in `answerMs`, with every slot taken again. */
+  async function busyGate(answerMs: number, stallMs = 1_000) {
+    const clock = manualClock();
+    const gate = new DestinationGate({ ...OPTIONS, stallMs }, clock.now);
+    const first = await acquired(gate);
+    clock.advance(answerMs);
+    first("delivered");
+    const slots = [await acquired(gate), await acquired(gate)];
+    return { gate, clock, slots };
+  }
+
+  it("is behind while calls wait for a receiver that takes 250 ms or more an answer, not before it has answered", async () => {
+    const fresh = new DestinationGate({ ...OPTIONS, stallMs: 1_000 });
+    await acquired(fresh);
+    await acquired(fresh);
+    void fresh.acquire();
+    expect(fresh.behind()).toBe(false); // no answer yet: nothing to go by (a stall check covers it)
+
+    const { gate } = await busyGate(250);
+    expect(gate.behind()).toBe(false); // nothing waits
+    void gate.acquire();
+    expect(gate.behind()).toBe(true);
+
+    const fast = await busyGate(249);
+    for (let i = 0; i < 50; i++) void fast.gate.acquire();
+    expect(fast.gate.behind()).toBe(false);
+  });
+
+  it("sends a first attempt that would wait longer than a stall to the retry path, and retries a cool-down later", async () => {
+    // 500 ms an answer over 2 slots: the 4th waiting call would wait 1,000 ms, the 5th longer.
+    const { gate, slots } = await busyGate(500);
+    const waiting = [1, 2, 3, 4].map(() => track(gate.acquire()));
+    const refused = track(gate.acquire());
+    await flush();
+    expect(refused).toEqual({ settled: true, value: undefined });
+    expect(waiting.every((call) => !call.settled)).toBe(true);
+    expect(gate.failing).toBe(false); // refused for its backlog, not counted as a failure
+    expect(gate.retryLaterMs()).toBe(OPTIONS.cooldownMs);
+
+    // As slots free up, the waiting calls get them in turn and new ones may wait again.
+    slots[0]!("delivered");
+    await flush();
+    expect(waiting[0]!.settled).toBe(true);
+    expect(track(gate.acquire()).settled).toBe(false);
+  });
+
+  it("lets any number of calls wait for a fast receiver, as a busy moment's batches do", async () => {
+    // 200 ms an answer: 500 calls waiting over 2 slots are 50 s of work, and still wait.
+    const { gate } = await busyGate(200);
+    const waiting = Array.from({ length: 500 }, () => track(gate.acquire()));
+    await flush();
+    expect(waiting.some((call) => call.settled)).toBe(false);
+    expect(gate.behind()).toBe(false);
+    expect(gate.retryLaterMs()).toBe(100);
+  });
+});
+
 describe("DestinationGates", () => {
   it("keeps one gate per destination", async () => {
     const gates = new DestinationGates({ ...OPTIONS, concurrency: 1 });

@@ -14,6 +14,8 @@ export interface GateOptions {
    * counting as failures. "A while" is several times the destination's usual
    * answer time (STALL_LATENCY_MULTIPLE), between `minStallMs` and `stallMs`;
    * `minStallMs` until it has answered at all. Unset: they wait as long as it takes.
+   * Nor does a first attempt queue for longer than `stallMs` at a slow receiver's usual answer
+   * time (one slower than its calls come): it goes to the retry path (see `behind`).
    */
   stallMs?: number;
   /** The shortest wait before a stall is called; default `stallMs`. */
@@ -30,6 +32,13 @@ export interface GateOptions {
  * receiver stalled and push its calls onto the retry path for nothing.
  */
 const STALL_LATENCY_MULTIPLE = 4;
+/**
+ * A receiver that usually takes this long to answer is slow (see DestinationGate.behind). Far over
+ * a round trip across the world, and over what answers take here when this process itself is
+ * overloaded (at 100 ms, healthy loopback receivers of the isolation benchmark crossed it, and
+ * their calls went to the retry path for nothing).
+ */
+const SLOW_ANSWER_MS = 250;
 /** Weight of the newest answer time in the moving average. */
 const LATENCY_SMOOTHING = 0.1;
 
@@ -79,9 +88,30 @@ export class DestinationGate {
   acquire(): Promise<Release | undefined> {
     if (this.failing) return Promise.resolve(undefined);
     if (this.inFlight < this.options.concurrency) return Promise.resolve(this.take(false));
-    if (this.stalled) return Promise.resolve(undefined);
+    if (this.stalled || this.tooFarBehind(this.waiters.length + 1)) return Promise.resolve(undefined);
     this.watchForStall();
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /**
+   * The receiver is slow (SLOW_ANSWER_MS or more an answer, usually) and first attempts wait for
+   * its slots: calls come faster than it answers. Such waiting calls do not keep their batches in
+   * their batch slots (see FirstAttempts), and a first attempt that would wait longer than a stall
+   * (GateOptions.stallMs) goes to the retry path instead: a receiver that takes half a second an
+   * answer must not set the pace for every other destination's calls. A fast receiver's queue,
+   * however long, keeps its batches in their slots: that is what paces the consumer.
+   */
+  behind(): boolean {
+    return this.slow && this.waiters.length > 0;
+  }
+
+  private get slow(): boolean {
+    return this.answerMs !== undefined && this.answerMs >= SLOW_ANSWER_MS;
+  }
+
+  /** A slow receiver with so many first attempts queued that the last would wait longer than a stall. */
+  private tooFarBehind(waiting: number): boolean {
+    return this.slow && (waiting / this.options.concurrency) * this.answerMs! > (this.options.stallMs ?? Infinity);
   }
 
   /** Every slot taken, and none freed for `stallMs` (as last checked). */
@@ -130,7 +160,7 @@ export class DestinationGate {
    * CPU that healthy destinations need.
    */
   retryLaterMs(): number {
-    if (!this.failing) return this.stalled ? this.options.cooldownMs : 100;
+    if (!this.failing) return this.stalled || this.tooFarBehind(this.waiters.length + 1) ? this.options.cooldownMs : 100;
     if (this.probing) return this.options.cooldownMs;
     return Math.max(this.openUntil - this.now(), 100);
   }

@@ -85,8 +85,9 @@ export interface WaitingCalls {
  * A batch keeps its batch slot (the consumer's concurrency) only while it
  * has calls waiting for a destination that is moving. Once every call is in
  * flight, done, refused (to be deferred), or waiting for a destination that
- * has stopped freeing slots, the batch waits for its outcomes outside the
- * slot, still unacked and heartbeated, so the consumer takes the next batch:
+ * has stopped freeing slots or is a slow receiver behind its calls, the
+ * batch waits for its outcomes outside the slot, still unacked and
+ * heartbeated, so the consumer takes the next batch:
  * a receiver that never answers holds its own requests for the whole timeout,
  * but no slot that the healthy destinations' next calls need. At most
  * `awaitingBatches` wait that way; beyond that a batch keeps its slot.
@@ -139,7 +140,10 @@ export class FirstAttempts {
         await done; // throws if it failed: the consumer redelivers the batch
         return true;
       }
-      if (this.awaiting.size < this.deps.awaitingBatches && waiting.every((w) => w.calls === 0 || w.gate.notMoving(NOT_MOVING_MS))) {
+      if (
+        this.awaiting.size < this.deps.awaitingBatches &&
+        waiting.every((w) => w.calls === 0 || w.gate.notMoving(NOT_MOVING_MS) || w.gate.behind())
+      ) {
         return false;
       }
       await Promise.race([ended, sleep(CHECK_MS)]);
