@@ -134,6 +134,7 @@ const HOSTILE_KINDS = ["hang", "huge", "reset"] as const;
 /** Receivers that can be picked besides: `slow` answers 200 after SLOW_MS, slower than the load arrives at it. */
 const EXTRA_KINDS = ["slow"] as const;
 type HostileKind = (typeof HOSTILE_KINDS)[number] | (typeof EXTRA_KINDS)[number];
+const PICKABLE_KINDS: readonly HostileKind[] = [...HOSTILE_KINDS, ...EXTRA_KINDS];
 const SLOW_MS = 500;
 /** The onset the latency-isolation phase reports on its own: seconds from the start of the measured load. */
 const FIRST_SECONDS = 3;
@@ -330,10 +331,10 @@ const writeKey = (sourceId: string) => `wk_bench_${sourceId}_0123456789`;
 /** `--latency-isolation-kinds`: a comma-separated subset of hang, huge, reset and slow. */
 function hostileKinds(list: string): HostileKind[] {
   const kinds = list.split(",").map((kind) => kind.trim());
-  const unknown = kinds.filter((kind) => ![...HOSTILE_KINDS, ...EXTRA_KINDS].includes(kind as HostileKind));
+  const unknown = kinds.filter((kind) => !PICKABLE_KINDS.includes(kind as HostileKind));
   if (unknown.length > 0 || kinds.length === 0) {
     throw new Error(
-      `--latency-isolation-kinds: must be a comma-separated subset of ${[...HOSTILE_KINDS, ...EXTRA_KINDS].join(", ")}, got ${JSON.stringify(list)}`,
+      `--latency-isolation-kinds: must be a comma-separated subset of ${PICKABLE_KINDS.join(", ")}, got ${JSON.stringify(list)}`,
     );
   }
   return kinds as HostileKind[];

@@ -88,7 +88,7 @@ export class DestinationGate {
   acquire(): Promise<Release | undefined> {
     if (this.failing) return Promise.resolve(undefined);
     if (this.inFlight < this.options.concurrency) return Promise.resolve(this.take(false));
-    if (this.stalled || this.tooFarBehind(this.waiters.length + 1)) return Promise.resolve(undefined);
+    if (this.stalled || this.tooFarBehind()) return Promise.resolve(undefined);
     this.watchForStall();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
@@ -109,9 +109,9 @@ export class DestinationGate {
     return this.answerMs !== undefined && this.answerMs >= SLOW_ANSWER_MS;
   }
 
-  /** A slow receiver with so many first attempts queued that the last would wait longer than a stall. */
-  private tooFarBehind(waiting: number): boolean {
-    return this.slow && (waiting / this.options.concurrency) * this.answerMs! > (this.options.stallMs ?? Infinity);
+  /** A slow receiver with so many first attempts queued that one more would wait longer than a stall. */
+  private tooFarBehind(): boolean {
+    return this.slow && ((this.waiters.length + 1) / this.options.concurrency) * this.answerMs! > (this.options.stallMs ?? Infinity);
   }
 
   /** Every slot taken, and none freed for `stallMs` (as last checked). */
@@ -160,7 +160,7 @@ export class DestinationGate {
    * CPU that healthy destinations need.
    */
   retryLaterMs(): number {
-    if (!this.failing) return this.stalled || this.tooFarBehind(this.waiters.length + 1) ? this.options.cooldownMs : 100;
+    if (!this.failing) return this.stalled || this.tooFarBehind() ? this.options.cooldownMs : 100;
     if (this.probing) return this.options.cooldownMs;
     return Math.max(this.openUntil - this.now(), 100);
   }
