@@ -52,6 +52,10 @@ it("answers UNAVAILABLE while NATS is down and recovers when it returns, storing
   await waitFor("ingest to accept again", async () => (await grpcCode("during", "m-during")) === "OK", { timeoutMs: 20_000 });
   expect(await grpcCode("during", "m-during")).toBe("OK");
 
-  const stored = await readCallBatches(fixture.nc, fixture.names);
+  // The test's own connection reconnects on its own schedule after the restart (a CI run once timed out
+  // reading right away, after ingest's connection was already back): read once it answers.
+  const stored = await waitFor("the calls stream readable over the test's connection", () => readCallBatches(fixture.nc, fixture.names), {
+    timeoutMs: 20_000,
+  });
   expect(stored.flatMap((s) => s.batch.calls.map((c) => c.messageId))).toEqual(["m-before", "m-during"]);
 });
