@@ -224,14 +224,21 @@ describe("switchyard send, config and deliveries against the running services", 
         },
         { timeoutMs: 60_000 },
       ),
-      cli(["deliveries", "list", "--destination", "refusing", "--message-id", "cli-send-1"]),
+      // The attempt log lists an attempt once it is indexed, a linger after it was made.
+      waitFor(
+        "the refused attempt and dead letter of cli-send-1 in the attempt log",
+        async () => {
+          const result = await cli(["deliveries", "list", "--destination", "refusing", "--message-id", "cli-send-1"]);
+          const outcomes = jsonLines(result.stdout).map((attempt) => attempt.outcome);
+          return outcomes.includes("permanent") && outcomes.includes("dead_lettered") ? result : undefined;
+        },
+        { timeoutMs: 60_000 },
+      ),
     ]);
     expect(applied.code).toBe(0);
     expect(JSON.parse(applied.stdout)).toEqual({ written: ["destination.applied"] });
     expect(dead.entry.deadLetter).toMatchObject({ reason: "permanent_failure", lastAttempt: { status: 410 } });
-    // The dead letter is listed first, then the attempt log (written before the dead letter) has the same message.
     expect(attempts.code).toBe(0);
-    expect(jsonLines(attempts.stdout).map((attempt) => attempt.outcome)).toContain("permanent");
 
     // The attempt log a page at a time, filtered, and one attempt's detail.
     const [firstPage, everyPage, deadOnly, badOutcome, badSince] = await Promise.all([

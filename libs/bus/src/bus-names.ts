@@ -39,6 +39,14 @@ export interface BusNames {
   /** Wildcard covering every destination's delivered-log subject. */
   readonly deliveredLogSubjects: string;
   /**
+   * Stream of the attempt log's index: every attempt of both log streams, its exchange left out
+   * and its attempt_id set, many to a message. Pages read it alone, so they read a small fraction
+   * of the log's bytes.
+   */
+  readonly attemptIndexStream: string;
+  /** Wildcard covering every destination's attempt-index subject. */
+  readonly attemptIndexSubjects: string;
+  /**
    * Stream of calls a source accepted but blocked (BlockCalls): kept like the calls stream, so
    * they can be counted, inspected and replayed, but no delivery replica reads it.
    */
@@ -74,6 +82,7 @@ export interface BusNames {
   deliveryLogSubject(destinationId: string): string;
   /** Subject of one destination's delivered attempts (DeliveryAttempts, many to a message). */
   deliveredLogSubject(destinationId: string): string;
+  attemptIndexSubject(destinationId: string): string;
   /** Subject on which the blocked calls of one source are published. */
   filteredSubject(sourceId: string): string;
   /** Subject of ingest's reports of invalid calls refused for one source. */
@@ -105,6 +114,8 @@ export function busNames(namespace: string): BusNames {
     deliveryLogSubjects: `${namespace}.deliverylog.>`,
     deliveredLogStream: `${upper}_DELIVERED_LOG`,
     deliveredLogSubjects: `${namespace}.deliveredlog.>`,
+    attemptIndexStream: `${upper}_ATTEMPT_INDEX`,
+    attemptIndexSubjects: `${namespace}.attemptindex.>`,
     filteredStream: `${upper}_FILTERED`,
     filteredSubjects: `${namespace}.filtered.>`,
     usageStream: `${upper}_USAGE`,
@@ -120,6 +131,7 @@ export function busNames(namespace: string): BusNames {
     deadSubject: (destinationId) => `${namespace}.dead.${destinationId}`,
     deliveryLogSubject: (destinationId) => `${namespace}.deliverylog.${destinationId}`,
     deliveredLogSubject: (destinationId) => `${namespace}.deliveredlog.${destinationId}`,
+    attemptIndexSubject: (destinationId) => `${namespace}.attemptindex.${destinationId}`,
     filteredSubject: (sourceId) => `${namespace}.filtered.${sourceId}`,
     rejectedUsageSubject: (sourceId) => `${namespace}.usage.rejected.${sourceId}`,
     deliveryUsageSubject: (destinationId) => `${namespace}.usage.delivery.${destinationId}`,

@@ -25,7 +25,10 @@ export const BUS_MESSAGE_TYPE_NAMES = {
   deadLetter: "switchyard.v1.DeadLetter",
   /** A failed attempt or a dead letter, for operators, on `<ns>.deliverylog.<destinationId>`. */
   deliveryAttempt: "switchyard.v1.DeliveryAttempt",
-  /** Delivered attempts of one destination, recorded together, on `<ns>.deliveredlog.<destinationId>`. */
+  /**
+   * Delivered attempts of one destination, recorded together, on `<ns>.deliveredlog.<destinationId>`;
+   * and the attempt index's entries (attempts without their exchange), on `<ns>.attemptindex.<destinationId>`.
+   */
   deliveryAttempts: "switchyard.v1.DeliveryAttempts",
   /** Ingest's count of invalid calls refused in one request, on `<ns>.usage.rejected.<sourceId>`. */
   rejectedCalls: "switchyard.v1.RejectedCalls",
@@ -67,10 +70,11 @@ export const RETRY_HEADERS = {
 } as const;
 
 /**
- * A header of each delivered-attempts batch (`<ns>.deliveredlog.<destinationId>`): the time of its
- * earliest attempt, Unix milliseconds. A batch is stored up to its linger after that time, so a
- * reader looking for attempts before a time can tell from headers alone which of the batches
- * stored just after it to skip.
+ * A header of each delivered-attempts batch (`<ns>.deliveredlog.<destinationId>`) and of each
+ * attempt-index message (`<ns>.attemptindex.<destinationId>`): the time of its earliest attempt,
+ * Unix milliseconds. A batch is stored up to its linger after that time, so a reader looking for
+ * attempts before a time can tell from headers alone which of the messages stored just after it
+ * to skip.
  */
 export const ATTEMPT_LOG_FIRST_AT_HEADER = "Switchyard-First-At";
 

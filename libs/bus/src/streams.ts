@@ -194,6 +194,18 @@ export async function ensureDeliveryStreams(
     max_msgs: options.deliveredLogMaxMessages ?? DEFAULT_DELIVERED_LOG_MAX_MESSAGES,
     allow_direct: true,
   });
+  // An index entry is about a seventh of the attempt it points at: with a quarter of the delivered
+  // log's cap, entries outlast what they point at rather than the other way round.
+  await upsertStream(jsm, {
+    ...common,
+    name: names.attemptIndexStream,
+    subjects: [names.attemptIndexSubjects],
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(options.deliveryLogMaxAgeMs),
+    max_bytes: Math.ceil((options.deliveredLogMaxBytes ?? DEFAULT_DELIVERED_LOG_MAX_BYTES) / 4),
+    max_msgs: 10_000_000,
+    allow_direct: true,
+  });
 }
 
 /** Durable pull consumers shared by every delivery replica. */

@@ -219,6 +219,7 @@ async function deliveryParts(
         names.poisonStream,
         names.deliveryLogStream,
         names.deliveredLogStream,
+        names.attemptIndexStream,
         names.usageStream,
         kvStream(names.deliveryStatsBucket),
         kvStream(names.rateLimitBucket),

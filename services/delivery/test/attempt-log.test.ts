@@ -58,7 +58,7 @@ async function refusal(call: Promise<unknown>): Promise<{ code: number; details:
 
 /**
  * Each destination's attempts come newest first. (Across destinations the order can mix within
- * the time delivered attempts are gathered for: each destination's are stored as a batch.)
+ * the time attempts are gathered for: each destination's are indexed as a batch.)
  */
 function expectNewestFirst(attempts: DeliveryAttempt[]): void {
   for (const destinationId of new Set(attempts.map((a) => a.destinationId))) {
@@ -186,14 +186,15 @@ describe("the attempt log", () => {
       ["c", "permanent"],
     ]);
 
-    // A time range: from the 40th newest entry's time up to (not including) the 10th's.
-    const since = everything[39]!.at!;
-    const before = everything[9]!.at!;
+    // A time range: from the 40th newest time up to (not including) the 10th.
+    const times = everything.map((a) => a.at!.getTime()).sort((a, b) => b - a);
+    const since = new Date(times[39]!);
+    const before = new Date(times[9]!);
     const inRange = everything.filter((a) => a.at!.getTime() >= since.getTime() && a.at!.getTime() < before.getTime());
     const ranged = await allPages(f, { since, before, limit: 6 });
     expect(idSet(ranged.attempts)).toEqual(idSet(inRange));
     expect(idSet(await list(f, { since }))).toEqual(idSet(everything.filter((a) => a.at!.getTime() >= since.getTime())));
-    // Before a time, for one destination: its batches stored just after `before` are skipped by
+    // Before a time, for one destination: index messages stored just after `before` are skipped by
     // their Switchyard-First-At header, or read for their older attempts.
     for (const at of [everything[5]!.at!, everything[20]!.at!, everything[30]!.at!]) {
       const olderOfA = everything.filter((a) => a.destinationId === "a" && a.at!.getTime() < at.getTime());
@@ -206,12 +207,34 @@ describe("the attempt log", () => {
     // Sparse: one destination's dead letters of one call.
     expect((await list(f, { destinationId: "c", messageId: "m-7", outcomes: ["dead_lettered"] })).map((a) => a.messageId)).toEqual(["m-7"]);
 
-    // Every page's reads leave no consumer behind on the log streams (an idle one would stay minutes).
+    // Every page's reads leave no consumer behind on the index (an idle one would stay minutes).
     const jsm = await jetstreamManager(f.nc);
     await waitFor("the pages' consumers to be deleted", async () => {
-      const counts = await Promise.all([f.names.deliveryLogStream, f.names.deliveredLogStream].map((s) => jsm.streams.info(s)));
-      return counts.every((info) => info.state.consumer_count === 0) || undefined;
+      const info = await jsm.streams.info(f.names.attemptIndexStream);
+      return info.state.consumer_count === 0 || undefined;
     });
+  });
+
+  it("lists a destination's delivered and failed attempts of the same moment newest first", async () => {
+    // One batch of calls, every other one refused: delivered attempts and failures of one
+    // destination come within one linger of each other, and are indexed together.
+    const mixed = await scope.receiver((request) => ({ status: Number(request.json.messageId.slice(2)) % 2 === 0 ? 200 : 400 }));
+    const f = await scope.start({ workspace: workspace({ mixed: { url: mixed.url("/in") } }), env: LOG_ENV });
+    await f.publishCalls(
+      "web",
+      Array.from({ length: 12 }, (_, i) => busCall(`m-${i}`, trackPayload())),
+    );
+    // 6 delivered, 6 refused and 6 dead letters.
+    const logged = await f.admin.loggedAttempts({ destinationId: "mixed" }, 18);
+    await f.settled();
+    expect(logged).toHaveLength(18);
+    expectNewestFirst(logged);
+    expect(
+      logged
+        .filter((a) => a.outcome === "delivered")
+        .map((a) => a.messageId)
+        .sort(),
+    ).toEqual(["m-0", "m-10", "m-2", "m-4", "m-6", "m-8"]);
   });
 
   it("refuses a bad page_token, outcome or attempt_id, naming the field, and answers NOT_FOUND for an attempt not in the log", async () => {

@@ -14,6 +14,7 @@ import {
   ListDeliveryAttemptsRequest,
   ReplayDeadLettersRequest,
   type Call,
+  type DeliveryAttempt,
   type GetDeliveryAttemptResponse,
   type GetDeliveryStatsResponse,
   type ListDeadLettersResponse,
@@ -249,6 +250,14 @@ export class AdminClients {
 
   listDeliveryAttempts(request: Partial<ListDeliveryAttemptsRequest> = {}): Promise<ListDeliveryAttemptsResponse> {
     return this.call(this.delivery, "listDeliveryAttempts", ListDeliveryAttemptsRequest, request);
+  }
+
+  /** The first page of the attempt log once it lists `count` attempts: pages show an attempt once it is indexed, a linger after it was made. */
+  async loggedAttempts(request: Partial<ListDeliveryAttemptsRequest>, count: number): Promise<DeliveryAttempt[]> {
+    return waitFor(`${count} attempts in the attempt log`, async () => {
+      const { attempts } = await this.listDeliveryAttempts({ limit: 1000, ...request });
+      return attempts.length >= count ? attempts : undefined;
+    });
   }
 
   getDeliveryAttempt(request: Partial<GetDeliveryAttemptRequest>): Promise<GetDeliveryAttemptResponse> {

@@ -37,7 +37,9 @@ describe("integrations", () => {
       .map((c) => c.messageId)
       .sort();
     expect(arrived).toEqual(expected);
-    // Blocked calls are skipped, not failed: nothing in the delivery log or the dead letters.
+    // Blocked calls are skipped, not failed: nothing in the delivery log or the dead letters. (Once
+    // the delivered attempts are listed, so is any failure of the destination before them.)
+    await fixture.admin.loggedAttempts({ destinationId: "hook", outcomes: ["delivered"] }, expected.length);
     expect(
       (await fixture.admin.listDeliveryAttempts({ destinationId: "hook", outcomes: ["retryable", "permanent", "dead_lettered"] })).attempts,
     ).toEqual([]);

@@ -57,6 +57,8 @@ describe("outbound address policy", () => {
     await f.publishCalls("web", [busCall("m-allowed", trackPayload())]);
     await waitFor("the delivery", () => hook.byMessageId("m-allowed").length >= 1);
     await f.settled();
+    // Once the delivered attempt is listed, so is any failure of the destination before it.
+    await f.admin.loggedAttempts({ destinationId: "hook", messageId: "m-allowed", outcomes: ["delivered"] }, 1);
     expect(
       (await f.admin.listDeliveryAttempts({ destinationId: "hook", outcomes: ["retryable", "permanent", "dead_lettered"] })).attempts,
     ).toEqual([]);

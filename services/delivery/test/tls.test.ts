@@ -43,7 +43,7 @@ describe("TLS certificate verification", () => {
     expect(entries).toHaveLength(1);
     expect(entries[0]!.deadLetter).toMatchObject({ reason: "permanent_failure", attempts: 1 });
 
-    const logged = (await f.admin.listDeliveryAttempts({ destinationId: "hook", messageId: "m-untrusted" })).attempts;
+    const logged = await f.admin.loggedAttempts({ destinationId: "hook", messageId: "m-untrusted" }, 2);
     // Newest first: the dead letter, then the failed request.
     expect(logged.map((attempt) => [attempt.attempt, attempt.outcome])).toEqual([
       [1, "dead_lettered"],
@@ -65,6 +65,8 @@ describe("TLS certificate verification", () => {
 
     expect(https.byMessageId("m-trusted")).toHaveLength(1);
     expect(https.requests[0]!.headers["user-agent"]).toBe("Switchyard/1.0");
+    // Once the delivered attempt is listed, so is any failure of the destination before it.
+    await f.admin.loggedAttempts({ destinationId: "hook", messageId: "m-trusted", outcomes: ["delivered"] }, 1);
     expect(
       (await f.admin.listDeliveryAttempts({ destinationId: "hook", outcomes: ["retryable", "permanent", "dead_lettered"] })).attempts,
     ).toEqual([]);

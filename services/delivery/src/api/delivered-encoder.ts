@@ -52,7 +52,41 @@ export function writeDeliveredAttempt(buf: Buffer, pos: number, entry: Delivered
   const out = new Out(buf, pos);
   out.tag(ATTEMPTS);
   out.varint(measuredAttempt);
+  writtenSummaryStart = out.pos;
   writeAttempt(out, entry, measuredExchange);
+  writtenSummaryEnd = entry.attempt.request ? out.pos - delimitedSize(measuredExchange) : out.pos;
+  return out.pos;
+}
+
+/** Where the attempt writeDeliveredAttempt wrote last lies without its exchange (a DeliveryAttempt's fields). */
+let writtenSummaryStart = 0;
+let writtenSummaryEnd = 0;
+
+/**
+ * Appends to `marks` where, in the buffer writeDeliveredAttempt was last given, that attempt's
+ * fields other than its exchange lie (start, then end): the attempt index's entry for it.
+ */
+export function pushLastSummary(marks: number[]): void {
+  marks.push(writtenSummaryStart, writtenSummaryEnd);
+}
+
+/**
+ * An entry of the attempt index: a DeliveryAttempts' attempt made of `summary` (a DeliveryAttempt's
+ * fields, its exchange left out) and `attemptId`, which says where the whole attempt is kept.
+ */
+export function indexEntrySize(summaryLength: number, attemptId: string): number {
+  return delimitedSize(summaryLength + delimitedSize(attemptId.length));
+}
+
+/** Writes an index entry (see indexEntrySize) at `pos`; returns where it ends. `attemptId` is ASCII. */
+export function writeIndexEntry(buf: Buffer, pos: number, summary: Uint8Array, attemptId: string): number {
+  const out = new Out(buf, pos);
+  out.tag(ATTEMPTS);
+  out.varint(summary.length + delimitedSize(attemptId.length));
+  out.raw(summary);
+  out.tag(tagOf(A.ATTEMPT_ID, 2));
+  out.varint(attemptId.length);
+  out.pos += out.buf.write(attemptId, out.pos, "latin1");
   return out.pos;
 }
 
@@ -239,8 +273,8 @@ class Out {
     if (text.length > 0) this.bytes(tag, repeated(text));
   }
 
-  raw(bytes: Buffer): void {
-    bytes.copy(this.buf, this.pos);
+  raw(bytes: Uint8Array): void {
+    this.buf.set(bytes, this.pos);
     this.pos += bytes.length;
   }
 

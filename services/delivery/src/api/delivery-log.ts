@@ -1,15 +1,11 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { type AttemptExchange, DeliveryAttempt, type HttpHeader } from "@switchyard/contracts";
-import {
-  ATTEMPT_LOG_FIRST_AT_HEADER,
-  BUS_MESSAGE_TYPE_NAMES,
-  busMessageHeaders,
-  type BusMessageType,
-  type BusNames,
-} from "@switchyard/bus";
+import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusNames } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
 import type { UrlAttempt } from "../pipeline/fan-out.js";
-import { encodedSize, writeDeliveredAttempt, type DeliveredEntry } from "./delivered-encoder.js";
+import { AttemptIndex } from "./attempt-index.js";
+import { encodedSize, pushLastSummary, writeDeliveredAttempt, type DeliveredEntry } from "./delivered-encoder.js";
+import { GatheredMessages, type Gathered } from "./gathered-messages.js";
 
 export interface AttemptLogOptions {
   /** Delivered attempts of one destination per message at most (DELIVERY_ATTEMPT_LOG_BATCH). */
@@ -30,24 +26,8 @@ export interface LoggedRound {
 const MAX_BATCH_BYTES = 512 * 1024;
 /** A batch's first buffer; a batch that outgrows it is published, and the next starts anew. */
 const BATCH_BUFFER_BYTES = 256 * 1024;
-/**
- * Batch publishes awaiting their ack at most. Beyond that the bus is not keeping up: new batches
- * are dropped (and counted) rather than held in memory without bound.
- */
-const MAX_IN_FLIGHT = 256;
 /** One warning per this long at most about lost entries; the metric counts every one. */
 const WARN_EVERY_MS = 10_000;
-
-/** A destination's delivered attempts, already encoded: only bytes are held until the batch is published. */
-interface PendingBatch {
-  readonly destinationId: string;
-  buf: Buffer;
-  bytes: number;
-  count: number;
-  /** When its first (so earliest) attempt was made, Unix ms. */
-  firstAtMs: number;
-  timer: NodeJS.Timeout | undefined;
-}
 
 /**
  * The attempt log's writer: every request made to a destination's URLs, with
@@ -60,28 +40,54 @@ interface PendingBatch {
  * failures out. They are gathered per destination and published without
  * being waited for: recording never delays a delivery, and an entry that
  * cannot be recorded is logged and counted, never retried into the way.
+ *
+ * Once stored, each attempt is indexed (AttemptIndex), which is what pages of
+ * the log read.
  */
 export class DeliveryLog {
-  private readonly pending = new Map<string, PendingBatch>();
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly batches: GatheredMessages;
+  private readonly index: AttemptIndex;
   private lastWarnAt = 0;
 
   constructor(
     private readonly js: JetStreamClient,
     private readonly names: BusNames,
     private readonly logger: Logger,
-    private readonly options: AttemptLogOptions = { batch: 200, lingerMs: 200 },
+    options: AttemptLogOptions = { batch: 200, lingerMs: 200 },
     /** Counts attempts that could not be recorded (DeliveryMetrics.attemptsNotLogged). */
     private readonly lost: (attempts: number) => void = () => undefined,
-  ) {}
+  ) {
+    const common = { lingerMs: options.lingerMs, maxEntries: options.batch };
+    this.batches = new GatheredMessages(js, {
+      ...common,
+      subject: names.deliveredLogSubject,
+      maxBytes: MAX_BATCH_BYTES,
+      bufferBytes: BATCH_BUFFER_BYTES,
+      // The destination's index entries wait for the batch's (see AttemptIndex).
+      started: (destinationId) => this.index.hold(destinationId),
+      stored: (batch, seq) => this.indexBatch(batch, seq),
+      lost: (batch, error) => {
+        if (batch.count > 0) this.dropped(batch.count, error, batch.destinationId);
+        this.index.release(batch.destinationId, batch.lastAtMs);
+      },
+    });
+    this.index = new AttemptIndex(js, names, options.lingerMs, (entries, error, destinationId) =>
+      this.dropped(entries, error, destinationId),
+    );
+  }
 
   /** A failed attempt or a dead letter; resolves once stored (or given up on: a lost entry never fails the caller). */
   async record(entry: DeliveryAttempt): Promise<void> {
+    const { destinationId } = entry;
+    const indexed = this.index.reserve(destinationId, entry.at?.getTime() ?? Date.now());
     try {
-      await this.js.publish(this.names.deliveryLogSubject(entry.destinationId), DeliveryAttempt.encode(entry).finish(), {
+      const stored = await this.js.publish(this.names.deliveryLogSubject(destinationId), DeliveryAttempt.encode(entry).finish(), {
         headers: busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.deliveryAttempt),
       });
+      const summary = DeliveryAttempt.encode({ ...entry, attemptId: "", exchange: undefined }).finish();
+      this.index.fill(destinationId, indexed, summary, `f.${stored.seq}`);
     } catch (error) {
+      this.index.drop(destinationId, indexed);
       // The log is for people; a lost entry must not stop a delivery. The pino line keeps the facts.
       this.lost(1);
       this.logger.warn(
@@ -92,8 +98,8 @@ export class DeliveryLog {
   }
 
   /**
-   * A delivered attempt (2xx), on delivery's hot path: kept by reference and
-   * encoded with its destination's others when their batch is published.
+   * A delivered attempt (2xx), on delivery's hot path: encoded at once into
+   * its destination's batch, published with the batch.
    */
   delivered(round: LoggedRound, attempt: UrlAttempt): void {
     const { destinationId } = round;
@@ -107,62 +113,31 @@ export class DeliveryLog {
       atMs: Date.now(),
       attempt,
     };
-    const size = encodedSize(entry);
-    let batch = this.pending.get(destinationId);
-    if (batch && batch.bytes + size > batch.buf.length) {
-      this.publish(batch);
-      batch = undefined;
-    }
-    if (!batch) {
-      batch = {
-        destinationId,
-        buf: Buffer.allocUnsafe(Math.max(BATCH_BUFFER_BYTES, size)),
-        bytes: 0,
-        count: 0,
-        firstAtMs: entry.atMs,
-        timer: undefined,
-      };
-      this.pending.set(destinationId, batch);
-      const created = batch;
-      batch.timer = setTimeout(() => this.publish(created), this.options.lingerMs);
-    }
+    const batch = this.batches.room(destinationId, encodedSize(entry), entry.atMs);
     try {
       batch.bytes = writeDeliveredAttempt(batch.buf, batch.bytes, entry);
-      batch.count++;
     } catch (error) {
       this.dropped(1, error, destinationId);
       return;
     }
-    if (batch.count >= this.options.batch || batch.bytes >= MAX_BATCH_BYTES) this.publish(batch);
+    pushLastSummary(batch.marks);
+    batch.marks.push(entry.atMs);
+    this.batches.added(batch);
   }
 
   /** Publishes what is gathered and waits for every publish under way (at shutdown, and in tests). */
   async flush(): Promise<void> {
-    for (const batch of [...this.pending.values()]) this.publish(batch);
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    await this.batches.flush();
+    await this.index.flush();
   }
 
-  private publish(batch: PendingBatch): void {
-    if (this.pending.get(batch.destinationId) !== batch) return; // published already (it filled up before its time)
-    this.pending.delete(batch.destinationId);
-    if (batch.timer) clearTimeout(batch.timer);
-    const count = batch.count;
-    if (count === 0) return;
-    if (this.inFlight.size >= MAX_IN_FLIGHT) {
-      this.dropped(count, new Error(`${MAX_IN_FLIGHT} attempt-log publishes are awaiting the bus`), batch.destinationId);
-      return;
+  /** Indexes a stored batch's attempts at once (they have waited their linger already), with the failures held for them. */
+  private indexBatch(batch: Gathered, seq: number): void {
+    const { marks, buf, destinationId } = batch;
+    for (let i = 0; i < marks.length; i += 3) {
+      this.index.add(destinationId, buf.subarray(marks[i], marks[i + 1]), `d.${seq}.${i / 3}`, marks[i + 2]!);
     }
-    const data = batch.buf.subarray(0, batch.bytes);
-    const headers = busMessageHeaders(DELIVERED_TYPE);
-    headers.set(ATTEMPT_LOG_FIRST_AT_HEADER, String(batch.firstAtMs));
-    const published: Promise<unknown> = this.js
-      .publish(this.names.deliveredLogSubject(batch.destinationId), data, { headers })
-      .then(
-        () => undefined,
-        (error: unknown) => this.dropped(count, error, batch.destinationId),
-      )
-      .finally(() => this.inFlight.delete(published));
-    this.inFlight.add(published);
+    this.index.release(destinationId, batch.lastAtMs);
   }
 
   private dropped(attempts: number, error: unknown, destinationId: string): void {
@@ -173,8 +148,6 @@ export class DeliveryLog {
     this.logger.warn({ err: error, destinationId, attempts }, "could not record delivered attempts in the attempt log");
   }
 }
-
-const DELIVERED_TYPE: BusMessageType = BUS_MESSAGE_TYPE_NAMES.deliveryAttempts;
 
 /** What one request sent and got back, credentials masked (see EntryRequest); undefined when no request was made. */
 export function exchangeOf(attempt: UrlAttempt): AttemptExchange | undefined {

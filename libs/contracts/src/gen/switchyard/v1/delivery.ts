@@ -128,7 +128,8 @@ export interface DeliveryAttempt {
   sourceId: string;
   /**
    * Where the attempt log keeps this attempt, for GetDeliveryAttempt. Opaque;
-   * empty where the attempt is carried inside a retry task or a dead letter.
+   * empty where the attempt is carried inside a retry task or a dead letter,
+   * and on the log streams (the API and the log's index set it).
    */
   attemptId: string;
   /**
@@ -139,10 +140,12 @@ export interface DeliveryAttempt {
 }
 
 /**
- * Delivered attempts of one destination, recorded together: the attempt log
- * keeps them on <ns>.deliveredlog.<destination_id>, many to a message, so
- * their number costs the bus a message per batch rather than per attempt.
- * Their attempt_id is left empty (it is derived from where they are stored).
+ * Attempts of one destination, recorded together. The attempt log keeps
+ * delivered attempts on <ns>.deliveredlog.<destination_id>, many to a message,
+ * so their number costs the bus a message per batch rather than per attempt;
+ * there their attempt_id is left empty (it is derived from where they are
+ * stored). Its index, on <ns>.attemptindex.<destination_id>, holds every
+ * attempt of both log streams without its exchange and with its attempt_id.
  */
 export interface DeliveryAttempts {
   attempts: DeliveryAttempt[];
