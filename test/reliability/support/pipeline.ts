@@ -119,7 +119,11 @@ export class Pipeline {
       // A port freePort() found free was taken before the service bound it (another process's
       // port-0 bind can land on it). On a first start nothing expects these ports yet: pick others.
       const firstStart = !this.readyOnce.has(service);
-      if (!firstStart || !/the port is in use/.test(child.output) || portRetries >= PORT_RETRIES) throw error;
+      if (!firstStart || !/the port is in use/.test(child.output) || portRetries >= PORT_RETRIES) {
+        // What the service said is the only clue to why it never got ready.
+        const said = child.output.split("\n").slice(-30).join("\n");
+        throw new Error(`${service} (start ${this.starts.get(service)}) did not get ready; its last output:\n${said}`, { cause: error });
+      }
       this.processes.delete(service);
       for (const key of SERVICE_PORTS[service]) this.ports.set(key, await freePort());
       return this.startService(service, portRetries + 1);

@@ -63,7 +63,7 @@ const MAX_HEADER_SCAN = 5_000;
 
 /**
  * Reads the attempt log (see DeliveryLog) a page at a time, newest first, from
- * its index (AttemptIndexWriter), without reading the whole of it: the index
+ * its index (AttemptIndex), without reading the whole of it: the index
  * is read backwards from where the previous page stopped, in windows of
  * sequences that grow while a filter is sparse (a destination is a subject
  * filter the server applies; the subject's last sequence is where its first
