@@ -175,6 +175,13 @@ describe("the attempt log", () => {
     expect(ids(deadLettered.attempts)).toEqual(ids(everything.filter((a) => a.outcome === "dead_lettered")));
     expect(deadLettered.attempts).toHaveLength(12);
 
+    // Pages of failure outcomes only read the failures themselves: their tokens are theirs.
+    const { nextPageToken } = await f.admin.listDeliveryAttempts({ outcomes: ["dead_lettered"], limit: 1 });
+    expect(await refusal(f.admin.listDeliveryAttempts({ pageToken: nextPageToken }))).toMatchObject({
+      code: status.INVALID_ARGUMENT,
+      details: expect.stringMatching(/^page_token: made for other outcomes/),
+    });
+
     const deliveredOrPermanent = await allPages(f, { outcomes: ["delivered", "permanent"], limit: 10 });
     expect(idSet(deliveredOrPermanent.attempts)).toEqual(idSet(everything.filter((a) => a.outcome !== "dead_lettered")));
 

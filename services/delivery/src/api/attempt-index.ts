@@ -12,6 +12,7 @@ export interface IndexEntry {
 
 /** One destination's entries waiting to be published. */
 interface Waiting {
+  /** Oldest first (see push). */
   entries: IndexEntry[];
   /** Delivered batches of the destination being gathered or stored (see hold). */
   holds: number;
@@ -20,7 +21,7 @@ interface Waiting {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** An index message stays small: a page reads one or two of them. */
+/** An index message stays small, so that a page reads little more than it needs. */
 const MAX_MESSAGE_BYTES = 256 * 1024;
 /** Publishes awaiting their ack at most; past that, entries are dropped and counted (the bus is not keeping up). */
 const MAX_IN_FLIGHT = 256;
@@ -78,7 +79,8 @@ export class AttemptIndex {
   drop(destinationId: string, entry: IndexEntry): void {
     const waiting = this.waiting.get(destinationId);
     if (!waiting) return;
-    waiting.entries = waiting.entries.filter((other) => other !== entry);
+    const at = waiting.entries.indexOf(entry);
+    if (at >= 0) waiting.entries.splice(at, 1);
     if (waiting.owedUntilMs >= entry.atMs) this.publish(destinationId, waiting.owedUntilMs);
   }
 
@@ -115,9 +117,13 @@ export class AttemptIndex {
     return waiting;
   }
 
+  /** Adds an entry in time order (after those of its time): they come nearly in order, so from the end. */
   private push(destinationId: string, entry: IndexEntry): void {
     const waiting = this.of(destinationId);
-    waiting.entries.push(entry);
+    const { entries } = waiting;
+    let at = entries.length;
+    while (at > 0 && entries[at - 1]!.atMs > entry.atMs) at--;
+    entries.splice(at, 0, entry);
     if (waiting.holds === 0 && waiting.timer === undefined) {
       waiting.timer = setTimeout(() => this.publish(destinationId, Infinity), this.lingerMs);
     }
@@ -132,8 +138,7 @@ export class AttemptIndex {
     if (!waiting) return;
     clearTimeout(waiting.timer);
     waiting.timer = undefined;
-    // Stable: entries of one time keep the order they came in.
-    const sorted = waiting.entries.sort((a, b) => a.atMs - b.atMs);
+    const sorted = waiting.entries;
     let cut = 0;
     while (cut < sorted.length && sorted[cut]!.atMs <= untilMs && sorted[cut]!.summary) cut++;
     const blocked = cut < sorted.length && sorted[cut]!.atMs <= untilMs;

@@ -28,12 +28,21 @@ interface Cursor {
   seq: number;
   index: number;
   /**
-   * What the previous page found reading the index: sequences per matching entry and per message
-   * of the subject, in thousandths. The next page sizes its first window by them instead of
-   * growing it from a guess over several rounds (each a request and, deep in the log, the loading
-   * of file-store blocks).
+   * What the previous page found reading the index. The next page sizes its first window by it
+   * instead of growing it from a guess over several rounds (each a request and, deep in the log,
+   * the loading of file-store blocks).
    */
-  density?: { perEntry: number; perMessage: number };
+  density?: Density;
+}
+
+/**
+ * What a page found reading the index: sequences per matching entry and per message of the
+ * subject, in thousandths, and bytes per message read.
+ */
+interface Density {
+  perEntry: number;
+  perMessage: number;
+  bytesPerMessage: number;
 }
 
 interface Found {
@@ -62,14 +71,26 @@ const TOKEN_VERSION = "a3";
 const MAX_HEADER_SCAN = 5_000;
 
 /**
+ * Where pages read: the attempt log's index (AttemptIndex), many entries a message; or, for pages
+ * of failure outcomes only, the delivery log itself, one failure a message, where no delivered
+ * attempt (most of the index) has to be read past.
+ */
+interface Source {
+  readonly failures: boolean;
+  readonly stream: string;
+  subject(destinationId: string): string;
+}
+
+/**
  * Reads the attempt log (see DeliveryLog) a page at a time, newest first, from
- * its index (AttemptIndex), without reading the whole of it: the index
- * is read backwards from where the previous page stopped, in windows of
- * sequences that grow while a filter is sparse (a destination is a subject
- * filter the server applies; the subject's last sequence is where its first
- * page starts). Pages are keyset pages: the token holds the position, so
- * nothing is skipped or repeated as the log grows. An entry's attempt_id says
- * where the whole attempt (its exchange) is kept, for `get`.
+ * its index (AttemptIndex) or its failures (see Source), without reading the
+ * whole of it: the stream is read backwards from where the previous page
+ * stopped, in windows of sequences that grow while a filter is sparse (a
+ * destination is a subject filter the server applies; the subject's last
+ * sequence is where its first page starts). Pages are keyset pages: the token
+ * holds the position, so nothing is skipped or repeated as the log grows. An
+ * entry's attempt_id says where the whole attempt (its exchange) is kept, for
+ * `get`.
  */
 export class AttemptPages {
   constructor(
@@ -88,14 +109,18 @@ export class AttemptPages {
     if (query.since && query.before && query.since.getTime() >= query.before.getTime()) {
       throw new ServiceError("INVALID_ARGUMENT", "since: must be earlier than before");
     }
-    const state = this.readers.reader(0).then(async ({ jsm }) => (await jsm.streams.info(this.names.attemptIndexStream)).state);
-    const cursor = query.pageToken ? decodeToken(query.pageToken) : await this.start(query, state);
+    const failuresOnly = query.outcomes.length > 0 && !query.outcomes.includes("delivered");
+    const source: Source = failuresOnly
+      ? { failures: true, stream: this.names.deliveryLogStream, subject: this.names.deliveryLogSubject }
+      : { failures: false, stream: this.names.attemptIndexStream, subject: this.names.attemptIndexSubject };
+    const state = this.readers.reader(0).then(async ({ jsm }) => (await jsm.streams.info(source.stream)).state);
+    const cursor = query.pageToken ? decodeToken(query.pageToken, source) : await this.start(query, source, state);
     if (cursor.seq === 0) return { attempts: [], nextPageToken: "" };
-    const { found, rest } = await this.readBack(cursor, query, entryFilter(query), await state);
+    const { found, rest } = await this.readBack(cursor, query, source, await state);
     // A window's last message can hold more than the page: the position then moves past exactly what it takes.
     const page = found.slice(0, query.limit);
     const next = found.length > query.limit ? page.at(-1)!.position : rest;
-    return { attempts: page.map((entry) => entry.attempt), nextPageToken: next.seq > 0 ? encodeToken(next) : "" };
+    return { attempts: page.map((entry) => entry.attempt), nextPageToken: next.seq > 0 ? encodeToken(next, source) : "" };
   }
 
   /** One attempt with its exchange, from the log stream its attempt_id names. */
@@ -110,11 +135,11 @@ export class AttemptPages {
     return { ...attempt, attemptId };
   }
 
-  /** Where a first page starts: after the index's last message (of the destination), or at `before`. */
-  private async start(query: AttemptQuery, state: Promise<StreamState>): Promise<Cursor> {
+  /** Where a first page starts: after the stream's last message (of the destination), or at `before`. */
+  private async start(query: AttemptQuery, source: Source, state: Promise<StreamState>): Promise<Cursor> {
     const reader = await this.readers.reader(0);
-    const stream = this.names.attemptIndexStream;
-    const subject = query.destinationId ? this.names.attemptIndexSubject(query.destinationId) : undefined;
+    const { stream } = source;
+    const subject = query.destinationId ? source.subject(query.destinationId) : undefined;
     let end: number;
     if (subject) {
       const last = await reader.jsm.streams
@@ -128,7 +153,11 @@ export class AttemptPages {
       end = last_seq + 1;
     }
     if (query.before) {
-      const at = await this.endBefore(reader, subject, query.before.getTime(), end);
+      const beforeMs = query.before.getTime();
+      // A failure is stored a publish after it happened: past the margin, nothing older is stored.
+      const at = source.failures
+        ? await this.firstStoredAtOrAfter(reader, stream, beforeMs + STORE_MARGIN_MS)
+        : await this.endBefore(reader, subject, beforeMs, end);
       if (at !== undefined) end = Math.min(end, at);
     }
     return { seq: end, index: 0 };
@@ -198,20 +227,28 @@ export class AttemptPages {
   private async readBack(
     cursor: Cursor,
     query: AttemptQuery,
-    matches: (entry: EntryFacts) => boolean,
+    source: Source,
     state: StreamState,
   ): Promise<{ found: Found[]; rest: Cursor }> {
     const { jsm } = await this.readers.reader(0);
-    const stream = this.names.attemptIndexStream;
+    const { stream } = source;
+    const filter = new EntryFilter(query);
     const found: Found[] = [];
     const sinceMs = query.since?.getTime();
     const take = (seq: number, data: Uint8Array, below: number) => {
-      const entries = indexEntries(data);
-      for (let index = Math.min(below, entries.length) - 1; index >= 0; index--) {
-        const entry = entries[index]!;
+      const reader = new WireReader(data);
+      if (source.failures) {
+        if (filter.matches(reader, 0, data.length))
+          found.push({ attempt: { ...withoutExchange(data), attemptId: `f.${seq}` }, position: { seq, index: 0 } });
+        return;
+      }
+      const ranges = entryRanges(data);
+      for (let index = Math.min(below, ranges.length / 2) - 1; index >= 0; index--) {
+        const start = ranges[2 * index]!;
+        const end = ranges[2 * index + 1]!;
         // Only the entries a page keeps are decoded.
-        if (matches(entry))
-          found.push({ attempt: DeliveryAttempt.decode(data.subarray(entry.start, entry.end)), position: { seq, index } });
+        if (filter.matches(reader, start, end))
+          found.push({ attempt: DeliveryAttempt.decode(data.subarray(start, end)), position: { seq, index } });
       }
     };
 
@@ -219,7 +256,7 @@ export class AttemptPages {
       const stored = await jsm.direct.getMessage(stream, { seq: cursor.seq }).catch(() => null);
       if (stored) take(cursor.seq, stored.data, cursor.index);
     }
-    const subject = query.destinationId ? this.names.attemptIndexSubject(query.destinationId) : undefined;
+    const subject = query.destinationId ? source.subject(query.destinationId) : undefined;
     const first = state.first_seq;
     // A destination's share of the stream, guessed as an even one (asking the server for the subject's
     // count costs it a pass over every block); the window then grows by what the subject really holds.
@@ -228,14 +265,16 @@ export class AttemptPages {
     const hint = cursor.density;
     const firstShare = hint ? 1000 / hint.perMessage : share;
     // Sized by the hint, the window holds the page with a quarter to spare, but no more of the
-    // subject's bytes than a page reads at most.
-    const messageBytes = state.bytes / Math.max(state.messages, 1);
+    // subject's bytes than a page reads at most (messages differ in size along the stream: by the
+    // size of those the last page read).
+    const messageBytes = hint?.bytesPerMessage ?? state.bytes / Math.max(state.messages, 1);
     let window = hint
       ? Math.max(1, Math.min(Math.ceil((query.limit * hint.perEntry * 1.25) / 1000), Math.ceil(SCAN_BYTES / messageBytes / firstShare)))
       : Math.ceil(FIRST_WINDOW / share);
     let scanned = 0;
     let looked = 0;
     let read = 0;
+    let largest = 0;
     while (found.length < query.limit && high > first && scanned < SCAN_BYTES) {
       const low = Math.max(first, high - window);
       // Messages of the subject in the window, about: its share of those looked at so far (or the guess).
@@ -251,15 +290,19 @@ export class AttemptPages {
           break;
         }
         scanned += message.data.length;
+        largest = Math.max(largest, message.data.length);
         take(message.seq, message.data, Number.MAX_SAFE_INTEGER);
       }
       looked += high - low;
       high = low;
       if (passedSince) return { found, rest: NONE };
       // Grow the window by what the filter let through so far (×2 at least, ×16 at most), to no
-      // more of the subject's messages than the bytes a page reads at most.
+      // more of the subject's messages than the bytes the page has left to read would hold at the
+      // size of the largest read so far (messages differ in size along the stream).
       const missing = query.limit - found.length;
-      const bytesBound = Math.ceil(SCAN_BYTES / messageBytes / Math.max(read / looked, 1e-9));
+      const seen = Math.max(read / looked, 1e-9);
+      const bytesBound = Math.floor((SCAN_BYTES - scanned) / Math.max(largest, scanned / Math.max(read, 1)) / seen);
+      if (bytesBound < 1) break;
       window = Math.ceil(Math.min(Math.max((missing * looked) / Math.max(found.length, 1), 2 * window), 16 * window, bytesBound));
     }
     // Everything from `high` up was looked at: a page that takes every entry found reads on from there.
@@ -268,7 +311,11 @@ export class AttemptPages {
     // read too little: the next page grows its window from the guess again.
     const density =
       found.length > 0 && read > 0
-        ? { perEntry: thousandths(found[0]!.position.seq + 1 - high, found.length), perMessage: thousandths(looked, read) }
+        ? {
+            perEntry: thousandths(found[0]!.position.seq + 1 - high, found.length),
+            perMessage: thousandths(looked, read),
+            bytesPerMessage: Math.max(1, Math.round(scanned / read)),
+          }
         : undefined;
     for (const entry of found) entry.position.density = density;
     return { found, rest: high > first ? { seq: high, index: 0, density } : NONE };
@@ -346,26 +393,29 @@ const MAX_WALKS = 32;
 const MESSAGES_PER_WALK = 2;
 
 const ATTEMPTS_TAG = lengthTag(DeliveryAttemptsField.ATTEMPTS);
+const EXCHANGE_TAG = lengthTag(DeliveryAttemptField.EXCHANGE);
 
-/** Where an index entry lies in its message, and what a filter looks at, read without decoding it. */
-interface EntryFacts {
-  start: number;
-  end: number;
-  atMs: number;
-  /** Its outcome's and message id's bytes (views of the message). */
-  outcome: Uint8Array;
-  messageId: Uint8Array;
-}
-
-/** Length-delimited fields of DeliveryAttempt up to `outcome`, as WireReader.fieldRanges records them. */
-const FACT_SLOTS = 2 * (DeliveryAttemptField.OUTCOME + 1);
-
-/** The entries of an index message, as written: oldest first (see AttemptIndex). */
-function indexEntries(bytes: Uint8Array): EntryFacts[] {
+/**
+ * A failure without its exchange, which pages leave out: the exchange (bodies, headers) is most of
+ * its bytes, and is written last, so the fields before it are decoded and the rest is not.
+ */
+function withoutExchange(bytes: Uint8Array): DeliveryAttempt {
   const reader = new WireReader(bytes);
   const end = bytes.length;
-  const entries: EntryFacts[] = [];
-  const slots = new Int32Array(FACT_SLOTS);
+  while (reader.pos < end) {
+    const fieldStart = reader.pos;
+    const tag = reader.tag(end);
+    reader.skipField(tag, end);
+    if (tag === EXCHANGE_TAG && reader.pos === end) return DeliveryAttempt.decode(bytes.subarray(0, fieldStart));
+  }
+  return { ...DeliveryAttempt.decode(bytes), exchange: undefined };
+}
+
+/** Where each entry of an index message lies: [start, end, start, end, …], oldest first (see AttemptIndex). */
+function entryRanges(bytes: Uint8Array): number[] {
+  const reader = new WireReader(bytes);
+  const end = bytes.length;
+  const ranges: number[] = [];
   while (reader.pos < end) {
     const tag = reader.tag(end);
     if (tag !== ATTEMPTS_TAG) {
@@ -373,57 +423,73 @@ function indexEntries(bytes: Uint8Array): EntryFacts[] {
       continue;
     }
     const entryEnd = reader.delimitedEnd(end);
-    const start = reader.pos;
-    entries.push(entryFacts(bytes, start, entryEnd, reader, slots));
+    ranges.push(reader.pos, entryEnd);
     reader.pos = entryEnd;
   }
-  return entries;
+  return ranges;
 }
 
-function entryFacts(bytes: Uint8Array, start: number, end: number, reader: WireReader, slots: Int32Array): EntryFacts {
-  const A = DeliveryAttemptField;
-  try {
-    reader.fieldRanges(end, slots);
-    const field = (number: number) => (slots[2 * number]! < 0 ? EMPTY : bytes.subarray(slots[2 * number], slots[2 * number + 1]));
-    const at = slots[2 * A.AT]!;
-    return {
-      start,
-      end,
-      atMs: at < 0 ? 0 : reader.timestampMillis(at, slots[2 * A.AT + 1]!),
-      outcome: field(A.OUTCOME),
-      messageId: field(A.MESSAGE_ID),
-    };
-  } catch {
-    // An encoding the quick reader leaves to the decoder (none the writer makes).
-    const attempt = DeliveryAttempt.decode(bytes.subarray(start, end));
-    return {
-      start,
-      end,
-      atMs: attempt.at?.getTime() ?? 0,
-      outcome: Buffer.from(attempt.outcome),
-      messageId: Buffer.from(attempt.messageId),
-    };
+/** Length-delimited fields of DeliveryAttempt up to `outcome`, as WireReader.fieldRanges records them. */
+const FACT_SLOTS = 2 * (DeliveryAttemptField.OUTCOME + 1);
+
+/**
+ * What a page keeps: the query's outcomes, call and times (a destination is the index subject
+ * read), judged from an entry's bytes, so that only the entries kept are decoded.
+ */
+class EntryFilter {
+  private readonly outcomes: Buffer[];
+  private readonly messageId: Buffer | undefined;
+  private readonly sinceMs: number;
+  private readonly beforeMs: number;
+  private readonly slots = new Int32Array(FACT_SLOTS);
+
+  constructor(private readonly query: AttemptQuery) {
+    this.outcomes = query.outcomes.map((outcome) => Buffer.from(outcome));
+    this.messageId = query.messageId ? Buffer.from(query.messageId) : undefined;
+    this.sinceMs = query.since?.getTime() ?? -Infinity;
+    this.beforeMs = query.before?.getTime() ?? Infinity;
+  }
+
+  /** Whether the entry at [start, end) of the reader's bytes is kept. */
+  matches(reader: WireReader, start: number, end: number): boolean {
+    const { slots } = this;
+    const A = DeliveryAttemptField;
+    let atMs: number;
+    try {
+      reader.pos = start;
+      reader.fieldRanges(end, slots);
+      atMs = slots[2 * A.AT]! < 0 ? 0 : reader.timestampMillis(slots[2 * A.AT]!, slots[2 * A.AT + 1]!);
+    } catch {
+      // An encoding the quick reader leaves to the decoder (none the writer makes).
+      return this.matchesDecoded(DeliveryAttempt.decode(reader.buf.subarray(start, end)));
+    }
+    const bytes = reader.buf;
+    const field = (number: number, expected: Uint8Array) => sameBytes(bytes, slots[2 * number]!, slots[2 * number + 1]!, expected);
+    return (
+      atMs >= this.sinceMs &&
+      atMs < this.beforeMs &&
+      (this.outcomes.length === 0 || this.outcomes.some((outcome) => field(A.OUTCOME, outcome))) &&
+      (this.messageId === undefined || field(A.MESSAGE_ID, this.messageId))
+    );
+  }
+
+  private matchesDecoded(attempt: DeliveryAttempt): boolean {
+    const atMs = attempt.at?.getTime() ?? 0;
+    const { query } = this;
+    return (
+      atMs >= this.sinceMs &&
+      atMs < this.beforeMs &&
+      (query.outcomes.length === 0 || query.outcomes.includes(attempt.outcome)) &&
+      (!query.messageId || attempt.messageId === query.messageId)
+    );
   }
 }
 
-const EMPTY = new Uint8Array(0);
-
-/** What a page keeps: the query's outcomes, call and times. (A destination is the index subject read.) */
-function entryFilter(query: AttemptQuery): (entry: EntryFacts) => boolean {
-  const outcomes = query.outcomes.map((outcome) => Buffer.from(outcome));
-  const messageId = query.messageId ? Buffer.from(query.messageId) : undefined;
-  const sinceMs = query.since?.getTime() ?? -Infinity;
-  const beforeMs = query.before?.getTime() ?? Infinity;
-  return (entry) =>
-    entry.atMs >= sinceMs &&
-    entry.atMs < beforeMs &&
-    (outcomes.length === 0 || outcomes.some((outcome) => sameBytes(entry.outcome, outcome))) &&
-    (messageId === undefined || sameBytes(entry.messageId, messageId));
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/** Whether bytes[start, end) are `expected`; an absent field (start -1) is empty. */
+function sameBytes(bytes: Uint8Array, start: number, end: number, expected: Uint8Array): boolean {
+  if (start < 0) return expected.length === 0;
+  if (end - start !== expected.length) return false;
+  for (let i = 0; i < expected.length; i++) if (bytes[start + i] !== expected[i]) return false;
   return true;
 }
 
@@ -436,19 +502,28 @@ function thousandths(looked: number, count: number): number {
   return Math.min(Math.max(1, Math.round((1000 * looked) / Math.max(count, 1))), 1e12);
 }
 
-function encodeToken(cursor: Cursor): string {
-  const density = cursor.density ? `${cursor.density.perEntry}.${cursor.density.perMessage}` : "0.0";
-  return Buffer.from(`${TOKEN_VERSION}.${cursor.seq}.${cursor.index}.${density}`).toString("base64url");
+/** Tokens name the stream they hold a position in: `i` the index, `f` the failures (see Source). */
+const tokenKind = (failures: boolean) => `${TOKEN_VERSION}${failures ? "f" : "i"}`;
+
+function encodeToken(cursor: Cursor, source: Source): string {
+  const { density: d } = cursor;
+  const density = d ? `${d.perEntry}.${d.perMessage}.${d.bytesPerMessage}` : "0.0.0";
+  return Buffer.from(`${tokenKind(source.failures)}.${cursor.seq}.${cursor.index}.${density}`).toString("base64url");
 }
 
-function decodeToken(token: string): Cursor {
-  const refuse = () => new ServiceError("INVALID_ARGUMENT", "page_token: not a next_page_token of ListDeliveryAttempts");
+function decodeToken(token: string, source: Source): Cursor {
+  const refuse = (why = "not a next_page_token of ListDeliveryAttempts") => new ServiceError("INVALID_ARGUMENT", `page_token: ${why}`);
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(token)) throw refuse();
   const parts = Buffer.from(token, "base64url").toString().split(".");
-  if (parts[0] !== TOKEN_VERSION || parts.length !== 5 || !parts.slice(1).every((part) => /^(0|[1-9]\d{0,15})$/.test(part))) throw refuse();
-  const [seq, index, perEntry, perMessage] = parts.slice(1).map(Number) as [number, number, number, number];
-  if (![seq, index, perEntry, perMessage].every((n) => Number.isSafeInteger(n))) throw refuse();
-  return { seq, index, density: perEntry > 0 && perMessage > 0 ? { perEntry, perMessage } : undefined };
+  if (parts[0] === tokenKind(!source.failures)) throw refuse("made for other outcomes: give the filters of the first page");
+  if (parts[0] !== tokenKind(source.failures) || parts.length !== 6 || !parts.slice(1).every((part) => /^(0|[1-9]\d{0,15})$/.test(part))) {
+    throw refuse();
+  }
+  const numbers = parts.slice(1).map(Number);
+  if (!numbers.every((n) => Number.isSafeInteger(n))) throw refuse();
+  const [seq, index, perEntry, perMessage, bytesPerMessage] = numbers as [number, number, number, number, number];
+  const density = perEntry > 0 && perMessage > 0 && bytesPerMessage > 0 ? { perEntry, perMessage, bytesPerMessage } : undefined;
+  return { seq, index, density };
 }
 
 function parseAttemptId(attemptId: string): { side: "failed" | "delivered"; seq: number; index: number } {
