@@ -405,7 +405,14 @@ describe("the console in a browser", () => {
     // The service refuses the rate limit first: its message is next to the input, which takes the focus.
     await waitFor("the rate limit marked", async () => (await rate.getAttribute("aria-invalid")) === "true", { timeoutMs: LONG });
     expect(await fieldError(rate)).toContain("from 1 to 100000");
-    expect(await page.evaluate("document.activeElement?.getAttribute('name')")).toBe("maxRequestsPerSecond");
+    // The form focuses the first field in error on the frame after it renders the errors.
+    await waitFor(
+      "the rate limit focused",
+      async () => (await page.evaluate("document.activeElement?.getAttribute('name')")) === "maxRequestsPerSecond",
+      {
+        timeoutMs: LONG,
+      },
+    );
     await screenshot("destination-rate-error");
 
     // Then the filter: the service names filter.all.filters.1.field.path, shown at Path 2.
