@@ -2,7 +2,15 @@ import { DeliveryAttempts } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
 import type { EntryRequest, UrlAttempt } from "../pipeline/fan-out.js";
 import { exchangeOf } from "./delivery-log.js";
-import { encodeDeliveredAttempts, type DeliveredEntry } from "./delivered-encoder.js";
+import {
+  encodedSize,
+  encodeDeliveredAttempts,
+  indexEntrySize,
+  pushLastSummary,
+  writeDeliveredAttempt,
+  writeIndexEntry,
+  type DeliveredEntry,
+} from "./delivered-encoder.js";
 
 const entryRequest: EntryRequest = {
   headers: ["X-Token", "s3cr3t", "user-agent", "Switchyard/1.0", "content-type", "application/json"],
@@ -89,5 +97,24 @@ describe("encodeDeliveredAttempts", () => {
       ["x-signature", "sha256=abc"],
     ]);
     expect(decoded!.at).toEqual(new Date(1_764_064_800_123));
+  });
+
+  it("gives each attempt's index entry: its fields without the exchange, with the attempt_id", () => {
+    const entries = [entry(), entry({ messageId: "m-ünïcode-€", attempt: attempt({ request: undefined }) }), entry({ atMs: 0 })];
+    const buf = Buffer.alloc(entries.reduce((sum, e) => sum + encodedSize(e), 0));
+    const marks: number[] = [];
+    let pos = 0;
+    for (const e of entries) {
+      encodedSize(e);
+      pos = writeDeliveredAttempt(buf, pos, e);
+      pushLastSummary(marks);
+    }
+    const ids = entries.map((_, i) => `d.42.${i}`);
+    const index = Buffer.alloc(ids.reduce((sum, id, i) => sum + indexEntrySize(marks[2 * i + 1]! - marks[2 * i]!, id), 0));
+    let at = 0;
+    ids.forEach((id, i) => (at = writeIndexEntry(index, at, buf.subarray(marks[2 * i], marks[2 * i + 1]), id)));
+    expect(at).toBe(index.length);
+    const expected = DeliveryAttempts.decode(generated(entries)).attempts.map((a, i) => ({ ...a, exchange: undefined, attemptId: ids[i] }));
+    expect(DeliveryAttempts.decode(index).attempts).toEqual(expected);
   });
 });
