@@ -74,6 +74,8 @@ export class Counting {
   private readonly facts = [new BatchFacts(), new BatchFacts()];
   private flushing: Promise<void> = Promise.resolve();
   private flushQueued = false;
+  /** Set once the service stops (see stop). */
+  private stopping = false;
   /** The last UTC day computed, to spare a Date per call. */
   private dayStart = Number.NaN;
   private dayText = "";
@@ -146,9 +148,19 @@ export class Counting {
     return this.live.added >= this.options.maxPending || this.options.nameIndex.tentativeCount(sourceId) >= this.options.nameIndex.limit;
   }
 
-  /** Loads the source's name index, and flushes until the tally has room; retries while KV is unreachable. */
+  /**
+   * The service is stopping: a read waiting for room in the tally (see prepare) stops waiting, so
+   * that stopping cannot wait on a bus that keeps refusing the counts. The last flush writes what
+   * the tally holds; what was not counted is read again at the next start.
+   */
+  stop(): void {
+    this.stopping = true;
+  }
+
+  /** Loads the source's name index, and flushes until the tally has room; retries while KV is unreachable, until stop. */
   private async prepare(sourceId: string | undefined): Promise<void> {
     for (;;) {
+      if (this.stopping) throw new Error("insights is stopping: the call is read again at the next start");
       try {
         if (sourceId !== undefined && !this.options.nameIndex.isLoaded(sourceId)) await this.options.nameIndex.load(sourceId);
         if (sourceId !== undefined ? !this.mustFlushFirst(sourceId) : this.live.added < this.options.maxPending) return;

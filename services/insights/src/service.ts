@@ -105,6 +105,7 @@ async function insightsParts(config: InsightsConfig, logger: Logger, { ops, js, 
     },
     readyLog: { nameLimit, resumedAfter: from },
     finish: async () => {
+      counting.stop();
       await Promise.all(readers.map((one) => one.stop()));
       clearInterval(timer);
       await counting.flush();
