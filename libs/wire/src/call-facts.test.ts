@@ -87,6 +87,20 @@ describe("readBatchFacts", () => {
     );
   });
 
+  it("agrees with the decoder on a call whose timestamp's last varint runs past the timestamp (found by the property above)", () => {
+    // The decoder reads the varint on into the call's next field, then stops reading the call: no payload.
+    const bytes = Uint8Array.from([
+      10, 2, 32, 32, 18, 5, 32, 32, 32, 32, 32, 26, 12, 8, 129, 192, 174, 234, 5, 16, 192, 186, 162, 128, 1, 34, 74, 10, 6, 32, 32, 32, 32,
+      32, 32, 26, 2, 32, 32, 34, 13, 8, 242, 142, 134, 182, 128, 1, 16, 192, 186, 162, 128, 128, 50, 0, 58, 13, 8, 131, 145, 149, 231, 170,
+      1, 16, 192, 186, 162, 128, 1, 114, 28, 10, 2, 32, 32, 18, 22, 10, 7, 10, 1, 32, 18, 2, 32, 0, 10, 11, 10, 5, 32, 32, 32, 32, 32, 18,
+      2, 8, 0, 34, 87, 10, 1, 32, 18, 1, 32, 26, 9, 32, 32, 32, 32, 32, 32, 32, 32, 32, 34, 22, 8, 255, 255, 255, 255, 255, 255, 255, 255,
+      255, 1, 16, 192, 251, 194, 255, 255, 255, 255, 255, 255, 1, 42, 17, 10, 15, 10, 9, 95, 95, 112, 114, 111, 116, 111, 95, 95, 18, 2, 50,
+      0, 50, 8, 10, 6, 18, 4, 26, 2, 32, 32, 58, 12, 8, 223, 224, 177, 242, 162, 2, 16, 192, 141, 183, 1, 130, 1, 0,
+    ]);
+    expect(ours(bytes)).toEqual(generated(bytes));
+    expect((generated(bytes) as { calls: { type: unknown }[] }).calls[0]!.type).toBeUndefined();
+  });
+
   it("keeps a repeated key once, with its last value's type, and leaves out an entry without a value", () => {
     // properties {"a": 1, "b": "x", "a": true} written by hand: the encoder writes each key once.
     const entry = (key: string, value: Uint8Array | undefined) => {

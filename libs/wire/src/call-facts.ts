@@ -11,6 +11,7 @@ import {
   lengthTag,
   RECEIVED_AT,
   STRUCT_FIELDS,
+  TIMESTAMP,
   VALUE_BOOL,
   VALUE_LIST,
   VALUE_NULL,
@@ -241,6 +242,12 @@ function readPlainCall(reader: WireReader, end: number, facts: BatchFacts): void
       const fieldEnd = reader.fieldEnd(end);
       // As a Date holds it: whole milliseconds.
       receivedAt = Math.trunc(reader.timestampMillis(reader.pos, fieldEnd));
+      continue;
+    }
+    if (tag === TIMESTAMP) {
+      // Not a fact, but read all the same: in a damaged one (a varint running past its end) the
+      // decoder reads on into the call's next fields and loses them; this then leaves it the call.
+      reader.timestampMillis(reader.pos, reader.fieldEnd(end));
       continue;
     }
     const shape = tag < PAYLOAD_BY_TAG.length ? PAYLOAD_BY_TAG[tag] : undefined;
