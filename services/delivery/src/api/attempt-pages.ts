@@ -59,12 +59,12 @@ interface Found {
  */
 const STORE_MARGIN_MS = 250;
 /**
- * Bytes of index one page reads at most. A filter no subject can serve (a message id, an outcome)
- * over a long stretch without matches returns a short page, with a next_page_token to read on
- * from where it stopped: every page stays fast, however sparse the filter.
+ * Bytes one page reads at most. A filter no subject can serve (a message id, an outcome) over a
+ * long stretch without matches returns a short page, with a next_page_token to read on from where
+ * it stopped: every page stays fast, however sparse the filter.
  */
 const SCAN_BYTES = 1024 * 1024;
-/** Messages the first window reads (each holds up to DELIVERY_ATTEMPT_LOG_BATCH entries). */
+/** Messages the first window of a page without a density hint reads (then windows grow). */
 const FIRST_WINDOW = 2;
 const TOKEN_VERSION = "a3";
 /** Headers a first `before` page reads at most to skip index messages newer than `before`. */
