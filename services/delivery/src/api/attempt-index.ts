@@ -1,5 +1,6 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
-import { ATTEMPT_LOG_FIRST_AT_HEADER, BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusNames } from "@switchyard/bus";
+import type { BusNames } from "@switchyard/bus";
+import { AttemptLogPublisher } from "./attempt-log-publisher.js";
 import { indexEntrySize, writeIndexEntry } from "./delivered-encoder.js";
 
 /** One attempt's index entry until it is published. */
@@ -23,8 +24,6 @@ interface Waiting {
 
 /** An index message stays small, so that a page reads little more than it needs. */
 const MAX_MESSAGE_BYTES = 256 * 1024;
-/** Publishes awaiting their ack at most; past that, entries are dropped and counted (the bus is not keeping up). */
-const MAX_IN_FLIGHT = 256;
 
 /**
  * The attempt log's index (`<ns>.attemptindex.<destination>`): every attempt once stored on either
@@ -42,16 +41,18 @@ const MAX_IN_FLIGHT = 256;
  */
 export class AttemptIndex {
   private readonly waiting = new Map<string, Waiting>();
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly publisher: AttemptLogPublisher;
 
   constructor(
-    private readonly js: JetStreamClient,
+    js: JetStreamClient,
     private readonly names: BusNames,
     /** How long a destination's first entry waits for more when no batch holds it (DELIVERY_ATTEMPT_LOG_LINGER_MS). */
     private readonly lingerMs: number,
     /** Counts entries that could not be indexed, with what went wrong. */
     private readonly lost: (entries: number, error: unknown, destinationId: string) => void,
-  ) {}
+  ) {
+    this.publisher = new AttemptLogPublisher(js);
+  }
 
   /** Adds a stored attempt's entry, published after the linger or with the batch that holds the destination. */
   add(destinationId: string, summary: Uint8Array, attemptId: string, atMs: number): void {
@@ -105,7 +106,7 @@ export class AttemptIndex {
   /** Publishes every entry waiting and waits for every publish under way (at shutdown, and in tests). */
   async flush(): Promise<void> {
     for (const destinationId of [...this.waiting.keys()]) this.publish(destinationId, Infinity);
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    await this.publisher.settled();
   }
 
   private of(destinationId: string): Waiting {
@@ -160,23 +161,16 @@ export class AttemptIndex {
   }
 
   private send(destinationId: string, entries: IndexEntry[], bytes: number): void {
-    if (this.inFlight.size >= MAX_IN_FLIGHT) {
-      this.lost(entries.length, new Error(`${MAX_IN_FLIGHT} attempt-index publishes are awaiting the bus`), destinationId);
-      return;
-    }
     const buf = Buffer.allocUnsafe(bytes);
     let pos = 0;
     for (const entry of entries) pos = writeIndexEntry(buf, pos, entry.summary!, entry.attemptId!);
-    const headers = busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.deliveryAttempts);
-    headers.set(ATTEMPT_LOG_FIRST_AT_HEADER, String(entries[0]!.atMs));
-    const published: Promise<unknown> = this.js
-      .publish(this.names.attemptIndexSubject(destinationId), buf, { headers })
-      .then(
-        () => undefined,
-        (error: unknown) => this.lost(entries.length, error, destinationId),
-      )
-      .finally(() => this.inFlight.delete(published));
-    this.inFlight.add(published);
+    this.publisher.publish(
+      this.names.attemptIndexSubject(destinationId),
+      buf,
+      entries[0]!.atMs,
+      () => undefined,
+      (error) => this.lost(entries.length, error, destinationId),
+    );
   }
 }
 

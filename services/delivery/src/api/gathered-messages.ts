@@ -1,5 +1,5 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
-import { ATTEMPT_LOG_FIRST_AT_HEADER, BUS_MESSAGE_TYPE_NAMES, busMessageHeaders } from "@switchyard/bus";
+import { AttemptLogPublisher } from "./attempt-log-publisher.js";
 
 /** One destination's entries gathered for one message. */
 export interface Gathered {
@@ -35,12 +35,6 @@ export interface GatherOptions {
 }
 
 /**
- * Publishes awaiting their ack at most. Beyond that the bus is not keeping up: new messages are
- * dropped (and counted) rather than held in memory without bound.
- */
-const MAX_IN_FLIGHT = 256;
-
-/**
  * Attempt-log messages gathered per destination (switchyard.v1.DeliveryAttempts, with
  * Switchyard-First-At): entries are written into the destination's buffer, which is published after
  * the linger, or once full, and never waited for, so writing an entry never delays a delivery.
@@ -48,12 +42,14 @@ const MAX_IN_FLIGHT = 256;
  */
 export class GatheredMessages {
   private readonly pending = new Map<string, Gathered>();
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly publisher: AttemptLogPublisher;
 
   constructor(
-    private readonly js: JetStreamClient,
+    js: JetStreamClient,
     private readonly options: GatherOptions,
-  ) {}
+  ) {
+    this.publisher = new AttemptLogPublisher(js);
+  }
 
   /** The destination's message with room for an entry of `size` bytes (a full one is published first). */
   room(destinationId: string, size: number, atMs: number): Gathered {
@@ -90,7 +86,7 @@ export class GatheredMessages {
   /** Publishes everything gathered and waits for every publish under way (at shutdown, and in tests). */
   async flush(): Promise<void> {
     for (const destinationId of [...this.pending.keys()]) this.publish(destinationId);
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    await this.publisher.settled();
   }
 
   private publish(destinationId: string): void {
@@ -99,18 +95,12 @@ export class GatheredMessages {
     this.pending.delete(destinationId);
     clearTimeout(message.timer);
     if (message.count === 0) return this.options.lost(message, undefined);
-    if (this.inFlight.size >= MAX_IN_FLIGHT) {
-      return this.options.lost(message, new Error(`${MAX_IN_FLIGHT} attempt-log publishes are awaiting the bus`));
-    }
-    const headers = busMessageHeaders(BUS_MESSAGE_TYPE_NAMES.deliveryAttempts);
-    headers.set(ATTEMPT_LOG_FIRST_AT_HEADER, String(message.firstAtMs));
-    const published: Promise<unknown> = this.js
-      .publish(this.options.subject(destinationId), message.buf.subarray(0, message.bytes), { headers })
-      .then(
-        (stored) => this.options.stored(message, stored.seq),
-        (error: unknown) => this.options.lost(message, error),
-      )
-      .finally(() => this.inFlight.delete(published));
-    this.inFlight.add(published);
+    this.publisher.publish(
+      this.options.subject(destinationId),
+      message.buf.subarray(0, message.bytes),
+      message.firstAtMs,
+      (seq) => this.options.stored(message, seq),
+      (error) => this.options.lost(message, error),
+    );
   }
 }
