@@ -191,9 +191,10 @@ runBenchmark(async (cleanup) => {
   }
   await log.flush();
   const fillEnd = Date.now();
-  const [failedInfo, deliveredInfo] = await Promise.all([
+  const [failedInfo, deliveredInfo, indexInfo] = await Promise.all([
     jsm.streams.info(names.deliveryLogStream),
     jsm.streams.info(names.deliveredLogStream),
+    jsm.streams.info(names.attemptIndexStream),
   ]);
   console.log(
     `filled in ${((fillEnd - fillStart) / 1000).toFixed(1)} s: ${failedInfo.state.messages} failure messages, ${deliveredInfo.state.messages} delivered batches, ${lost} lost`,
@@ -293,6 +294,8 @@ runBenchmark(async (cleanup) => {
       failureBytes: failedInfo.state.bytes,
       deliveredBatches: deliveredInfo.state.messages,
       deliveredBytes: deliveredInfo.state.bytes,
+      indexMessages: indexInfo.state.messages,
+      indexBytes: indexInfo.state.bytes,
       lost,
     },
     reference: { what: "one JetStream direct get by sequence", p50Ms: round(referenceP50), p99Ms: round(percentile(reference, 99)) },

@@ -244,6 +244,37 @@ describe("the attempt log", () => {
     ).toEqual(["m-0", "m-10", "m-2", "m-4", "m-6", "m-8"]);
   });
 
+  it("pages before a time whose following stretch holds more index messages than one header fetch reads", async () => {
+    const ok = await scope.receiver();
+    // Index messages of 3 entries, and a long linger: a `before` page reads the headers of what is
+    // stored up to 250 ms + 2 lingers (4.25 s) after `before`, here every index message.
+    const f = await scope.start({
+      workspace: workspace({ a: { url: ok.url("/a") } }),
+      env: { ...LOG_ENV, DELIVERY_ATTEMPT_LOG_LINGER_MS: "2000" },
+    });
+    for (let batch = 0; batch < 4; batch++) {
+      await f.publishCalls(
+        "web",
+        Array.from({ length: 150 }, (_, i) => busCall(`m-${batch * 150 + i}`, trackPayload())),
+      );
+    }
+    const logged = await f.admin.loggedAttempts({ destinationId: "a" }, 600);
+    await f.settled();
+    const oldestFirst = [...logged].sort((x, y) => x.at!.getTime() - y.at!.getTime());
+    const info = await (await jetstreamManager(f.nc)).streams.info(f.names.attemptIndexStream);
+    // The header scan fetches 128 at a time: this stretch takes it two fetches at least.
+    expect(info.state.messages).toBeGreaterThan(128);
+
+    const ids = (attempts: DeliveryAttempt[]) => attempts.map((a) => a.attemptId).sort();
+    for (const at of [oldestFirst[4]!.at!, oldestFirst[300]!.at!, oldestFirst[599]!.at!]) {
+      const older = logged.filter((a) => a.at!.getTime() < at.getTime());
+      const paged = await allPages(f, { destinationId: "a", before: at, limit: 100 });
+      expect(ids(paged.attempts)).toEqual(ids(older));
+      expectNewestFirst(paged.attempts);
+      expect(ids((await allPages(f, { before: at, limit: 100 })).attempts)).toEqual(ids(older));
+    }
+  });
+
   it("refuses a bad page_token, outcome or attempt_id, naming the field, and answers NOT_FOUND for an attempt not in the log", async () => {
     const ok = await scope.receiver();
     const f = await scope.start({ workspace: workspace({ a: { url: ok.url("/a") } }), env: LOG_ENV });

@@ -64,11 +64,16 @@ const STORE_MARGIN_MS = 250;
  * it stopped: every page stays fast, however sparse the filter.
  */
 const SCAN_BYTES = 1024 * 1024;
-/** Messages the first window of a page without a density hint reads (then windows grow). */
+/**
+ * Index messages the first window of a page without a density hint reads (then windows grow). On
+ * the failures stream, one attempt a message, it reads a page's worth.
+ */
 const FIRST_WINDOW = 2;
 const TOKEN_VERSION = "a3";
 /** Headers a first `before` page reads at most to skip index messages newer than `before`. */
 const MAX_HEADER_SCAN = 5_000;
+/** Headers one fetch of that scan asks for. */
+const HEADER_BATCH = 128;
 
 /**
  * Where pages read: the attempt log's index (AttemptIndex), many entries a message; or, for pages
@@ -184,15 +189,23 @@ export class AttemptPages {
         let start: number | undefined;
         let older: number | undefined;
         let read = 0;
-        for await (const message of await consumer.fetch({ max_messages: wanted, expires: 5_000 })) {
-          read++;
-          start ??= message.seq;
-          if (message.seq >= end || message.info.timestampNanos / 1e6 >= latestMs) return { end: older ?? start };
-          if (subject === undefined || message.subject === subject) {
-            const firstAt = Number(message.headers?.get(ATTEMPT_LOG_FIRST_AT_HEADER) || Number.NaN);
-            if (!(firstAt >= beforeMs)) older = message.seq + 1;
+        // In batches: the stretch is usually a few hundred messages, and the server sends (loading
+        // the file-store blocks that hold them) all a fetch asks for, even those past the stretch.
+        while (read < wanted) {
+          const batch = Math.min(HEADER_BATCH, wanted - read);
+          let got = 0;
+          for await (const message of await consumer.fetch({ max_messages: batch, expires: 5_000 })) {
+            read++;
+            got++;
+            start ??= message.seq;
+            if (message.seq >= end || message.info.timestampNanos / 1e6 >= latestMs) return { end: older ?? start };
+            if (subject === undefined || message.subject === subject) {
+              const firstAt = Number(message.headers?.get(ATTEMPT_LOG_FIRST_AT_HEADER) || Number.NaN);
+              if (!(firstAt >= beforeMs)) older = message.seq + 1;
+            }
+            if (got === batch) break;
           }
-          if (read === wanted) break;
+          if (got < batch) break;
         }
         return read === pending && start !== undefined ? { end: older ?? start } : undefined;
       },
@@ -270,7 +283,7 @@ export class AttemptPages {
     const messageBytes = hint?.bytesPerMessage ?? state.bytes / Math.max(state.messages, 1);
     let window = hint
       ? Math.max(1, Math.min(Math.ceil((query.limit * hint.perEntry * 1.25) / 1000), Math.ceil(SCAN_BYTES / messageBytes / firstShare)))
-      : Math.ceil(FIRST_WINDOW / share);
+      : Math.ceil((source.failures ? query.limit + 1 : FIRST_WINDOW) / share);
     let scanned = 0;
     let looked = 0;
     let read = 0;
