@@ -247,7 +247,8 @@ describe("the attempt log", () => {
   it("pages before a time whose following stretch holds more index messages than one header fetch reads", async () => {
     const ok = await scope.receiver();
     // Index messages of 3 entries, and a long linger: a `before` page reads the headers of what is
-    // stored up to 250 ms + 2 lingers (4.25 s) after `before`, here every index message.
+    // stored up to 250 ms + 2 lingers (4.25 s) after `before`, longer than these 600 deliveries
+    // usually take, so an early `before` makes it read most of the index.
     const f = await scope.start({
       workspace: workspace({ a: { url: ok.url("/a") } }),
       env: { ...LOG_ENV, DELIVERY_ATTEMPT_LOG_LINGER_MS: "2000" },
