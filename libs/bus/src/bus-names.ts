@@ -82,6 +82,7 @@ export interface BusNames {
   deliveryLogSubject(destinationId: string): string;
   /** Subject of one destination's delivered attempts (DeliveryAttempts, many to a message). */
   deliveredLogSubject(destinationId: string): string;
+  /** Subject of one destination's attempt-index entries (DeliveryAttempts without exchanges, many to a message). */
   attemptIndexSubject(destinationId: string): string;
   /** Subject on which the blocked calls of one source are published. */
   filteredSubject(sourceId: string): string;

@@ -174,37 +174,26 @@ export async function ensureDeliveryStreams(
     max_age: nanos(options.deadLetterMaxAgeMs),
     duplicate_window: nanos(2 * 60_000),
   });
+  // The attempt log's three streams: kept as long as each other, and read by sequence, which
+  // direct gets answer without a consumer.
+  const log = { ...common, retention: RetentionPolicy.Limits, max_age: nanos(options.deliveryLogMaxAgeMs), allow_direct: true };
+  const deliveredLogMaxBytes = options.deliveredLogMaxBytes ?? DEFAULT_DELIVERED_LOG_MAX_BYTES;
+  await upsertStream(jsm, { ...log, name: names.deliveryLogStream, subjects: [names.deliveryLogSubjects], max_msgs: 10_000_000 });
   await upsertStream(jsm, {
-    ...common,
-    name: names.deliveryLogStream,
-    subjects: [names.deliveryLogSubjects],
-    retention: RetentionPolicy.Limits,
-    max_age: nanos(options.deliveryLogMaxAgeMs),
-    max_msgs: 10_000_000,
-    // The attempt log reads pages by sequence: direct gets answer those without a consumer.
-    allow_direct: true,
-  });
-  await upsertStream(jsm, {
-    ...common,
+    ...log,
     name: names.deliveredLogStream,
     subjects: [names.deliveredLogSubjects],
-    retention: RetentionPolicy.Limits,
-    max_age: nanos(options.deliveryLogMaxAgeMs),
-    max_bytes: options.deliveredLogMaxBytes ?? DEFAULT_DELIVERED_LOG_MAX_BYTES,
+    max_bytes: deliveredLogMaxBytes,
     max_msgs: options.deliveredLogMaxMessages ?? DEFAULT_DELIVERED_LOG_MAX_MESSAGES,
-    allow_direct: true,
   });
   // An index entry is about a seventh of the attempt it points at: with a quarter of the delivered
   // log's cap, entries outlast what they point at rather than the other way round.
   await upsertStream(jsm, {
-    ...common,
+    ...log,
     name: names.attemptIndexStream,
     subjects: [names.attemptIndexSubjects],
-    retention: RetentionPolicy.Limits,
-    max_age: nanos(options.deliveryLogMaxAgeMs),
-    max_bytes: Math.ceil((options.deliveredLogMaxBytes ?? DEFAULT_DELIVERED_LOG_MAX_BYTES) / 4),
+    max_bytes: Math.ceil(deliveredLogMaxBytes / 4),
     max_msgs: 10_000_000,
-    allow_direct: true,
   });
 }
 

@@ -153,8 +153,11 @@ export class AttemptIndex {
     for (let start = 0; start < going.length;) {
       let bytes = 0;
       let end = start;
-      while (end < going.length && (end === start || bytes + entrySize(going[end]!) <= MAX_MESSAGE_BYTES))
-        bytes += entrySize(going[end++]!);
+      for (; end < going.length; end++) {
+        const size = entrySize(going[end]!);
+        if (end > start && bytes + size > MAX_MESSAGE_BYTES) break;
+        bytes += size;
+      }
       this.send(destinationId, going.slice(start, end), bytes);
       start = end;
     }
