@@ -46,7 +46,16 @@
  *     the onset (before any breaker opens) is measured too; p50/p99 overall,
  *     for the first 3 s, and per second. Target: p99 with them ≤ 3 × p99
  *     alone. Also prints the CPU each process used: the hostile receivers
- *     share this machine's cores.
+ *     share this machine's cores. The warm-up (3 s, its own source, in
+ *     every round) sends to a healthy receiver and to one answering as the
+ *     100 MB one does, so that the code cutting such answers is compiled
+ *     as in any delivery process that has run a while; in a process that
+ *     never ran it, it runs interpreted and the first second's p99 was
+ *     60-90 ms with that receiver alone. `--latency-isolation-cold` leaves it
+ *     out. The never-answering and resetting receivers are not warmed: their
+ *     retries would come back in the measured seconds. The hostile
+ *     receivers' own process is warmed once, before the first round, by
+ *     requests straight from the benchmark (see warmHostileSink).
  *  5. filters: the throughput phase's load (backlogs of 100-call batches,
  *     the same mix of calls) to two destinations of their own, one whose
  *     connection has a realistic filter that every call matches (FILTER:
@@ -73,7 +82,8 @@
  * `--latency-seconds`, `--latency-isolation-rate`, `--latency-isolation-batch-size`, `--latency-isolation-seconds`,
  * `--latency-isolation-rounds`, `--filter-calls` (per round and destination), `--filter-rounds` and others size the phases;
  * `--latency-isolation-kinds hang,huge,reset` picks the hostile receivers; `slow` (answers 200
- * after 500 ms, slower than the load comes) can be picked besides them.
+ * after 500 ms, slower than the load comes) can be picked besides them; `--latency-isolation-cold`
+ * leaves the cut answers out of the warm-up.
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
@@ -151,6 +161,7 @@ const PATHS = {
   withLimited: (i: number) => `/iso-l/${i}`,
   limited: "/iso-l/limited",
   liWarm: "/li/warm",
+  liWarmCut: "/li/warm-cut",
   liAlone: "/li/alone",
   liHealthy: "/li/healthy",
   hostile: (kind: HostileKind) => `/li/${kind}`,
@@ -201,6 +212,8 @@ interface Parameters {
   latencyIsolationRounds: number;
   /** The hostile receivers the latency-isolation phase puts beside the healthy one (all three by default). */
   latencyIsolationKinds: HostileKind[];
+  /** The warm-up also sends to a receiver whose answers delivery cuts (unless --latency-isolation-cold). */
+  latencyIsolationWarmCut: boolean;
   phaseTimeoutMs: number;
   deliveryEnv: Record<string, string>;
   /** Worker processes of the throughput phase's second run (the first has one). */
@@ -245,6 +258,7 @@ function parseParameters(argv: string[]): Parameters {
       "latency-isolation-warmup-seconds": { type: "string", default: "3" },
       "latency-isolation-rounds": { type: "string", default: "2" },
       "latency-isolation-kinds": { type: "string", default: HOSTILE_KINDS.join(",") },
+      "latency-isolation-cold": { type: "boolean", default: false },
       "phase-timeout-s": { type: "string", default: "60" },
       "delivery-env": { type: "string", multiple: true, default: [] },
       workers: { type: "string", default: "1" },
@@ -282,6 +296,7 @@ function parseParameters(argv: string[]): Parameters {
     latencyIsolationWarmupSeconds: positiveInt("--latency-isolation-warmup-seconds", values["latency-isolation-warmup-seconds"]),
     latencyIsolationRounds: positiveInt("--latency-isolation-rounds", values["latency-isolation-rounds"]),
     latencyIsolationKinds: hostileKinds(values["latency-isolation-kinds"]),
+    latencyIsolationWarmCut: !values["latency-isolation-cold"],
     phaseTimeoutMs: positiveInt("--phase-timeout-s", values["phase-timeout-s"]) * 1000,
     deliveryEnv,
     workers: positiveInt("--workers", values.workers),
@@ -345,6 +360,7 @@ function workspace(
   isolationLimit: number,
   hostileSink?: WebhookSinkChild,
   hostileKinds: readonly HostileKind[] = HOSTILE_KINDS,
+  warmCut = true,
 ) {
   const destination = (id: string, path: string, at = sink) => ({
     id,
@@ -366,6 +382,8 @@ function workspace(
   const li = hostileSink
     ? {
         warm: destination("li-warm", PATHS.liWarm),
+        // Answers as the 100 MB receiver does (a body delivery cuts): see the latency-isolation phase's warm-up.
+        warmCut: destination("li-warm-cut", PATHS.liWarmCut, hostileSink),
         alone: destination("li-alone", PATHS.liAlone),
         healthy: destination("li-healthy", PATHS.liHealthy),
         hostile: hostileKinds.map((kind) => destination(`li-${kind}`, PATHS.hostile(kind), hostileSink)),
@@ -397,12 +415,12 @@ function workspace(
       slow,
       ...withLimited,
       limited,
-      ...(li ? [li.warm, li.alone, li.healthy, ...li.hostile] : []),
+      ...(li ? [li.warm, li.warmCut, li.alone, li.healthy, ...li.hostile] : []),
     ],
     connections: [
       ...(li
         ? [
-            ...connections("li-warm", [li.warm]),
+            ...connections("li-warm", warmCut ? [li.warm, li.warmCut] : [li.warm]),
             ...connections("li-alone", [li.alone]),
             ...connections("li-hostile", [li.healthy, ...li.hostile]),
           ]
@@ -1050,7 +1068,7 @@ async function latencyIsolationRun(
   const measuredBatches = Math.round((params.latencyIsolationSeconds * 1000) / intervalMs);
   console.log(
     `latency isolation (${label === "alone" ? "healthy alone" : `healthy + ${params.latencyIsolationKinds.join(", ")}`}): ` +
-      `${params.latencyIsolationRate} calls/s in batches of ${params.latencyIsolationBatchSize}, ${params.latencyIsolationWarmupSeconds} s warm-up + ${params.latencyIsolationSeconds} s measured …`,
+      `${params.latencyIsolationRate} calls/s in batches of ${params.latencyIsolationBatchSize}, ${params.latencyIsolationWarmupSeconds} s warm-up${params.latencyIsolationWarmCut ? " (with cut answers)" : ""} + ${params.latencyIsolationSeconds} s measured …`,
   );
   const since = await retryCounters(ctx);
   const delivery = await startDelivery(ctx, `latency-isolation-${label}`);
@@ -1102,6 +1120,37 @@ async function latencyIsolationRun(
   };
 }
 
+/** Requests each hostile receiver gets straight from the benchmark before the first round (see warmHostileSink). */
+const HOSTILE_WARMUP_REQUESTS = 600;
+
+/**
+ * Runs the hostile receivers' own code before the first round: they share this machine's two
+ * cores with delivery, and a receiver process running its code for the first time took CPU from
+ * delivery in the first round's first seconds (p99 20-36 ms there, 5-16 ms in later rounds). A
+ * receiver elsewhere would cost delivery nothing of the kind. Requests are given up after 20 ms
+ * (never answered), destroyed (100 MB body) or reset by the receiver.
+ */
+async function warmHostileSink(hostileSink: WebhookSinkChild, kinds: readonly HostileKind[]): Promise<void> {
+  const agent = new Agent({ connections: 16 });
+  for (const kind of kinds) {
+    const url = hostileSink.url(PATHS.hostile(kind));
+    let sent = 0;
+    const sender = async () => {
+      while (sent++ < HOSTILE_WARMUP_REQUESTS) {
+        try {
+          const response = await request(url, { method: "POST", body: "{}", dispatcher: agent, signal: AbortSignal.timeout(20) });
+          response.body.destroy();
+        } catch {
+          // Never answered, reset: what these receivers do.
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, sender));
+  }
+  await agent.destroy();
+  await hostileSink.reset();
+}
+
 /**
  * Runs alone and with the hostile three take turns (alone, hostile, alone, …),
  * each with a fresh delivery process; ingest is shared. The ratio is the
@@ -1114,6 +1163,8 @@ async function latencyIsolationPhase(ctx: Context, hostileSink: WebhookSinkChild
     if (kind === "slow") await hostileSink.hold(PATHS.hostile(kind), SLOW_MS);
     else await hostileSink.hostile(PATHS.hostile(kind), kind);
   }
+  await hostileSink.hostile(PATHS.liWarmCut, "huge");
+  await warmHostileSink(hostileSink, ctx.params.latencyIsolationKinds);
   await sink.recordLatency(PATHS.liAlone);
   await sink.recordLatency(PATHS.liHealthy);
   const { ingest, client } = await startIngest(ctx);
@@ -1239,7 +1290,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   }
   const workspaceFile = await writeWorkspaceFile(
     cleanup,
-    workspace(sink, params.isolationLimit, hostileSink, params.latencyIsolationKinds),
+    workspace(sink, params.isolationLimit, hostileSink, params.latencyIsolationKinds, params.latencyIsolationWarmCut),
   );
   const settings = loadDeliveryConfig({ NATS_URL: nats.url, SWITCHYARD_NAMESPACE: namespace, ...params.deliveryEnv });
 
@@ -1427,6 +1478,8 @@ async function main(cleanup: Cleanup): Promise<void> {
       latencyIsolationSeconds: params.latencyIsolationSeconds,
       latencyIsolationWarmupSeconds: params.latencyIsolationWarmupSeconds,
       latencyIsolationRounds: params.latencyIsolationRounds,
+      latencyIsolationKinds: params.latencyIsolationKinds,
+      latencyIsolationWarmupWithCutAnswers: params.latencyIsolationWarmCut,
       filterCallsPerRound: params.filterCalls,
       filterRounds: params.filterRounds,
       filter: FILTER,

@@ -1,6 +1,8 @@
 import { runService } from "@switchyard/platform";
-import { loadDeliveryConfig } from "./config.js";
+import { applyDeliveryV8Flags, loadDeliveryConfig } from "./config.js";
 import { startDelivery } from "./service.js";
+
+applyDeliveryV8Flags();
 
 runService(
   "delivery",
