@@ -4,8 +4,7 @@ import { DELIVERY_NODE_OPTIONS, DELIVERY_V8_FLAGS } from "./config.js";
 
 /** Exit status of a node started with these options and flags (node refuses options it does not know). */
 function nodeExitWith(nodeOptions: string, flags: readonly string[]): number | null {
-  return spawnSync(process.execPath, [...flags, "-e", "0"], { env: { ...process.env, NODE_OPTIONS: nodeOptions }, stdio: "ignore" })
-    .status;
+  return spawnSync(process.execPath, [...flags, "-e", "0"], { env: { ...process.env, NODE_OPTIONS: nodeOptions }, stdio: "ignore" }).status;
 }
 
 // v8.setFlagsFromString ignores a flag it does not know: a misspelt one would leave V8's default in place unnoticed.
