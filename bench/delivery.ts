@@ -51,7 +51,7 @@
  *     100 MB one does, so that the code cutting such answers is compiled
  *     as in any delivery process that has run a while; in a process that
  *     never ran it, it runs interpreted and the first second's p99 was
- *     60-90 ms with that receiver alone. `--latency-isolation-cold` leaves it
+ *     86-90 ms with that receiver alone. `--latency-isolation-cold` leaves it
  *     out. The never-answering and resetting receivers are not warmed: their
  *     retries would come back in the measured seconds. The hostile
  *     receivers' own process is warmed once, before the first round, by
