@@ -1179,10 +1179,13 @@ async function latencyIsolationPhase(ctx: Context, hostileSink: WebhookSinkChild
   const hostile = summarise(of("hostile").flatMap((run) => run.samples));
   // The onset: before any breaker could open (the first trips after the 5 s request timeout).
   const hostileFirstSeconds = summarise(of("hostile").flatMap((run) => run.firstSamples));
+  // Each round's ratio on its own: one disturbed round (an alone one, say) moves the pooled ratio, and shows here.
+  const roundRatios = of("hostile").map((run, index) => round(run.latency.p99Ms / Math.max(of("alone")[index]!.latency.p99Ms, 1), 2));
   return {
     alone,
     hostile,
     hostileFirstSeconds,
+    roundRatios,
     p99Ratio: alone.p99Ms > 0 ? hostile.p99Ms / alone.p99Ms : Number.POSITIVE_INFINITY,
     firstSecondsP99Ratio: alone.p99Ms > 0 ? hostileFirstSeconds.p99Ms / alone.p99Ms : Number.POSITIVE_INFINITY,
     runs: runs.map(({ samples: _samples, firstSamples: _first, ...run }) => run),
@@ -1432,7 +1435,8 @@ async function main(cleanup: Cleanup): Promise<void> {
     console.log(`               first ${FIRST_SECONDS} s with them: ${figures(li.hostileFirstSeconds)}`);
     console.log(
       `               p99 ratio ${li.p99Ratio.toFixed(2)}× (target ≤ ${TARGETS.latencyIsolationP99Ratio}×: ${verdict(targets.latencyIsolationP99Ratio!.pass)}), ` +
-        `first ${FIRST_SECONDS} s ${li.firstSecondsP99Ratio.toFixed(2)}× (${verdict(targets.latencyIsolationFirstSecondsP99Ratio!.pass)})`,
+        `first ${FIRST_SECONDS} s ${li.firstSecondsP99Ratio.toFixed(2)}× (${verdict(targets.latencyIsolationFirstSecondsP99Ratio!.pass)}); ` +
+        `round by round ${li.roundRatios.map((ratio) => `${ratio}×`).join(", ")}`,
     );
     for (const run of li.runs) {
       console.log(
