@@ -53,9 +53,7 @@
  *     never ran it, it runs interpreted and the first second's p99 was
  *     86-90 ms with that receiver alone. `--latency-isolation-cold` leaves it
  *     out. The never-answering and resetting receivers are not warmed: their
- *     retries would come back in the measured seconds. The hostile
- *     receivers' own process is warmed once, before the first round, by
- *     requests straight from the benchmark (see warmHostileSink).
+ *     retries would come back in the measured seconds.
  *  5. filters: the throughput phase's load (backlogs of 100-call batches,
  *     the same mix of calls) to two destinations of their own, one whose
  *     connection has a realistic filter that every call matches (FILTER:
@@ -1120,37 +1118,6 @@ async function latencyIsolationRun(
   };
 }
 
-/** Requests each hostile receiver gets straight from the benchmark before the first round (see warmHostileSink). */
-const HOSTILE_WARMUP_REQUESTS = 600;
-
-/**
- * Runs the hostile receivers' own code before the first round: they share this machine's two
- * cores with delivery, and a receiver process running its code for the first time took CPU from
- * delivery in the first round's first seconds (p99 20-36 ms there, 5-16 ms in later rounds). A
- * receiver elsewhere would cost delivery nothing of the kind. Requests are given up after 20 ms
- * (never answered), destroyed (100 MB body) or reset by the receiver.
- */
-async function warmHostileSink(hostileSink: WebhookSinkChild, kinds: readonly HostileKind[]): Promise<void> {
-  const agent = new Agent({ connections: 16 });
-  for (const kind of kinds) {
-    const url = hostileSink.url(PATHS.hostile(kind));
-    let sent = 0;
-    const sender = async () => {
-      while (sent++ < HOSTILE_WARMUP_REQUESTS) {
-        try {
-          const response = await request(url, { method: "POST", body: "{}", dispatcher: agent, signal: AbortSignal.timeout(20) });
-          response.body.destroy();
-        } catch {
-          // Never answered, reset: what these receivers do.
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: 16 }, sender));
-  }
-  await agent.destroy();
-  await hostileSink.reset();
-}
-
 /**
  * Runs alone and with the hostile three take turns (alone, hostile, alone, …),
  * each with a fresh delivery process; ingest is shared. The ratio is the
@@ -1164,7 +1131,6 @@ async function latencyIsolationPhase(ctx: Context, hostileSink: WebhookSinkChild
     else await hostileSink.hostile(PATHS.hostile(kind), kind);
   }
   await hostileSink.hostile(PATHS.liWarmCut, "huge");
-  await warmHostileSink(hostileSink, ctx.params.latencyIsolationKinds);
   await sink.recordLatency(PATHS.liAlone);
   await sink.recordLatency(PATHS.liHealthy);
   const { ingest, client } = await startIngest(ctx);
