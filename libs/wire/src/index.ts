@@ -9,6 +9,8 @@ export { MalformedWireError, UNUSUAL, WireReader } from "./reader.js";
 export { lengthTag, WireType } from "./tags.js";
 /** The one writer: ProtoWriter writes whole messages into a growing buffer; Unrepresentable is a value it cannot carry. */
 export { ProtoWriter, Unrepresentable } from "./writer.js";
+/** The size and the header (tag and length) of a length-delimited field, for a message put together from parts. */
+export { lengthDelimitedSize, writeLengthDelimitedHeader } from "./writer.js";
 /** A payload's case name, as the generated Call's oneof spells it. */
 export type { PayloadCase } from "./call-shape.js";
 /** Reads a Call from its bytes in one pass (the gRPC fast path): kind, text ranges, times, sizes. */

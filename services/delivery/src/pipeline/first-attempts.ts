@@ -1,6 +1,5 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import type { JsMsg } from "@nats-io/jetstream";
-import type { Call, DeferredCalls } from "@switchyard/contracts";
 import type { CallRoute, Destination, WorkspaceView } from "@switchyard/workspace";
 import type { Logger } from "@switchyard/platform";
 import { callMatches } from "./call-filter.js";
@@ -13,7 +12,7 @@ import type { AttemptOutcome } from "../retries/retry-policy.js";
 import type { HandlingFailures } from "./handling-failures.js";
 import { OutcomeTally, type OutcomeReports } from "./outcome-reports.js";
 import type { PoisonMessages } from "../retries/poison.js";
-import type { RetryQueue } from "../retries/retry-queue.js";
+import type { Deferral, RetryQueue } from "../retries/retry-queue.js";
 import { callsPerTurn, isLate, TURN_LEAD_MS, waitUntil, type Pace, type RateLimits } from "./rate-limits.js";
 import { firstRoundOf, type Round } from "./round.js";
 import { SETTLED, undeliverableAttempt, type Settler } from "./settle.js";
@@ -309,7 +308,8 @@ export class FirstAttempts {
 
 /** Calls of several batches deferred to one destination, published as one DeferredCalls message. */
 class DeferralGroup {
-  readonly calls: Call[] = [];
+  /** The calls' bytes as stored (see Deferral). */
+  readonly calls: Uint8Array[] = [];
   readonly published: Promise<void>;
   stored!: () => void;
   failed!: (error: unknown) => void;
@@ -328,7 +328,7 @@ class DeferralGroup {
 
   add(rounds: Round[], origin: string): void {
     for (const round of rounds) {
-      this.calls.push(round.call.call());
+      this.calls.push(round.call.encoded());
       // The earliest of the calls' windows, so none of them is tried past its own.
       this.windowStartMs = Math.min(this.windowStartMs, round.windowStart.getTime());
     }
@@ -336,7 +336,7 @@ class DeferralGroup {
   }
 
   /** The calls as one message, due now; or some of them (`calls`) with a place in a waiting room (see FirstAttempts.deferToWaitingRoom). */
-  message(calls: Call[] = this.calls, place?: number): DeferredCalls {
+  message(calls: Uint8Array[] = this.calls, place?: number): Deferral {
     return {
       calls,
       sourceId: this.sourceId,
@@ -347,8 +347,8 @@ class DeferralGroup {
   }
 
   /** The calls in order, cut into parts of `size` at most. */
-  parts(size: number): Call[][] {
-    const parts: Call[][] = [];
+  parts(size: number): Uint8Array[][] {
+    const parts: Uint8Array[][] = [];
     for (let first = 0; first < this.calls.length; first += size) parts.push(this.calls.slice(first, first + size));
     return parts;
   }

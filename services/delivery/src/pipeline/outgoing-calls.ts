@@ -25,6 +25,8 @@ export interface OutgoingCall {
   /** The JSON body (docs/contract.md §6.3): exactly the bytes sent and signed. Undefined for a call without a type, which cannot be delivered. */
   readonly body: Buffer | undefined;
   call(): Call;
+  /** The call's switchyard.v1.Call bytes: as stored when it was read from a batch, else encoded once. */
+  encoded(): Uint8Array;
   /** Points the finder at the call's bytes, for a destination filter to look fields up in. */
   readFields(finder: CallFieldFinder): void;
 }
@@ -63,7 +65,7 @@ export function outgoingCall(call: Call): OutgoingCall {
 
 class DecodedCall implements OutgoingCall {
   private serialised: Buffer | undefined;
-  private encoded: Uint8Array | undefined;
+  private bytes: Uint8Array | undefined;
 
   constructor(private readonly decoded: Call) {}
 
@@ -88,8 +90,12 @@ class DecodedCall implements OutgoingCall {
     return this.decoded;
   }
 
+  encoded(): Uint8Array {
+    return (this.bytes ??= Call.encode(this.decoded).finish());
+  }
+
   readFields(finder: CallFieldFinder): void {
-    finder.read((this.encoded ??= Call.encode(this.decoded).finish()));
+    finder.read(this.encoded());
   }
 }
 
@@ -172,7 +178,11 @@ class WireCall implements OutgoingCall {
 
   call(): Call {
     // The writer walked every field the decoder reads (and left repeats to it), so these bytes decode.
-    return (this.decoded ??= Call.decode(this.reader.buf.subarray(this.start, this.end)));
+    return (this.decoded ??= Call.decode(this.encoded()));
+  }
+
+  encoded(): Uint8Array {
+    return this.reader.buf.subarray(this.start, this.end);
   }
 
   readFields(finder: CallFieldFinder): void {

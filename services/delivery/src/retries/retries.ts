@@ -252,7 +252,7 @@ export class Retries {
       ...rest.map((round, index) => pacedRound(this.deps, round, destination, paces[index + 1]!)),
     ]);
     const still = [
-      ...rounds.filter((_, index) => !sent[index]).map((round) => round.call.call()),
+      ...rounds.filter((_, index) => !sent[index]).map((round) => round.call.encoded()),
       ...group.calls.slice(group.calls.length - notSent),
     ];
     if (still.length === 0) return;
@@ -313,7 +313,7 @@ export class Retries {
     // Not after the window's end, so they get one more chance then rather than none.
     const now = Date.now();
     const notBefore = new Date(Math.min(now + gate.retryLaterMs(), this.windowEnd(group.windowStart?.getTime(), now)));
-    await this.deps.retryQueue.defer({ ...group, calls: still.map((round) => round.call.call()), notBefore }, `retry-${message.seq}`);
+    await this.deps.retryQueue.defer({ ...group, calls: still.map((round) => round.call.encoded()), notBefore }, `retry-${message.seq}`);
     this.deps.metrics.deferred(still.length);
   }
 }

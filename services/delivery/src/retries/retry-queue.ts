@@ -9,7 +9,8 @@ import {
   type BusMessageType,
   type BusNames,
 } from "@switchyard/bus";
-import { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
+import { Call, DeferredCalls, DeliveryTask } from "@switchyard/contracts";
+import { lengthDelimitedSize, writeLengthDelimitedHeader } from "@switchyard/wire";
 
 /*
  * A task's schedule is repeated in headers of its retry message (RETRY_HEADERS),
@@ -27,6 +28,13 @@ export interface TaskTiming {
   notBeforeMs: number | undefined;
   windowStartMs: number | undefined;
 }
+
+/**
+ * Calls deferred together, each a decoded Call or its switchyard.v1.Call bytes as stored: a call
+ * deferred from a stored batch is copied, not decoded (decoding its free-form objects cost more
+ * than anything else about deferring it, most of all in a process whose decoder had not run yet).
+ */
+export type Deferral = Omit<DeferredCalls, "calls"> & { calls: readonly (Call | Uint8Array)[] };
 
 /** What a retry message holds: one call with its history, or calls deferred before their first request. */
 export type RetryWork = { kind: "task"; task: DeliveryTask } | { kind: "deferred"; group: DeferredCalls };
@@ -61,12 +69,36 @@ export class RetryQueue {
    * retry-stream group, by stream sequence): handled again after a crash, it
    * defers the same calls under the same id, which JetStream then drops.
    */
-  async defer(group: DeferredCalls, origin: string): Promise<void> {
-    await this.js.publish(this.names.retrySubject(group.destinationId), DeferredCalls.encode(group).finish(), {
+  async defer(group: Deferral, origin: string): Promise<void> {
+    await this.js.publish(this.names.retrySubject(group.destinationId), encodeDeferral(group), {
       msgID: `deferred:${group.destinationId}:${origin}`,
       headers: timingHeaders(DEFERRED_TYPE, group),
     });
   }
+}
+
+/** DeferredCalls' `calls` field (delivery.proto). */
+const CALLS_FIELD = 1;
+
+/**
+ * A Deferral as switchyard.v1.DeferredCalls bytes: its other fields through the generated encoder,
+ * then each call as a `calls` field. Protobuf readers take fields in any order and keep a repeated
+ * field's in theirs, so this decodes as the generated encoder's bytes would.
+ */
+export function encodeDeferral(group: Deferral): Uint8Array {
+  const head = DeferredCalls.encode({ ...group, calls: [] }).finish();
+  const calls = group.calls.map((call) => (call instanceof Uint8Array ? call : Call.encode(call).finish()));
+  let size = head.length;
+  for (const call of calls) size += lengthDelimitedSize(CALLS_FIELD, call.length);
+  const out = Buffer.allocUnsafe(size);
+  out.set(head, 0);
+  let at = head.length;
+  for (const call of calls) {
+    at = writeLengthDelimitedHeader(out, at, CALLS_FIELD, call.length);
+    out.set(call, at);
+    at += call.length;
+  }
+  return out;
 }
 
 function timingHeaders(
