@@ -59,7 +59,8 @@
  *
  * Uses its own nats-server on a free port and temp store, or NATS_URL (with a
  * unique namespace, deleted afterwards). Writes bench/results/ingest-latest.json. Exits non-zero only on errors, not when
- * the target is missed. `--cpu-prof-dir DIR` profiles the ingest process.
+ * the target is missed. `--cpu-prof-dir DIR` profiles the ingest process (and, with `--insights`,
+ * the insights process, in DIR/insights).
  */
 import os from "node:os";
 import { fileURLToPath } from "node:url";
@@ -533,13 +534,14 @@ async function main(cleanup: Cleanup): Promise<void> {
 const INSIGHTS_TARGET_RATIO = 0.95;
 
 /** Insights in its own process, as npm start runs it (nice 10), with an ops port to read its progress from. */
-async function startInsights(run: Run): Promise<{ insights: ServiceChild; opsPort: number }> {
+async function startInsights(run: Run, cpuProfDir: string | undefined): Promise<{ insights: ServiceChild; opsPort: number }> {
   const grpcPort = await freePort();
   const opsPort = await freePort();
   const insights = ServiceChild.start({
     service: "insights",
     cwd: REPO_ROOT,
     grpcPort,
+    nodeFlags: cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}/insights`] : [],
     env: {
       NATS_URL: run.natsUrl,
       SWITCHYARD_NAMESPACE: run.namespace,
@@ -609,7 +611,7 @@ async function benchmarkInsightsCost(params: Parameters, cleanup: Cleanup): Prom
       continue;
     }
     console.log("round with insights: starting it and letting it read what is stored …");
-    const { insights, opsPort } = await startInsights(run);
+    const { insights, opsPort } = await startInsights(run, params.cpuProfDir);
     await insightsCaughtUp(jsm, names.callsStream, insights, opsPort);
     const cpuBefore = await insights.cpuSeconds();
     const ingestRun = await benchmarkIngest(params, run, 1);

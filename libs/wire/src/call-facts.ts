@@ -37,6 +37,11 @@ export class BatchFacts {
   receivedAtMillis = Number.NaN;
   /** How many calls the batch holds. */
   count = 0;
+  /**
+   * True when the batch was left to the generated decoder (an encoding the plain reads do not
+   * take): the same facts at several times the cost, so ingest's ordinary batches must never be.
+   */
+  decodedWhole = false;
   /** Each call's payload case; undefined for a call without one. */
   readonly types: (PayloadCase | undefined)[] = [];
   /** Each call's track event or page/screen name; "" for other types. */
@@ -52,6 +57,7 @@ export class BatchFacts {
     this.sourceId = "";
     this.receivedAtMillis = Number.NaN;
     this.count = 0;
+    this.decodedWhole = false;
     this.types.length = 0;
     this.names.length = 0;
     this.receivedAt.length = 0;
@@ -96,6 +102,7 @@ export function readBatchFacts(bytes: Uint8Array, into: BatchFacts = new BatchFa
   } catch (error) {
     if (error !== UNUSUAL) throw error;
     into.reset();
+    into.decodedWhole = true;
     factsOfDecoded(readCallBatch(bytes), into);
   }
   return into;
@@ -247,7 +254,8 @@ function readPlainCall(reader: WireReader, end: number, facts: BatchFacts): void
     if (tag === TIMESTAMP) {
       // Not a fact, but read all the same: in a damaged one (a varint running past its end) the
       // decoder reads on into the call's next fields and loses them; this then leaves it the call.
-      reader.timestampMillis(reader.pos, reader.fieldEnd(end));
+      const fieldEnd = reader.fieldEnd(end);
+      reader.timestampMillis(reader.pos, fieldEnd);
       continue;
     }
     const shape = tag < PAYLOAD_BY_TAG.length ? PAYLOAD_BY_TAG[tag] : undefined;
