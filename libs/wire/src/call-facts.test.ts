@@ -121,6 +121,25 @@ describe("readBatchFacts", () => {
     expect(facts.keys).toEqual(["a", "b"]);
     expect(facts.keyTypes).toEqual(["boolean", "string"]);
     expect(summary(facts)).toEqual(generated(batch));
+
+    // The same in a Struct wide enough to be looked up by key: k3 again after 20 keys, and k19 again at once.
+    const wide = Buffer.concat([
+      ...Array.from({ length: 20 }, (_, index) => entry(`k${index}`, number)),
+      entry("k3", bool),
+      entry("k19", string),
+      entry("k20", number),
+    ]);
+    // Lengths over 127 take two varint bytes.
+    const field = (tag: number, body: Buffer) => {
+      const length = body.length < 128 ? [body.length] : [(body.length & 0x7f) | 0x80, body.length >> 7];
+      return Buffer.concat([Buffer.from([tag, ...length]), body]);
+    };
+    const wideBatch = field(0x22, field(0x5a, Buffer.concat([Buffer.from([0x0a, 2]), Buffer.from("Ev"), field(0x12, wide)])));
+    const wideFacts = readBatchFacts(wideBatch);
+    expect(wideFacts.keys).toEqual(Array.from({ length: 21 }, (_, index) => `k${index}`));
+    expect(wideFacts.keyTypes[3]).toBe("boolean");
+    expect(wideFacts.keyTypes[19]).toBe("string");
+    expect(summary(wideFacts)).toEqual(generated(wideBatch));
   });
 
   it("gives each key its own text when many keys share the cache's slots", () => {

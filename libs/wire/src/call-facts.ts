@@ -177,7 +177,7 @@ for (const shape of PAYLOADS) {
   };
 }
 
-/** A Struct's keys already pushed for the call being read, by key, with their index in facts.keys. Reused. */
+/** A wide Struct's keys already pushed for the call being read, with their index in facts.keys (see keyIndex). Reused. */
 const seenKeys = new Map<string, number>();
 
 /** Texts up to this many bytes are looked up in the cache below; longer ones are rare and decoded each time. */
@@ -294,6 +294,7 @@ function readPlainPayload(reader: WireReader, end: number, shape: PayloadFactsSh
 
 function readPlainStructKeys(reader: WireReader, end: number, facts: BatchFacts): void {
   seenKeys.clear();
+  const structStart = facts.keys.length;
   while (reader.pos < end) {
     const tag = reader.varint32();
     if (tag !== STRUCT_FIELDS) {
@@ -318,9 +319,8 @@ function readPlainStructKeys(reader: WireReader, end: number, facts: BatchFacts)
     if (reader.pos !== entryEnd) throw UNUSUAL;
     // An entry without a value is left out; a repeated key keeps its place and takes the last type.
     if (type === undefined) continue;
-    const at = seenKeys.get(key);
-    if (at === undefined) {
-      seenKeys.set(key, facts.keys.length);
+    const at = keyIndex(facts.keys, structStart, key);
+    if (at === -1) {
       facts.keys.push(key);
       facts.keyTypes.push(type);
     } else {
@@ -328,6 +328,27 @@ function readPlainStructKeys(reader: WireReader, end: number, facts: BatchFacts)
     }
   }
   if (reader.pos !== end) throw UNUSUAL;
+}
+
+/** Up to this many keys, a Struct's keys are compared one by one; from then on through seenKeys. */
+const PAIRWISE_KEYS = 16;
+
+/**
+ * Where `key` already is among keys[start..], or -1. An encoder writes each key once, so this is
+ * nearly always -1: a few compares (of the same strings, from the text cache) for the usual
+ * handful of keys, and seenKeys, filled on first use, for wide Structs.
+ */
+function keyIndex(keys: string[], start: number, key: string): number {
+  const count = keys.length - start;
+  if (count < PAIRWISE_KEYS) {
+    for (let at = start; at < keys.length; at++) if (keys[at] === key) return at;
+    return -1;
+  }
+  if (count === PAIRWISE_KEYS) for (let at = start; at < keys.length; at++) seenKeys.set(keys[at]!, at);
+  const at = seenKeys.get(key);
+  if (at !== undefined) return at;
+  seenKeys.set(key, keys.length);
+  return -1;
 }
 
 /** The kind of a google.protobuf.Value (the last one written); undefined when it has none. Leaves the cursor at `end`. */

@@ -13,7 +13,6 @@ import {
   isNamedType,
   isRecordId,
   isSchemaType,
-  recordedKey,
   schemaKey,
   utcDay,
   type CheckpointRecord,
@@ -22,7 +21,7 @@ import {
   type SchemaRecord,
   type UsageRecord,
 } from "./records.js";
-import { entryId, Tally } from "./tally.js";
+import { Tally } from "./tally.js";
 
 export const CALLS: StreamIndex = 0;
 export const FILTERED: StreamIndex = 1;
@@ -179,18 +178,24 @@ export class Counting {
     const filtered = stream === FILTERED;
     const sequence = message.seq;
     let counted = 0;
+    // The batch's calls nearly always share a day: its usage record is looked up once.
+    let usageDay = "";
+    let usage: PendingUsageDay | undefined;
     for (let index = 0; index < facts.count; index++) {
       const type = facts.types[index];
       if (!isSchemaType(type)) continue;
       let receivedAt = facts.receivedAt[index]!;
       if (Number.isNaN(receivedAt)) receivedAt = Number.isNaN(facts.receivedAtMillis) ? message.storedAtMs : facts.receivedAtMillis;
-      const usage = tally.usageDay(this.dayOf(receivedAt), sourceId);
+      const day = this.dayOf(receivedAt);
+      if (usage === undefined || day !== usageDay) {
+        usageDay = day;
+        usage = tally.usageDay(day, sourceId);
+      }
       usage.counts.add(stream, sequence, "accepted", 1);
       if (filtered) usage.counts.add(stream, sequence, "filtered", 1);
 
       const name = isNamedType(type) ? facts.names[index]! : "";
-      const id = entryId(sourceId, type, name);
-      let entry = tally.entryByName(id);
+      let entry = tally.entryByName(sourceId, type, name);
       if (!entry) {
         const digest = nameIndex.digest(type, name);
         // Unnamed calls (identify, group, alias, pages and screens without a name) always have their entry.
@@ -198,12 +203,10 @@ export class Counting {
         entry =
           admission === "overflow"
             ? tally.overflowEntry(sourceId, type)
-            : tally.entry(id, schemaKey(sourceId, type, digest), sourceId, type, name, false, name === "" ? undefined : digest);
+            : tally.entry(schemaKey(sourceId, type, digest), sourceId, type, name, false, name === "" ? undefined : digest);
       }
       entry.addCall(stream, sequence, receivedAt, filtered);
-      for (let key = facts.keyStarts[index]!; key < facts.keyStarts[index + 1]!; key++) {
-        entry.addKey(recordedKey(facts.keys[key]!), facts.keyTypes[key]!);
-      }
+      entry.addKeys(facts.keys, facts.keyTypes, facts.keyStarts[index]!, facts.keyStarts[index + 1]!);
       counted++;
     }
     tally.added += 4 * counted;

@@ -44,6 +44,20 @@ export function hourCounter(hour: number): string {
   return `h:${hour}`;
 }
 
+/** The last hour's counter, kept: nearly every call falls in the same hour as the one before. */
+let lastHour = Number.NaN;
+let lastHourCounter = "";
+
+/** hourCounter of the hour `millis` falls in. */
+function hourCounterOf(millis: number): string {
+  const hour = hourOf(millis);
+  if (hour !== lastHour) {
+    lastHour = hour;
+    lastHourCounter = hourCounter(hour);
+  }
+  return lastHourCounter;
+}
+
 /** Counters of a usage day; a destination's are "d.<destinationId>.<outcome>". */
 export const USAGE_OUTCOMES = ["accepted", "filtered", "rejected"] as const;
 export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
@@ -120,6 +134,9 @@ export class PendingSchemaEntry {
   lastSeen = Number.NEGATIVE_INFINITY;
   /** Keys and their types; at most MAX_KEYS_PER_ENTRY. */
   readonly keys = new Map<string, Set<JsonValueType>>();
+  /** The keys and types of the last call added (see addKeys). */
+  private readonly lastKeys: string[] = [];
+  private readonly lastTypes: JsonValueType[] = [];
 
   constructor(
     readonly key: string,
@@ -132,10 +149,37 @@ export class PendingSchemaEntry {
   /** One call of this entry, read from a stream at `sequence`; its keys are added with addKey. */
   addCall(stream: StreamIndex, sequence: number, receivedAt: number, filtered: boolean): void {
     this.counts.add(stream, sequence, SCHEMA_TOTAL, 1);
-    this.counts.add(stream, sequence, hourCounter(hourOf(receivedAt)), 1);
+    this.counts.add(stream, sequence, hourCounterOf(receivedAt), 1);
     if (filtered) this.counts.add(stream, sequence, SCHEMA_FILTERED, 1);
     if (receivedAt < this.firstSeen) this.firstSeen = receivedAt;
     if (receivedAt > this.lastSeen) this.lastSeen = receivedAt;
+  }
+
+  /**
+   * A call's keys, keys[start] to keys[end - 1] with their types. Calls of one entry nearly always
+   * carry the same keys of the same types in the same order: when they match the last call's,
+   * nothing new can be learnt from them, and the per-key lookups are skipped.
+   */
+  addKeys(keys: readonly string[], types: readonly JsonValueType[], start: number, end: number): void {
+    const last = this.lastKeys;
+    const lastTypes = this.lastTypes;
+    if (last.length === end - start) {
+      let same = true;
+      for (let at = start; at < end; at++) {
+        if (keys[at] !== last[at - start] || types[at] !== lastTypes[at - start]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return;
+    }
+    last.length = 0;
+    lastTypes.length = 0;
+    for (let at = start; at < end; at++) {
+      last.push(keys[at]!);
+      lastTypes.push(types[at]!);
+      this.addKey(recordedKey(keys[at]!), types[at]!);
+    }
   }
 
   addKey(key: string, type: JsonValueType): void {

@@ -8,30 +8,39 @@ import type { StreamIndex } from "./pending-counts.js";
 export class Tally {
   readonly schema = new Map<string, PendingSchemaEntry>();
   readonly usage = new Map<string, PendingUsageDay>();
-  /** Entries by "<sourceId>\n<type>\n<name>", so a call finds its entry without hashing its name. */
-  private readonly byName = new Map<string, PendingSchemaEntry>();
+  /**
+   * Entries by source, type and name in nested maps: a call finds its entry with lookups of strings
+   * it already holds (the reader hands out the same string for the same bytes, so their hashes are
+   * cached), rather than by a key built and hashed anew for every call.
+   */
+  private readonly byName = new Map<string, Map<SchemaType, Map<string, PendingSchemaEntry>>>();
   /** Digests of the named entries (not overflow), by entry key, for rerouting. */
   private readonly digests = new Map<string, string>();
   /** Counts added (an upper bound of the entries held: entries of one message and counter add up). */
   added = 0;
 
   /** The entry a call of this source, type and name was last counted in since this tally began. */
-  entryByName(id: string): PendingSchemaEntry | undefined {
-    return this.byName.get(id);
+  entryByName(sourceId: string, type: SchemaType, name: string): PendingSchemaEntry | undefined {
+    return this.byName.get(sourceId)?.get(type)?.get(name);
   }
 
   /**
-   * The entry of this key, made when missing; remembered under the call's id. `digest` is set for
-   * an entry of its own name (so a commit that leaves the name out can move it to the overflow).
+   * The entry of this key, made when missing; remembered under the call's source, type and name.
+   * `digest` is set for an entry of its own name (so a commit that leaves the name out can move it
+   * to the overflow).
    */
-  entry(id: string, key: string, sourceId: string, type: SchemaType, name: string, overflow: boolean, digest?: string): PendingSchemaEntry {
+  entry(key: string, sourceId: string, type: SchemaType, name: string, overflow: boolean, digest?: string): PendingSchemaEntry {
     let entry = this.schema.get(key);
     if (!entry) {
       entry = new PendingSchemaEntry(key, sourceId, type, name, overflow);
       this.schema.set(key, entry);
       if (digest !== undefined) this.digests.set(key, digest);
     }
-    this.byName.set(id, entry);
+    let types = this.byName.get(sourceId);
+    if (!types) this.byName.set(sourceId, (types = new Map()));
+    let names = types.get(type);
+    if (!names) types.set(type, (names = new Map()));
+    names.set(name, entry);
     return entry;
   }
 
@@ -113,9 +122,4 @@ export class Tally {
   get empty(): boolean {
     return this.schema.size === 0 && this.usage.size === 0;
   }
-}
-
-/** The id a call's entry is looked up by: "<sourceId>\n<type>\n<name>". */
-export function entryId(sourceId: string, type: SchemaType, name: string): string {
-  return `${sourceId}\n${type}\n${name}`;
 }
