@@ -256,6 +256,54 @@ describe("DestinationGate: behind (a slow receiver, slower than its calls come)"
   });
 });
 
+describe("DestinationGate: behind, slower than the other destinations", () => {
+  /** Gates of one process whose receivers have each answered once, in the given time, every slot taken again. */
+  async function busyGates(answerMs: Record<string, number>) {
+    const clock = manualClock();
+    const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, clock.now);
+    for (const [id, ms] of Object.entries(answerMs)) {
+      const gate = gates.for(id);
+      const first = await acquired(gate);
+      clock.advance(ms);
+      first("delivered");
+      await acquired(gate);
+      await acquired(gate);
+      void gate.acquire(); // one call waits
+    }
+    clock.advance(200); // past the typical answer time's refresh, short of a stall
+    return gates;
+  }
+
+  it("is behind at 100 ms or more an answer when that is five times what the others usually take", async () => {
+    const gates = await busyGates({ healthy: 2, other: 3, slow: 120 });
+    expect(gates.for("slow").behind()).toBe(true);
+    expect(gates.for("healthy").behind()).toBe(false);
+    expect(gates.for("other").behind()).toBe(false);
+    // Of two destinations, the slow one is compared with the other one.
+    expect((await busyGates({ healthy: 2, slow: 120 })).for("slow").behind()).toBe(true);
+  });
+
+  it("is not behind when every destination answers late (this process is overloaded), nor under 100 ms", async () => {
+    const late = await busyGates({ a: 120, b: 130, c: 110 });
+    expect(["a", "b", "c"].some((id) => late.for(id).behind())).toBe(false);
+    expect((await busyGates({ healthy: 2, other: 3, quick: 99 })).for("quick").behind()).toBe(false);
+    // Alone it has nothing to be compared with: only 250 ms or more makes it slow.
+    expect((await busyGates({ alone: 200 })).for("alone").behind()).toBe(false);
+  });
+
+  it("sends a first attempt that would wait longer than a stall at such a receiver to the retry path", async () => {
+    // 125 ms an answer over 2 slots: the 16th waiting call would wait 1,000 ms, the 17th longer.
+    const gates = await busyGates({ healthy: 2, slow: 125 });
+    const slow = gates.for("slow");
+    const waiting = Array.from({ length: 15 }, () => track(slow.acquire()));
+    const refused = track(slow.acquire());
+    await flush();
+    expect(refused).toEqual({ settled: true, value: undefined });
+    expect(waiting.some((call) => call.settled)).toBe(false);
+    expect(slow.failing).toBe(false);
+  });
+});
+
 describe("DestinationGates", () => {
   it("keeps one gate per destination", async () => {
     const gates = new DestinationGates({ ...OPTIONS, concurrency: 1 });

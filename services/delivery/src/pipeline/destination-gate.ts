@@ -39,6 +39,15 @@ const STALL_LATENCY_MULTIPLE = 4;
  * their calls went to the retry path for nothing).
  */
 const SLOW_ANSWER_MS = 250;
+/**
+ * Below SLOW_ANSWER_MS, a receiver is slow when it takes at least this long and this many times
+ * as long as the other destinations usually do (PeerAnswerTimes). An overloaded process makes
+ * every destination's answers late together, so comparing them tells a slow receiver from a slow
+ * self, which one fixed threshold cannot: without it, a receiver answering in 120 ms to calls
+ * that came faster than that set the pace of every other destination.
+ */
+const SLOWER_THAN_PEERS_MS = 100;
+const SLOWER_THAN_PEERS_MULTIPLE = 5;
 /** Weight of the newest answer time in the moving average. */
 const LATENCY_SMOOTHING = 0.1;
 
@@ -75,7 +84,14 @@ export class DestinationGate {
   constructor(
     private readonly options: GateOptions,
     private readonly now: () => number = Date.now,
+    /** The other destinations' answer times, to compare this one's with (see SLOWER_THAN_PEERS_MS). */
+    private readonly peers?: PeerAnswerTimes,
   ) {}
+
+  /** How long the receiver usually takes to answer (ms); undefined until it has answered. */
+  get usualAnswerMs(): number | undefined {
+    return this.answerMs;
+  }
 
   get failing(): boolean {
     return this.openUntil > 0;
@@ -94,8 +110,9 @@ export class DestinationGate {
   }
 
   /**
-   * The receiver is slow (SLOW_ANSWER_MS or more an answer, usually) and first attempts wait for
-   * its slots: calls come faster than it answers. Such waiting calls do not keep their batches in
+   * The receiver is slow (SLOW_ANSWER_MS or more an answer, usually, or several times as long as
+   * the other destinations: SLOWER_THAN_PEERS_MS) and first attempts wait for its slots: calls
+   * come faster than it answers. Such waiting calls do not keep their batches in
    * their batch slots (see FirstAttempts), and a first attempt that would wait longer than a stall
    * (GateOptions.stallMs) goes to the retry path instead: a receiver that takes half a second an
    * answer must not set the pace for every other destination's calls. A fast receiver's queue,
@@ -106,7 +123,11 @@ export class DestinationGate {
   }
 
   private get slow(): boolean {
-    return this.answerMs !== undefined && this.answerMs >= SLOW_ANSWER_MS;
+    const answerMs = this.answerMs;
+    if (answerMs === undefined || answerMs < SLOWER_THAN_PEERS_MS) return false;
+    if (answerMs >= SLOW_ANSWER_MS) return true;
+    const peerMs = this.peers?.typicalAnswerMs(this.now());
+    return peerMs !== undefined && answerMs >= SLOWER_THAN_PEERS_MULTIPLE * peerMs;
   }
 
   /** A slow receiver with so many first attempts queued that one more would wait longer than a stall. */
@@ -248,14 +269,30 @@ export class DestinationGate {
   }
 }
 
+/** What the destinations of this process usually take to answer, as a whole. */
+export interface PeerAnswerTimes {
+  /**
+   * The lower median of the destinations' usual answer times (ms) at `nowMs`, undefined while
+   * none has answered. The lower one, so that of two destinations, a slow one is compared with
+   * the other rather than with itself.
+   */
+  typicalAnswerMs(nowMs: number): number | undefined;
+}
+
+/** How long a typical answer time is kept before it is worked out again from every gate. */
+const TYPICAL_ANSWER_REFRESH_MS = 100;
+
 /** One gate per destination, made on first use. */
-export class DestinationGates {
+export class DestinationGates implements PeerAnswerTimes {
   private readonly gates = new Map<string, DestinationGate>();
+  private typicalMs: number | undefined;
+  private typicalAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly options: GateOptions,
     /** Told when a destination turns failing or healthy again (see GateOptions.onFailingChange). */
     private readonly onFailingChange?: (destinationId: string, failing: boolean) => void,
+    private readonly now: () => number = Date.now,
   ) {}
 
   for(destinationId: string): DestinationGate {
@@ -264,9 +301,25 @@ export class DestinationGates {
       const onChange = this.onFailingChange;
       gate = new DestinationGate(
         onChange ? { ...this.options, onFailingChange: (failing) => onChange(destinationId, failing) } : this.options,
+        this.now,
+        this,
       );
       this.gates.set(destinationId, gate);
     }
     return gate;
+  }
+
+  typicalAnswerMs(nowMs: number): number | undefined {
+    // Asked whenever a batch looks whether it may give up its slot: worked out at most every 100 ms.
+    if (nowMs - this.typicalAt < TYPICAL_ANSWER_REFRESH_MS) return this.typicalMs;
+    const times: number[] = [];
+    for (const gate of this.gates.values()) {
+      const ms = gate.usualAnswerMs;
+      if (ms !== undefined) times.push(ms);
+    }
+    times.sort((a, b) => a - b);
+    this.typicalMs = times.length === 0 ? undefined : times[(times.length - 1) >> 1];
+    this.typicalAt = nowMs;
+    return this.typicalMs;
   }
 }
