@@ -146,7 +146,7 @@ export class PendingSchemaEntry {
     readonly overflow: boolean,
   ) {}
 
-  /** One call of this entry, read from a stream at `sequence`; its keys are added with addKey. */
+  /** One call of this entry, read from a stream at `sequence`; its keys are added with addKeys. */
   addCall(stream: StreamIndex, sequence: number, receivedAt: number, filtered: boolean): void {
     this.counts.add(stream, sequence, SCHEMA_TOTAL, 1);
     this.counts.add(stream, sequence, hourCounterOf(receivedAt), 1);

@@ -43,7 +43,7 @@ const SLOW_ANSWER_MS = 250;
  * Below SLOW_ANSWER_MS, a receiver is slow when it takes at least this long and this many times
  * as long as the other destinations usually do (PeerAnswerTimes). An overloaded process makes
  * every destination's answers late together, so comparing them tells a slow receiver from a slow
- * self, which one fixed threshold cannot: without it, a receiver answering in 120 ms to calls
+ * self, which one fixed threshold cannot: without it, a receiver answering in 200 ms to calls
  * that came faster than that set the pace of every other destination.
  */
 const SLOWER_THAN_PEERS_MS = 100;
@@ -112,8 +112,8 @@ export class DestinationGate {
   /**
    * The receiver is slow (SLOW_ANSWER_MS or more an answer, usually, or several times as long as
    * the other destinations: SLOWER_THAN_PEERS_MS) and first attempts wait for its slots: calls
-   * come faster than it answers. Such waiting calls do not keep their batches in
-   * their batch slots (see FirstAttempts), and a first attempt that would wait longer than a stall
+   * come faster than it answers. Such waiting calls do not keep their batches in their batch
+   * slots (see FirstAttempts), and a first attempt that would wait longer than a stall
    * (GateOptions.stallMs) goes to the retry path instead: a receiver that takes half a second an
    * answer must not set the pace for every other destination's calls. A fast receiver's queue,
    * however long, keeps its batches in their slots: that is what paces the consumer.
