@@ -53,7 +53,9 @@
  *     never ran it, it runs interpreted and the first second's p99 was
  *     86-90 ms with that receiver alone. `--latency-isolation-cold` leaves it
  *     out. The never-answering and resetting receivers are not warmed: their
- *     retries would come back in the measured seconds.
+ *     retries would come back in the measured seconds. The measured load
+ *     starts once the warm-up is delivered, and each process's CPU is
+ *     counted from then.
  *  5. filters: the throughput phase's load (backlogs of 100-call batches,
  *     the same mix of calls) to two destinations of their own, one whose
  *     connection has a realistic filter that every call matches (FILTER:
@@ -524,6 +526,15 @@ async function waitForCounts(ctx: Context, expected: Record<string, number>, del
   }
 }
 
+/** Waits until the hostile receivers' process has had `count` requests at `path` (within the phase's time-out). */
+async function waitForHostileCount(ctx: Context, hostileSink: WebhookSinkChild, path: string, count: number): Promise<void> {
+  const deadline = Date.now() + ctx.params.phaseTimeoutMs;
+  while (((await hostileSink.stats()).paths[path]?.count ?? 0) < count) {
+    if (Date.now() > deadline) throw new Error(`${path}: fewer than ${count} requests within the phase's time-out`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Rate over the arrivals from index `from` to `to` (inclusive), sorted. */
 function arrivalRate(sorted: number[], from: number, to: number): Rate {
   const last = Math.min(to, sorted.length - 1);
@@ -869,6 +880,11 @@ interface SteadyLoad {
   measuredBatches: number;
   sourceId: string;
   seed: number;
+  /**
+   * Called once every warm-up batch is answered (with how many failed); the measured batches
+   * start when it resolves. Unset: they follow the warm-up on the same schedule.
+   */
+  beforeMeasuring?: (warmupFailures: number) => Promise<void>;
 }
 
 interface SteadyLoadResult {
@@ -879,6 +895,8 @@ interface SteadyLoadResult {
   /** Ingest's answer times of the measured batches (ms), sorted. */
   answerMs: number[];
   sendSeconds: number;
+  /** Seconds from the first measured batch to the last one sent. */
+  measuredSendSeconds: number;
   maxLateMs: number;
 }
 
@@ -938,28 +956,43 @@ async function sendSteadily(client: IngestServiceClient, load: SteadyLoad): Prom
     inFlight.add(task);
   };
 
-  // Paced on a fixed schedule: batch k is due at start + k × interval, so timer lateness never accumulates.
+  // Paced on a fixed schedule: batch k is due at start + (k - first) × interval, so timer lateness never accumulates.
   let measureFrom = Infinity;
+  let measuredStart = Number.NaN;
   let maxLateMs = 0;
+  const sendRange = (first: number, end: number) =>
+    new Promise<void>((resolve) => {
+      const start = performance.now();
+      let next = first;
+      const tick = () => {
+        const now = performance.now();
+        while (next < end && start + (next - first) * intervalMs <= now) {
+          maxLateMs = Math.max(maxLateMs, now - (start + (next - first) * intervalMs));
+          if (next === load.warmupBatches) {
+            measureFrom = Date.now();
+            measuredStart = performance.now();
+          }
+          send(next++);
+        }
+        if (next >= end) resolve();
+        else setTimeout(tick, Math.max(0, start + (next - first) * intervalMs - performance.now()));
+      };
+      tick();
+    });
   const started = performance.now();
-  await new Promise<void>((resolve) => {
-    let next = 0;
-    const tick = () => {
-      const now = performance.now();
-      while (next < totalBatches && started + next * intervalMs <= now) {
-        maxLateMs = Math.max(maxLateMs, now - (started + next * intervalMs));
-        if (next === load.warmupBatches) measureFrom = Date.now();
-        send(next++);
-      }
-      if (next >= totalBatches) resolve();
-      else setTimeout(tick, Math.max(0, started + next * intervalMs - performance.now()));
-    };
-    tick();
-  });
+  if (load.beforeMeasuring) {
+    await sendRange(0, load.warmupBatches);
+    await Promise.all(inFlight);
+    await load.beforeMeasuring(failures);
+    await sendRange(load.warmupBatches, totalBatches);
+  } else {
+    await sendRange(0, totalBatches);
+  }
   const sendSeconds = (performance.now() - started) / 1000;
+  const measuredSendSeconds = (performance.now() - measuredStart) / 1000;
   await Promise.all(inFlight);
   if (failures > 0) console.error(`${failures} ingest batches failed; first:`, firstFailure);
-  return { measureFrom, failures, answerMs: answerMs.sort((a, b) => a - b), sendSeconds, maxLateMs };
+  return { measureFrom, failures, answerMs: answerMs.sort((a, b) => a - b), sendSeconds, measuredSendSeconds, maxLateMs };
 }
 
 async function latencyPhase(ctx: Context) {
@@ -1072,7 +1105,7 @@ async function latencyIsolationRun(
   const delivery = await startDelivery(ctx, `latency-isolation-${label}`);
   const cpuOf = () =>
     Promise.all([processTreeCpuMs(delivery.pid), processCpuMs(sink.pid), processCpuMs(hostileSink.pid), processCpuMs(ctx.natsPid)]);
-  const cpuBefore = await cpuOf();
+  let cpuBefore: (number | undefined)[] = [];
   const sent = await sendSteadily(client, {
     rate: params.latencyIsolationRate,
     batchSize: params.latencyIsolationBatchSize,
@@ -1081,6 +1114,16 @@ async function latencyIsolationRun(
     measuredBatches,
     sourceId: label === "alone" ? "li-alone" : "li-hostile",
     seed,
+    // The measured load starts once delivery has delivered the warm-up: each of the warm-up's cut
+    // answers costs it a new connection, and a first round (every process cold) could still be
+    // working through that backlog when the measured calls came, which queued behind it for up
+    // to a second (seen as a first alone second whose latencies fall steadily from its first call).
+    beforeMeasuring: async (warmupFailures) => {
+      const warmCalls = (warmupBatches - warmupFailures) * params.latencyIsolationBatchSize;
+      await waitForCounts(ctx, { [PATHS.liWarm]: warmCalls }, delivery);
+      if (params.latencyIsolationWarmCut) await waitForHostileCount(ctx, hostileSink, PATHS.liWarmCut, warmCalls);
+      cpuBefore = await cpuOf();
+    },
   });
   const cpuAfter = await cpuOf();
   const complete = await waitForCounts(ctx, { [measured]: (measuredBatches - sent.failures) * params.latencyIsolationBatchSize }, delivery);
@@ -1100,7 +1143,7 @@ async function latencyIsolationRun(
   const coreShare = (index: number) => {
     const before = cpuBefore[index];
     const after = cpuAfter[index];
-    return before === undefined || after === undefined ? undefined : round((after - before) / 1000 / sent.sendSeconds, 2);
+    return before === undefined || after === undefined ? undefined : round((after - before) / 1000 / sent.measuredSendSeconds, 2);
   };
   return {
     label,
