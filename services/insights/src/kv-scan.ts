@@ -20,7 +20,12 @@ export async function readLatestValues<Value>(
     deliver_policy: DeliverPolicy.LastPerSubject,
   });
   const values = new Map<string, Value | undefined>();
-  if ((await consumer.info(true)).num_pending === 0) return [];
+  // One message per key at the start (its last). Every key there then is delivered at least once
+  // (a deleted one as its marker), so fewer keys than that are not yet all of them, whatever the
+  // messages' own pending count says: nats-server 2.9 once reported none pending after the second
+  // of 40 keys while writers rewrote them.
+  const keysAtStart = (await consumer.info(true)).num_pending;
+  if (keysAtStart === 0) return [];
   const decoder = new TextDecoder();
   let failure: unknown;
   const messages = await consumer.consume({
@@ -32,11 +37,12 @@ export async function readLatestValues<Value>(
       } catch (error) {
         failure ??= error;
       }
-      if (message.info.pending === 0) void messages.close();
+      if (message.info.pending === 0 && values.size >= keysAtStart) void messages.close();
     },
   });
   void (async () => {
-    // A heartbeat means the consumer has nothing more to send (the last key it had was deleted).
+    // A heartbeat means the consumer has nothing more to send (the last key it had was deleted, or
+    // a key counted at the start went without a marker: expired, or purged from the stream).
     for await (const status of messages.status()) if (status.type === "heartbeat") void messages.close();
   })();
   await messages.closed();
