@@ -109,9 +109,20 @@ function slowPath(bytes: Buffer[], receivedAt: Date): Outcome {
     const messageId = check.call.messageId ?? deterministicId(SOURCE.id, BATCH_ID, String(index));
     messageIds.push(messageId);
     // Through the wire and back, as delivery reads it.
-    calls.push(Call.decode(Call.encode(validCallToProto(check.call, { messageId, receivedAt })).finish()));
+    calls.push(Call.decode(Call.encode(validCallToProto(kindlessListValuesAsNull(check.call), { messageId, receivedAt })).finish()));
   });
   return { malformedAt, notUtf8At, messageIds, rejections, calls };
+}
+
+/**
+ * A list element whose Value has no kind (it held only fields the decoder
+ * skips) decodes as undefined. The old path stored it so; the fast path writes
+ * it as JSON does, null, which is what every reader of the call showed anyway.
+ */
+function kindlessListValuesAsNull<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((member: unknown) => (member === undefined ? null : kindlessListValuesAsNull(member))) as T;
+  if (value === null || typeof value !== "object" || value instanceof Date) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, kindlessListValuesAsNull(member)])) as T;
 }
 
 /** Same decisions and same published calls; a call the decoder could not read must be refused as malformed. */
@@ -218,6 +229,19 @@ describe("gRPC fast path", () => {
       }),
       { numRuns: 1500 },
     );
+  });
+
+  it("publishes a list element that has no kind as null, as JSON writes it (a counterexample of the property above)", async () => {
+    // A group call whose traits hold {"a": [<a Value holding only an unknown field>, null]}.
+    const kindless = Buffer.from([0x38, 0x10]); // field 7, varint 16: not a field of Value
+    const nullValue = Buffer.from([0x08, 0x00]);
+    const list = Buffer.concat([lengthDelimited(1, kindless), lengthDelimited(1, nullValue)]);
+    const struct = lengthDelimited(1, Buffer.concat([lengthDelimited(1, Buffer.from("a")), lengthDelimited(2, lengthDelimited(6, list))]));
+    const group = Buffer.concat([lengthDelimited(1, Buffer.from("g")), lengthDelimited(2, struct)]);
+    const call = Buffer.concat([lengthDelimited(2, Buffer.from("user-1")), lengthDelimited(14, group)]);
+    expect(decodeAsBefore(call)?.payload).toEqual({ $case: "group", value: { groupId: "g", traits: { a: [undefined, null] } } });
+    const fast = await fastPath([call]);
+    expect("calls" in fast && fast.calls[0]?.payload).toEqual({ $case: "group", value: { groupId: "g", traits: { a: [null, null] } } });
   });
 
   it("checks calls with zod's compiled fast path exactly as with its ordinary parser", () => {
