@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
-import { busNames, ensureCallsStream, type BusNames } from "@switchyard/bus";
+import { busNames, ensureCallsStream, withAckedPublish, type BusNames } from "@switchyard/bus";
 import {
   connectBus,
   kvStream,
@@ -106,7 +106,8 @@ export async function startServiceRuntime<Own = undefined>(options: ServiceRunti
     let grpc: GrpcServerHandle | undefined;
     try {
       const jsm = await jetstreamManager(bus.nc);
-      const js = jetstream(bus.nc);
+      // Every publish a service makes is acknowledged through one reply subscription (libs/bus, AckedPublisher).
+      const js = withAckedPublish(jetstream(bus.nc), bus.nc);
       const replicas = config.SWITCHYARD_STREAM_REPLICAS;
       await ensureCallsStream(jsm, names, {
         duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
