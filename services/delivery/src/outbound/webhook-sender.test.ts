@@ -196,6 +196,29 @@ describe("WebhookSender against real sockets", () => {
     expect(result).toMatchObject({ status: 200, responseBodyTruncated: true, responseBody: undefined });
   });
 
+  it("keeps a destination's pool through answers that close the connection, and closes it once idle", async () => {
+    let connections = 0;
+    const server = createHttpServer((_request, response) =>
+      response.writeHead(200, { "content-length": String(100 << 20) }).flushHeaders(),
+    );
+    server.on("connection", () => connections++);
+    const url = await listen(server);
+    const sending = newSender(600_000);
+    for (let n = 0; n < 5; n++)
+      expect(await sending.send(url, [], body, "cut")).toMatchObject({ status: 200, responseBodyTruncated: true });
+    expect(await sending.send(url, [], body, "other")).toMatchObject({ status: 200 });
+    // Every cut answer closed its connection; the pools (one per destination and origin) stayed.
+    expect(connections).toBeGreaterThanOrEqual(6);
+    expect(sending.poolCount).toBe(2);
+    sending.closeIdlePools(Date.now());
+    expect(sending.poolCount).toBe(2);
+    sending.closeIdlePools(Date.now() + 5 * 60_000);
+    expect(sending.poolCount).toBe(0);
+    // A destination used again gets a new pool.
+    expect(await sending.send(url, [], body, "cut")).toMatchObject({ status: 200 });
+    expect(sending.poolCount).toBe(1);
+  });
+
   it("reads Retry-After from a 429", async () => {
     const url = await listen(createHttpServer((_request, response) => response.writeHead(429, { "retry-after": "7" }).end()));
     const result = await newSender().send(url, [], body);
