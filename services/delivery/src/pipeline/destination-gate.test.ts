@@ -50,6 +50,25 @@ describe("DestinationGate: concurrency", () => {
     expect(third.value).toBeTypeOf("function");
   });
 
+  it("lets 4 in until the receiver first answers, then `concurrency`, waking the waiters at once", async () => {
+    const gate = new DestinationGate({ ...OPTIONS, concurrency: 32 });
+    const first = await Promise.all(Array.from({ length: 4 }, () => acquired(gate)));
+    const waiting = Array.from({ length: 30 }, () => track(gate.acquire()));
+    await flush();
+    expect(waiting.filter((state) => state.settled)).toHaveLength(0);
+    expect(gate.tryAcquire()).toBeUndefined();
+
+    // A failure is no answer: still 4 (one slot freed, one waiter in).
+    first[0]!("retryable");
+    await flush();
+    expect(waiting.filter((state) => state.settled)).toHaveLength(1);
+    // An answer: 32 in flight at once (3 + 1 + 28 more).
+    first[1]!("delivered");
+    await flush();
+    expect(waiting.filter((state) => state.settled)).toHaveLength(30);
+    expect(gate.tryAcquire()).toBeUndefined();
+  });
+
   it("serves waiters first come, first served", async () => {
     const gate = new DestinationGate({ ...OPTIONS, concurrency: 1 });
     const holder = await acquired(gate);

@@ -48,6 +48,8 @@ const SLOW_ANSWER_MS = 250;
  */
 const SLOWER_THAN_PEERS_MS = 100;
 const SLOWER_THAN_PEERS_MULTIPLE = 5;
+/** Requests in flight to a destination that has not answered yet (see DestinationGate.limit). */
+const UNANSWERED_CONCURRENCY = 4;
 /** Weight of the newest answer time in the moving average. */
 const LATENCY_SMOOTHING = 0.1;
 
@@ -88,6 +90,17 @@ export class DestinationGate {
     private readonly peers?: PeerAnswerTimes,
   ) {}
 
+  /**
+   * Requests in flight at most now: `concurrency` once the receiver has answered, and at most
+   * UNANSWERED_CONCURRENCY before. A receiver that never answers otherwise gets a connection for
+   * each of its first `concurrency` calls, each a connect delivery pays for while other
+   * destinations wait, before its stall is called; a healthy one answers its first request in
+   * milliseconds and gets the rest.
+   */
+  private get limit(): number {
+    return this.answerMs === undefined ? Math.min(this.options.concurrency, UNANSWERED_CONCURRENCY) : this.options.concurrency;
+  }
+
   /** How long the receiver usually takes to answer (ms); undefined until it has answered. */
   get usualAnswerMs(): number | undefined {
     return this.answerMs;
@@ -103,7 +116,7 @@ export class DestinationGate {
    */
   acquire(): Promise<Release | undefined> {
     if (this.failing) return Promise.resolve(undefined);
-    if (this.inFlight < this.options.concurrency) return Promise.resolve(this.take(false));
+    if (this.inFlight < this.limit) return Promise.resolve(this.take(false));
     if (this.stalled || this.tooFarBehind()) return Promise.resolve(undefined);
     this.watchForStall();
     return new Promise((resolve) => this.waiters.push(resolve));
@@ -132,7 +145,7 @@ export class DestinationGate {
 
   /** A slow receiver with so many first attempts queued that one more would wait longer than a stall. */
   private tooFarBehind(): boolean {
-    return this.slow && ((this.waiters.length + 1) / this.options.concurrency) * this.answerMs! > (this.options.stallMs ?? Infinity);
+    return this.slow && ((this.waiters.length + 1) / this.limit) * this.answerMs! > (this.options.stallMs ?? Infinity);
   }
 
   /** Every slot taken, and none freed for `stallMs` (as last checked). */
@@ -160,7 +173,7 @@ export class DestinationGate {
   }
 
   private noProgressFor(ms: number): boolean {
-    return this.inFlight >= this.options.concurrency && this.now() - this.lastActivityAt >= ms;
+    return this.inFlight >= this.limit && this.now() - this.lastActivityAt >= ms;
   }
 
   /** For retries: a slot now, a probe slot once a failing destination's cool-down is over, or undefined (try later). */
@@ -170,7 +183,7 @@ export class DestinationGate {
       this.probing = true;
       return this.take(true);
     }
-    return this.inFlight < this.options.concurrency ? this.take(false) : undefined;
+    return this.inFlight < this.limit ? this.take(false) : undefined;
   }
 
   /**
@@ -262,10 +275,9 @@ export class DestinationGate {
     this.stallTimer.unref();
   }
 
+  /** Hands free slots to waiting first attempts: several at once when the first answer raised the limit. */
   private wakeNext(): void {
-    if (this.failing || this.inFlight >= this.options.concurrency) return;
-    const next = this.waiters.shift();
-    if (next) next(this.take(false));
+    while (!this.failing && this.inFlight < this.limit && this.waiters.length > 0) this.waiters.shift()!(this.take(false));
   }
 }
 
