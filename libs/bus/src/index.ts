@@ -38,7 +38,7 @@ export {
 } from "./streams.js";
 export type { CallsStreamOptions } from "./streams.js";
 /** JetStream publishes acknowledged through one reply subscription (the client every service gets). */
-export { AckedPublisher, withAckedPublish } from "./acked-publisher.js";
+export { withAckedPublish } from "./acked-publisher.js";
 /** The one publisher of call batches, for ingest and audience-sync. */
 export { BatchPublisher, PUBLISHED_BATCH_CALLS } from "./batch-publisher.js";
 export type { BatchPublisherOptions, EncodedBatch, PublishMetrics } from "./batch-publisher.js";
