@@ -47,9 +47,9 @@
  *     for the first 3 s, and per second. Target: p99 with them ≤ 3 × p99
  *     alone. Also prints the CPU each process used: the hostile receivers
  *     share this machine's cores, at the lowest priority (`--hostile-nice`,
- *     19 by default; 0 lets them compete as equals). The warm-up (3 s, its own source, in
- *     every round) sends to a healthy receiver and to one answering as the
- *     100 MB one does, so that the code cutting such answers is compiled
+ *     19 by default; 0 lets them compete as equals). The warm-up (3 s, its
+ *     own source, in every round) sends to a healthy receiver and to one
+ *     answering as the 100 MB one does, so that the code cutting such answers is compiled
  *     as in any delivery process that has run a while; in a process that
  *     never ran it, it runs interpreted and the first second's p99 was
  *     86-90 ms with that receiver alone. `--latency-isolation-cold` leaves it
@@ -84,7 +84,8 @@
  * `--latency-isolation-rounds`, `--filter-calls` (per round and destination), `--filter-rounds` and others size the phases;
  * `--latency-isolation-kinds hang,huge,reset` picks the hostile receivers; `slow` (answers 200
  * after 500 ms, slower than the load comes) can be picked besides them; `--latency-isolation-cold`
- * leaves the cut answers out of the warm-up.
+ * leaves the cut answers out of the warm-up; `--hostile-nice N` (0-19, default 19) sets the hostile
+ * receivers' priority.
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
@@ -344,17 +345,6 @@ interface Context {
 
 const writeKey = (sourceId: string) => `wk_bench_${sourceId}_0123456789`;
 
-/**
- * Every source, destination and connection of every phase; each phase has its own source. The hostile
- * receivers of the latency-isolation phase, when it runs, answer from a sink process of their own.
- */
-/** `--hostile-nice`: a nice value, 0 (as every other process) to 19 (the lowest priority). */
-function niceValue(text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 0 || value > 19) throw new Error(`--hostile-nice: expected an integer from 0 to 19, got ${text}`);
-  return value;
-}
-
 /** `--latency-isolation-kinds`: a comma-separated subset of hang, huge, reset and slow. */
 function hostileKinds(list: string): HostileKind[] {
   const kinds = list.split(",").map((kind) => kind.trim());
@@ -367,6 +357,17 @@ function hostileKinds(list: string): HostileKind[] {
   return kinds as HostileKind[];
 }
 
+/** `--hostile-nice`: a nice value, 0 (as every other process) to 19 (the lowest priority). */
+function niceValue(text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0 || value > 19) throw new Error(`--hostile-nice: expected an integer from 0 to 19, got ${text}`);
+  return value;
+}
+
+/**
+ * Every source, destination and connection of every phase; each phase has its own source. The hostile
+ * receivers of the latency-isolation phase, when it runs, answer from a sink process of their own.
+ */
 function workspace(
   sink: WebhookSinkChild,
   isolationLimit: number,
