@@ -113,6 +113,7 @@ import {
   machineFacts,
   openBenchBus,
   percentile,
+  positiveInt,
   processCpuMs,
   processTreeCpuMs,
   runBenchmark,
@@ -318,12 +319,6 @@ function nonNegativeInt(name: string, text: string | undefined): number {
   return value;
 }
 
-function positiveInt(name: string, text: string | undefined): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name}: must be a positive integer, got ${text}`);
-  return value;
-}
-
 // ---------------------------------------------------------------- setup
 
 interface Context {
@@ -359,8 +354,8 @@ function hostileKinds(list: string): HostileKind[] {
 
 /** `--hostile-nice`: a nice value, 0 (as every other process) to 19 (the lowest priority). */
 function niceValue(text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 0 || value > 19) throw new Error(`--hostile-nice: expected an integer from 0 to 19, got ${text}`);
+  const value = nonNegativeInt("--hostile-nice", text);
+  if (value > 19) throw new Error(`--hostile-nice: 19 is the lowest priority, got ${text}`);
   return value;
 }
 
