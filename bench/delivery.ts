@@ -1310,7 +1310,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     // delivery's two cores, and the 100 MB one took 0.12-0.43 of a core pushing bytes into sockets
     // delivery closes. At the lowest priority they get what the rest leaves, as if elsewhere; 0 measures them
     // competing for the cores.
-    if (params.hostileNice !== 0) os.setPriority(hostileSink.pid!, params.hostileNice);
+    os.setPriority(hostileSink.pid!, params.hostileNice);
     cleanup.add("stop the hostile webhook sink", () => started.stop());
   }
   const workspaceFile = await writeWorkspaceFile(
