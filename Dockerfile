@@ -12,7 +12,7 @@ COPY libs libs
 COPY services services
 RUN find libs services -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf {} +
 
-# --- build: all dependencies, then bundle services/*/src/main.ts -> services/*/dist/main.js
+# --- build: all dependencies, then bundle services/*/src/main.ts -> services/*/dist/main.js (and worker-thread entries beside it)
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY --from=manifests /app ./

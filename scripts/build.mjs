@@ -1,5 +1,6 @@
 // Bundles every service that has a services/<name>/src/main.ts into
-// services/<name>/dist/main.js with esbuild. A service with a web app (services/<name>/web,
+// services/<name>/dist/main.js with esbuild, and each of its worker-thread entries
+// (src/**/<name>.worker.ts) into dist/<name>.worker.js beside it. A service with a web app (services/<name>/web,
 // the console) also gets it built into services/<name>/dist/web by its scripts/build-web.mjs.
 //
 // The @switchyard/* workspace packages export TypeScript source, so they are
@@ -33,6 +34,14 @@ export function findServices() {
   if (!existsSync(servicesDir)) return [];
   return readdirSync(servicesDir)
     .filter((name) => existsSync(path.join(servicesDir, name, "src", "main.ts")))
+    .sort();
+}
+
+/** A service's worker-thread entries: every *.worker.ts under its src, sorted. */
+function workerEntries(srcDir) {
+  return readdirSync(srcDir, { recursive: true })
+    .filter((file) => file.endsWith(".worker.ts"))
+    .map((file) => path.join(srcDir, file))
     .sort();
 }
 
@@ -103,10 +112,13 @@ export async function buildServices({ quiet = false } = {}) {
       const outdir = path.join(serviceDir, "dist");
       rmSync(outdir, { recursive: true, force: true });
       const outfile = path.join(outdir, "main.js");
+      const srcDir = path.join(serviceDir, "src");
       const result = await build({
         absWorkingDir: ROOT,
-        entryPoints: [path.join(serviceDir, "src", "main.ts")],
-        outfile,
+        entryPoints: [path.join(srcDir, "main.ts"), ...workerEntries(srcDir)],
+        // Flat: a worker entry is found beside main.js (new URL("./x.worker.js", import.meta.url)).
+        outdir,
+        entryNames: "[name]",
         bundle: true,
         platform: "node",
         format: "esm",

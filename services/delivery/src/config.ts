@@ -61,6 +61,11 @@ export const deliveryEnvSchema = commonEnvSchema.extend({
    */
   DELIVERY_MAX_HANDLING_FAILURES: positiveIntVar(DEFAULT_MAX_HANDLING_FAILURES),
   DELIVERY_HANDLING_RETRY_DELAY_MS: positiveIntVar(DEFAULT_HANDLING_RETRY_DELAY_MS),
+  /**
+   * `on`: the requests of destinations whose answers keep closing their connections are sent from
+   * a thread of their own (outbound/churn-isolating-sender.ts); `off`: every request from the main thread.
+   */
+  DELIVERY_SENDER_THREAD: z.enum(["on", "off"]).default("on"),
   /** PEM file of extra CA certificates to trust (receivers behind a private CA). */
   DELIVERY_EXTRA_CA_FILE: z.string().min(1, "must not be empty").optional(),
   /**

@@ -23,6 +23,8 @@ import { RetryQueue } from "./retries/retry-queue.js";
 import { Settler } from "./pipeline/settle.js";
 import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, ensureIntakeStreams, RETRY_CONSUMER } from "@switchyard/bus";
 import { OutcomeReports } from "./pipeline/outcome-reports.js";
+import { ChurnIsolatingSender } from "./outbound/churn-isolating-sender.js";
+import { SenderThread } from "./outbound/sender-thread.js";
 import { WebhookSender } from "./outbound/webhook-sender.js";
 
 /** See GateOptions.stallMs: a stall is called after 250 ms to 1 s without an answer, depending on the receiver's usual answer time. */
@@ -82,13 +84,28 @@ async function deliveryParts(
   const statsKv = await new Kvm(js).create(names.deliveryStatsBucket, { history: 1, replicas });
   const rateLimitKv = await new Kvm(js).create(names.rateLimitBucket, { history: 1, replicas, ttl: RATE_SCHEDULE_TTL_MS });
 
-  const sender = new WebhookSender({
+  const senderOptions = {
     timeoutMs: config.DELIVERY_REQUEST_TIMEOUT_MS,
     maxResponseBytes: config.DELIVERY_MAX_RESPONSE_BYTES,
     connectionsPerOrigin: config.DELIVERY_DESTINATION_CONCURRENCY,
-    addressPolicy: config.DELIVERY_ALLOWED_CIDRS,
     ...(config.DELIVERY_EXTRA_CA_FILE ? { extraCaCertificates: [await readFile(config.DELIVERY_EXTRA_CA_FILE, "utf8")] } : {}),
-  });
+  };
+  const mainThreadSender = new WebhookSender({ ...senderOptions, addressPolicy: config.DELIVERY_ALLOWED_CIDRS });
+  const sender =
+    config.DELIVERY_SENDER_THREAD === "off"
+      ? mainThreadSender
+      : new ChurnIsolatingSender(
+          mainThreadSender,
+          new SenderThread({ ...senderOptions, allowlist: config.DELIVERY_ALLOWED_CIDRS.allowlist }),
+          // Once per move, never per request.
+          (destinationId, onThread) =>
+            logger.info(
+              { destinationId },
+              onThread
+                ? "destination's answers close their connections: its requests go through the sender thread"
+                : "destination keeps its connections again: its requests are sent on the main thread",
+            ),
+        );
   const gates = new DestinationGates(
     {
       concurrency: config.DELIVERY_DESTINATION_CONCURRENCY,

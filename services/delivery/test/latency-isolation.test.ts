@@ -87,17 +87,24 @@ describe("latency isolation: batches waiting only on hostile destinations", () =
     expect((await f.admin.listDeadLetters({})).entries).toEqual([]);
   });
 
-  // 300 ms is slow on its own (SLOW_ANSWER_MS); 200 ms only next to a destination that answers in a few.
-  for (const answerMs of [300, 200]) {
+  // 300 ms is slow on its own (SLOW_ANSWER_MS); 200 ms only next to a destination that answers in a few;
+  // 50 ms is not slow at all, but its calls queue far longer than the healthy destination's (DestinationGate.behind).
+  for (const answerMs of [300, 200, 50]) {
     it(`do not wait behind a receiver slower than its calls come (${answerMs} ms an answer): its backlog goes to the retry path, every call arrives`, async () => {
-      // With 2 slots, about 7 or 10 calls a second, far fewer than are sent.
+      // With 2 slots, about 7, 10 or 40 calls a second, far fewer than are sent.
       const [healthy, slow] = await Promise.all([
         scope.receiver(),
         scope.receiver(() => new Promise<ResponsePlan>((answer) => setTimeout(() => answer({ status: 200 }), answerMs))),
       ]);
       const f = await scope.start({
         workspace: webSourceTo(`wk_latency_isolation_${answerMs}`, { healthy: healthy.url(), slow: slow.url() }),
-        env: { DELIVERY_BATCH_CONCURRENCY: String(BATCH_CONCURRENCY), DELIVERY_DESTINATION_CONCURRENCY: "2" },
+        env: {
+          DELIVERY_BATCH_CONCURRENCY: String(BATCH_CONCURRENCY),
+          DELIVERY_DESTINATION_CONCURRENCY: "2",
+          // Little room for batches waiting outside their slots: once it is full, the calls queued
+          // for the slow receiver go to the retry path rather than let its pace hold the slots.
+          DELIVERY_AWAITING_BATCHES: "4",
+        },
       });
 
       // First calls answered, so that delivery knows both receivers' pace (the slow one is slow, not

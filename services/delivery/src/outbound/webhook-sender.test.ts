@@ -193,7 +193,19 @@ describe("WebhookSender against real sockets", () => {
       createHttpServer((_request, response) => response.writeHead(200, { "content-length": String(100 << 20) }).flushHeaders()),
     );
     const result = await newSender(600_000).send(url, [], body);
-    expect(result).toMatchObject({ status: 200, responseBodyTruncated: true, responseBody: undefined });
+    expect(result).toMatchObject({ status: 200, responseBodyTruncated: true, responseBody: undefined, connectionClosed: true });
+  });
+
+  it("says whether the answer left its connection open: a receiver that says Connection: close does not", async () => {
+    const url = await listen(
+      createHttpServer((request, response) => {
+        if (request.url === "/hook?close") response.setHeader("connection", "close");
+        response.writeHead(200).end();
+      }),
+    );
+    const sending = newSender();
+    expect(await sending.send(url, [], body)).toMatchObject({ status: 200, connectionClosed: false });
+    expect(await sending.send(`${url}?close`, [], body)).toMatchObject({ status: 200, connectionClosed: true });
   });
 
   it("keeps a destination's pool through answers that close the connection, and closes it once idle", async () => {

@@ -19,6 +19,18 @@ export interface SendResult {
   responseBody?: Buffer | undefined;
   /** The body went on past what was kept (or was cut unread, being over the limit). */
   responseBodyTruncated?: boolean;
+  /**
+   * The exchange ended its connection although the receiver answered: the body was cut at the
+   * limit, or the receiver said `Connection: close`. Its next request needs a new connection.
+   */
+  connectionClosed?: boolean;
+}
+
+/** What sends the webhooks: WebhookSender itself, or ChurnIsolatingSender in front of it. */
+export interface Sender {
+  /** `headers`: a flat [name, value, …] list; `poolKey`: whose connections to use (the destination). */
+  send(url: string, headers: string[], body: Buffer, poolKey?: string): Promise<SendResult>;
+  close(): Promise<void>;
 }
 
 /** A destination's pool for one origin, and when it was last used. */
@@ -74,7 +86,7 @@ export interface SenderOptions {
  * of CPU per request cut at the limit (loopback, one at a time). Pools unused
  * for IDLE_POOL_MS are closed.
  */
-export class WebhookSender {
+export class WebhookSender implements Sender {
   private readonly pools = new Map<string, PoolEntry>();
   private readonly targets = new Map<string, { origin: string; path: string }>();
   private readonly sweep: NodeJS.Timeout;
@@ -178,6 +190,8 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private keptMore: Buffer[] | undefined;
   private keptBytes = 0;
   private cut = false;
+  /** The receiver answered `Connection: close`. */
+  private closing = false;
   private received = 0;
   private done = false;
   private timedOut = false;
@@ -201,6 +215,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     this.rawHeaders = rawHeaders;
     if (statusCode === 429 || statusCode === 503) this.retryAfter = rawHeaderValue(rawHeaders, "retry-after");
+    this.closing = rawHeaderValue(rawHeaders, "connection")?.toLowerCase() === "close";
     // A body announced over the cap would be cut anyway: cut it before reading any of it.
     if (Number(rawHeaderValue(rawHeaders, "content-length")) > this.maxResponseBytes) {
       this.cut = true;
@@ -276,6 +291,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
         responseBody: this.keptMore ? Buffer.concat(this.keptMore) : this.kept,
         // An error after the status means the body ended early (cut at the limit, a timeout, a reset).
         responseBodyTruncated: this.cut || error !== undefined || this.received > this.keptBytes,
+        connectionClosed: this.cut || this.closing,
       });
     } else {
       this.resolve({ status: 0, ...describeFailure(error, this.timeoutMs), latencyMs });

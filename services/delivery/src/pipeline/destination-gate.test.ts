@@ -302,10 +302,11 @@ describe("DestinationGate: behind, slower than the other destinations", () => {
     expect((await busyGates({ healthy: 2, slow: 120 })).for("slow").behind()).toBe(true);
   });
 
-  it("is not behind when every destination answers late (this process is overloaded), nor under 100 ms", async () => {
+  it("is not behind when every destination answers late (this process is overloaded), nor when its calls wait under 100 ms", async () => {
     const late = await busyGates({ a: 120, b: 130, c: 110 });
     expect(["a", "b", "c"].some((id) => late.for(id).behind())).toBe(false);
-    expect((await busyGates({ healthy: 2, other: 3, quick: 99 })).for("quick").behind()).toBe(false);
+    // 60 ms an answer, one call waiting for one of 2 slots: answered in 90 ms.
+    expect((await busyGates({ healthy: 2, other: 3, quick: 60 })).for("quick").behind()).toBe(false);
     // Alone it has nothing to be compared with: only 250 ms or more makes it slow.
     expect((await busyGates({ alone: 200 })).for("alone").behind()).toBe(false);
   });
@@ -320,6 +321,89 @@ describe("DestinationGate: behind, slower than the other destinations", () => {
     expect(refused).toEqual({ settled: true, value: undefined });
     expect(waiting.some((call) => call.settled)).toBe(false);
     expect(slow.failing).toBe(false);
+  });
+});
+
+describe("DestinationGate: behind, a longer queue than the other destinations", () => {
+  /**
+   * Gates of one process whose receivers have each answered once, in `answerMs`, every slot taken
+   * again and `waiting` calls waiting.
+   */
+  async function queuedGates(destinations: Record<string, { answerMs: number; waiting: number }>) {
+    const clock = manualClock();
+    const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, clock.now);
+    for (const [id, { answerMs, waiting }] of Object.entries(destinations)) {
+      const gate = gates.for(id);
+      const first = await acquired(gate);
+      clock.advance(answerMs);
+      first("delivered");
+      await acquired(gate);
+      await acquired(gate);
+      for (let i = 0; i < waiting; i++) void gate.acquire();
+    }
+    clock.advance(10); // every one still busy (a slot taken within 100 ms)
+    return { gates, clock };
+  }
+
+  it("is behind when its calls wait 100 ms or more and five times as long as the others', however fast it answers", async () => {
+    // 20 ms an answer, 2 slots, 10 calls waiting: a call queued now is answered in 120 ms.
+    const { gates } = await queuedGates({ healthy: { answerMs: 2, waiting: 1 }, churning: { answerMs: 20, waiting: 10 } });
+    expect(gates.for("churning").behind()).toBe(true);
+    expect(gates.for("healthy").behind()).toBe(false);
+    // 8 calls waiting: answered in 100 ms, against the others' 3 ms.
+    expect(
+      (await queuedGates({ healthy: { answerMs: 2, waiting: 1 }, churning: { answerMs: 20, waiting: 8 } })).gates.for("churning").behind(),
+    ).toBe(true);
+    // 7: 90 ms.
+    expect(
+      (await queuedGates({ healthy: { answerMs: 2, waiting: 1 }, churning: { answerMs: 20, waiting: 7 } })).gates.for("churning").behind(),
+    ).toBe(false);
+  });
+
+  it("is not behind when every destination's queue is long (this process is the bottleneck), nor alone", async () => {
+    const { gates: busy } = await queuedGates({
+      a: { answerMs: 20, waiting: 40 },
+      b: { answerMs: 30, waiting: 30 },
+      c: { answerMs: 10, waiting: 100 },
+    });
+    expect(["a", "b", "c"].some((id) => busy.for(id).behind())).toBe(false);
+    expect((await queuedGates({ alone: { answerMs: 20, waiting: 500 } })).gates.for("alone").behind()).toBe(false);
+  });
+
+  it("is not compared with idle destinations: a burst to one destination while the others are quiet keeps its pace", async () => {
+    const clock = manualClock();
+    const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, clock.now);
+    const quiet = gates.for("quiet");
+    const answered = await acquired(quiet);
+    clock.advance(2);
+    answered("delivered");
+    clock.advance(100); // no slot taken or freed since: idle
+    const bursting = gates.for("bursting");
+    const first = await acquired(bursting);
+    clock.advance(5);
+    first("delivered");
+    await acquired(bursting);
+    await acquired(bursting);
+    for (let i = 0; i < 100; i++) void bursting.acquire(); // answered in 255 ms, against the quiet one's 2
+    expect(bursting.behind()).toBe(false);
+    // The quiet one gets a call again: the burst's queue is now long next to a busy destination's.
+    await acquired(quiet);
+    clock.advance(100); // past the typical's refresh
+    await acquired(quiet);
+    expect(bursting.behind()).toBe(true);
+  });
+
+  it("sends a first attempt whose turn for a slot would come after a stall to the retry path", async () => {
+    // 20 ms an answer over 2 slots: the 100th waiting call waits 1,000 ms for its slot, the 101st longer.
+    const { gates } = await queuedGates({ healthy: { answerMs: 2, waiting: 1 }, churning: { answerMs: 20, waiting: 99 } });
+    const churning = gates.for("churning");
+    const last = track(churning.acquire());
+    const refused = track(churning.acquire());
+    await flush();
+    expect(last.settled).toBe(false);
+    expect(refused).toEqual({ settled: true, value: undefined });
+    expect(churning.failing).toBe(false);
+    expect(churning.retryLaterMs()).toBe(OPTIONS.cooldownMs);
   });
 });
 

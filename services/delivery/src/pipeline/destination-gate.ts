@@ -106,6 +106,11 @@ export class DestinationGate {
     return this.answerMs;
   }
 
+  /** When a slot was last taken or freed (this gate's clock). */
+  get lastActiveAt(): number {
+    return this.lastActivityAt;
+  }
+
   get failing(): boolean {
     return this.openUntil > 0;
   }
@@ -123,29 +128,53 @@ export class DestinationGate {
   }
 
   /**
-   * The receiver is slow (SLOW_ANSWER_MS or more an answer, usually, or several times as long as
-   * the other destinations: SLOWER_THAN_PEERS_MS) and first attempts wait for its slots: calls
-   * come faster than it answers. Such waiting calls do not keep their batches in their batch
-   * slots (see FirstAttempts), and a first attempt that would wait longer than a stall
-   * (GateOptions.stallMs) goes to the retry path instead: a receiver that takes half a second an
-   * answer must not set the pace for every other destination's calls. A fast receiver's queue,
-   * however long, keeps its batches in their slots: that is what paces the consumer.
+   * First attempts wait for this destination's slots, and either the receiver is slow
+   * (SLOW_ANSWER_MS or more an answer, usually, or several times as long as the other
+   * destinations: SLOWER_THAN_PEERS_MS) or its queue is long next to the busy ones': a call queued
+   * now would wait several times as long as theirs (queuedWaitMs), as when a receiver that answers
+   * quickly but needs a new connection for every call gets them faster than it can take them.
+   * Either way calls come faster than it answers. Such waiting calls do not keep their batches
+   * in their batch slots (see FirstAttempts), and a first attempt that would wait longer than a
+   * stall (GateOptions.stallMs) goes to the retry path instead: one receiver must not set the
+   * pace for every other destination's calls. A queue as long as everyone's (this process is the
+   * bottleneck, or there is only one destination) keeps its batches in their slots: that is what
+   * paces the consumer.
    */
   behind(): boolean {
-    return this.slow && this.waiters.length > 0;
+    return this.waiters.length > 0 && (this.slow || this.longerQueueThanPeers(this.queuedWaitMs()!));
   }
 
   private get slow(): boolean {
     const answerMs = this.answerMs;
     if (answerMs === undefined || answerMs < SLOWER_THAN_PEERS_MS) return false;
     if (answerMs >= SLOW_ANSWER_MS) return true;
-    const peerMs = this.peers?.typicalAnswerMs(this.now());
+    const peerMs = this.peers?.typical(this.now())?.answerMs;
     return peerMs !== undefined && answerMs >= SLOWER_THAN_PEERS_MULTIPLE * peerMs;
   }
 
-  /** A slow receiver with so many first attempts queued that one more would wait longer than a stall. */
+  /**
+   * How long a call queued now would take to be answered: its turn for a slot plus an answer, at
+   * the usual answer time. Undefined until the receiver has answered.
+   */
+  queuedWaitMs(): number | undefined {
+    return this.answerMs === undefined ? undefined : this.answerMs + this.slotWaitMs(0);
+  }
+
+  /** How long a call queued now, behind `extra` more, would wait for its slot; the receiver has answered. */
+  private slotWaitMs(extra: number): number {
+    return ((this.waiters.length + extra) / this.limit) * this.answerMs!;
+  }
+
+  private longerQueueThanPeers(waitMs: number): boolean {
+    if (waitMs < SLOWER_THAN_PEERS_MS) return false;
+    const peerMs = this.peers?.typical(this.now())?.activeQueuedWaitMs;
+    return peerMs !== undefined && waitMs >= SLOWER_THAN_PEERS_MULTIPLE * peerMs;
+  }
+
+  /** Behind (see `behind`) with so many first attempts queued that one more would wait longer than a stall. */
   private tooFarBehind(): boolean {
-    return this.slow && ((this.waiters.length + 1) / this.limit) * this.answerMs! > (this.options.stallMs ?? Infinity);
+    if (this.answerMs === undefined || this.slotWaitMs(1) <= (this.options.stallMs ?? Infinity)) return false;
+    return this.slow || this.longerQueueThanPeers(this.answerMs + this.slotWaitMs(1));
   }
 
   /** Every slot taken, and none freed for `stallMs` (as last checked). */
@@ -242,6 +271,15 @@ export class DestinationGate {
     this.releaseWaiters();
   }
 
+  /**
+   * Sends the first attempts waiting for a slot to the retry path, as if refused (see
+   * FirstAttempts: for a destination that is behind, when batches have no more room to wait outside
+   * their slots).
+   */
+  shedWaiters(): void {
+    this.releaseWaiters();
+  }
+
   private releaseWaiters(): void {
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
   }
@@ -281,23 +319,34 @@ export class DestinationGate {
   }
 }
 
-/** What the destinations of this process usually take to answer, as a whole. */
+/** What the destinations of this process usually take to answer, and how long their calls wait, as a whole. */
 export interface PeerAnswerTimes {
   /**
-   * The lower median of the destinations' usual answer times (ms) at `nowMs`, undefined while
-   * none has answered. The lower one, so that of two destinations, a slow one is compared with
-   * the other rather than with itself.
+   * At `nowMs`, in ms: the lower median of the usual answer times of the destinations that have
+   * answered, and of the queued waits (DestinationGate.queuedWaitMs) of those of them that are
+   * busy (a slot taken or freed within ACTIVE_MS); undefined while none has answered, and the
+   * queued wait undefined while none is busy. Lower medians, so that of two destinations, a slow
+   * one is compared with the other rather than with itself. Only busy ones' queues: an idle
+   * destination's calls wait for nothing, and a busy one compared with it would always be behind
+   * (a burst to one destination while the others are quiet is paced by its queue, as it should be).
    */
-  typicalAnswerMs(nowMs: number): number | undefined;
+  typical(nowMs: number): Typical | undefined;
 }
 
+export interface Typical {
+  answerMs: number;
+  activeQueuedWaitMs: number | undefined;
+}
+
+/** A destination with no slot taken or freed for this long is idle: its queue is not compared with (PeerAnswerTimes). */
+const ACTIVE_MS = 100;
 /** How long a typical answer time is kept before it is worked out again from every gate. */
 const TYPICAL_ANSWER_REFRESH_MS = 100;
 
 /** One gate per destination, made on first use. */
 export class DestinationGates implements PeerAnswerTimes {
   private readonly gates = new Map<string, DestinationGate>();
-  private typicalMs: number | undefined;
+  private typicalMs: Typical | undefined;
   private typicalAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -321,17 +370,27 @@ export class DestinationGates implements PeerAnswerTimes {
     return gate;
   }
 
-  typicalAnswerMs(nowMs: number): number | undefined {
+  typical(nowMs: number): Typical | undefined {
     // Asked whenever a batch looks whether it may give up its slot: worked out at most every 100 ms.
     if (nowMs - this.typicalAt < TYPICAL_ANSWER_REFRESH_MS) return this.typicalMs;
-    const times: number[] = [];
+    const answers: number[] = [];
+    const waits: number[] = [];
     for (const gate of this.gates.values()) {
-      const ms = gate.usualAnswerMs;
-      if (ms !== undefined) times.push(ms);
+      const answerMs = gate.usualAnswerMs;
+      if (answerMs === undefined) continue;
+      answers.push(answerMs);
+      if (nowMs - gate.lastActiveAt < ACTIVE_MS) waits.push(gate.queuedWaitMs()!);
     }
-    times.sort((a, b) => a - b);
-    this.typicalMs = times.length === 0 ? undefined : times[(times.length - 1) >> 1];
+    this.typicalMs =
+      answers.length === 0
+        ? undefined
+        : { answerMs: lowerMedian(answers), activeQueuedWaitMs: waits.length === 0 ? undefined : lowerMedian(waits) };
     this.typicalAt = nowMs;
     return this.typicalMs;
   }
+}
+
+function lowerMedian(values: number[]): number {
+  values.sort((a, b) => a - b);
+  return values[(values.length - 1) >> 1]!;
 }

@@ -3,7 +3,7 @@ import type { OutgoingCall } from "./outgoing-calls.js";
 import { waitUntil, type Pace } from "./rate-limits.js";
 import { webhookSignature } from "../outbound/signature.js";
 import { standardWebhookHeaders } from "../outbound/standard-webhooks.js";
-import type { SendResult, WebhookSender } from "../outbound/webhook-sender.js";
+import type { SendResult, Sender } from "../outbound/webhook-sender.js";
 
 export const USER_AGENT = "Switchyard/1.0";
 
@@ -69,7 +69,7 @@ export interface FanOutResult {
  * its slot, `pace.at + n × pace.intervalMs`.
  */
 export async function fanOut(
-  sender: WebhookSender,
+  sender: Sender,
   destination: Destination,
   call: OutgoingCall,
   urlIndexes: readonly number[],

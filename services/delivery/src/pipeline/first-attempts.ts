@@ -16,12 +16,12 @@ import type { Deferral, RetryQueue } from "../retries/retry-queue.js";
 import { callsPerTurn, isLate, TURN_LEAD_MS, waitUntil, type Pace, type RateLimits } from "./rate-limits.js";
 import { firstRoundOf, type Round } from "./round.js";
 import { SETTLED, undeliverableAttempt, type Settler } from "./settle.js";
-import type { WebhookSender } from "../outbound/webhook-sender.js";
+import type { Sender } from "../outbound/webhook-sender.js";
 
 /** What both delivery loops (first attempts and retries) work with. */
 export interface DeliveryDeps {
   workspace: WorkspaceView;
-  sender: WebhookSender;
+  sender: Sender;
   gates: DestinationGates;
   /** Rate-limited destinations' shared send schedules. */
   rateLimits: RateLimits;
@@ -84,12 +84,13 @@ export interface WaitingCalls {
  * A batch keeps its batch slot (the consumer's concurrency) only while it
  * has calls waiting for a destination that is moving. Once every call is in
  * flight, done, refused (to be deferred), or waiting for a destination that
- * has stopped freeing slots or is a slow receiver behind its calls, the
- * batch waits for its outcomes outside the slot, still unacked and
+ * has stopped freeing slots or is behind its calls (DestinationGate.behind),
+ * the batch waits for its outcomes outside the slot, still unacked and
  * heartbeated, so the consumer takes the next batch:
  * a receiver that never answers holds its own requests for the whole timeout,
  * but no slot that the healthy destinations' next calls need. At most
- * `awaitingBatches` wait that way; beyond that a batch keeps its slot.
+ * `awaitingBatches` wait that way; beyond that a batch keeps its slot, except
+ * that the calls waiting at destinations that are behind go to the retry path.
  */
 export class FirstAttempts {
   private readonly awaiting = new Set<Promise<void>>();
@@ -139,11 +140,11 @@ export class FirstAttempts {
         await done; // throws if it failed: the consumer redelivers the batch
         return true;
       }
-      if (
-        this.awaiting.size < this.deps.awaitingBatches &&
-        waiting.every((w) => w.calls === 0 || w.gate.notMoving(NOT_MOVING_MS) || w.gate.behind())
-      ) {
-        return false;
+      if (waiting.every((w) => w.calls === 0 || w.gate.notMoving(NOT_MOVING_MS) || w.gate.behind())) {
+        if (this.awaiting.size < this.deps.awaitingBatches) return false;
+        // No room to wait outside the slot: the calls waiting at a destination that is behind go to
+        // the retry path, rather than let that destination's pace hold the slot (and so every other's).
+        for (const w of waiting) if (w.calls > 0 && w.gate.behind()) w.gate.shedWaiters();
       }
       await Promise.race([ended, sleep(CHECK_MS)]);
     }
