@@ -14,8 +14,14 @@ export interface SenderThreadSettings {
 /** Main thread to sender thread. */
 export type ThreadRequest = { id: number; url: string; headers: string[]; body: Uint8Array; poolKey: string } | { close: true };
 
-/** Sender thread to main thread: a result whose Buffers arrived as Uint8Arrays, or the answer to `close`. */
-export type ThreadReply = { id: number; result: SendResult } | { closed: true };
+/** A SendResult as it crosses from the thread: its Buffers arrive as Uint8Arrays. */
+export type ThreadResult = Omit<SendResult, "responseHeaders" | "responseBody"> & {
+  responseHeaders?: Uint8Array[] | undefined;
+  responseBody?: Uint8Array | undefined;
+};
+
+/** Sender thread to main thread: a result, or the answer to `close`. */
+export type ThreadReply = { id: number; result: ThreadResult } | { closed: true };
 
 /** How long close() waits for the thread to close its connections before it stops it anyway. */
 const CLOSE_WAIT_MS = 5_000;
@@ -85,10 +91,8 @@ export class SenderThread implements Sender {
     if (!resolve) return;
     this.pending.delete(reply.id);
     if (this.pending.size === 0) this.worker?.unref();
-    const { result } = reply;
-    if (result.responseHeaders) result.responseHeaders = result.responseHeaders.map(asBuffer);
-    if (result.responseBody) result.responseBody = asBuffer(result.responseBody);
-    resolve(result);
+    const { responseHeaders, responseBody, ...result } = reply.result;
+    resolve({ ...result, responseHeaders: responseHeaders?.map(asBuffer), responseBody: responseBody && asBuffer(responseBody) });
   }
 
   private stopped(worker: Worker, reason: string): void {

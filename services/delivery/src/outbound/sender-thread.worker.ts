@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { AddressPolicy } from "./address-policy.js";
-import type { SenderThreadSettings, ThreadReply, ThreadRequest } from "./sender-thread.js";
+import type { SenderThreadSettings, ThreadReply, ThreadRequest, ThreadResult } from "./sender-thread.js";
 import { WebhookSender, type SendResult } from "./webhook-sender.js";
 
 const port = parentPort!;
@@ -27,17 +27,13 @@ port.on("message", (request: ThreadRequest) => {
  * The result with its Buffers copied into buffers of their own, handed over: undici's header
  * Buffers are views of its whole read buffer, which a clone would copy for every answer.
  */
-function replyOf(id: number, result: SendResult): { reply: ThreadReply; transfer: ArrayBuffer[] } {
+function replyOf(id: number, { responseHeaders, responseBody, ...rest }: SendResult): { reply: ThreadReply; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];
-  const own = (bytes: Buffer): Buffer => {
+  const own = (bytes: Buffer): Uint8Array => {
     const copy = new Uint8Array(bytes);
     transfer.push(copy.buffer);
-    return copy as Buffer;
+    return copy;
   };
-  const reply = {
-    ...result,
-    responseHeaders: result.responseHeaders?.map(own),
-    responseBody: result.responseBody && own(result.responseBody),
-  };
-  return { reply: { id, result: reply }, transfer };
+  const result: ThreadResult = { ...rest, responseHeaders: responseHeaders?.map(own), responseBody: responseBody && own(responseBody) };
+  return { reply: { id, result }, transfer };
 }

@@ -136,9 +136,9 @@ export class DestinationGate {
    * Either way calls come faster than it answers. Such waiting calls do not keep their batches
    * in their batch slots (see FirstAttempts), and a first attempt that would wait longer than a
    * stall (GateOptions.stallMs) goes to the retry path instead: one receiver must not set the
-   * pace for every other destination's calls. A queue as long as everyone's (this process is the
-   * bottleneck, or there is only one destination) keeps its batches in their slots: that is what
-   * paces the consumer.
+   * pace for every other destination's calls. A queue as long as the other busy destinations'
+   * (this process is the bottleneck, or the others are idle) keeps its batches in their slots:
+   * that is what paces the consumer.
    */
   behind(): boolean {
     return this.waiters.length > 0 && (this.slow || this.longerQueueThanPeers(this.queuedWaitMs()!));
@@ -268,19 +268,15 @@ export class DestinationGate {
     if (!this.failing) this.options.onFailingChange?.(true);
     this.openUntil = this.now() + this.options.cooldownMs;
     // Everyone waiting for a first attempt goes to the retry path instead.
-    this.releaseWaiters();
+    this.shedWaiters();
   }
 
   /**
-   * Sends the first attempts waiting for a slot to the retry path, as if refused (see
-   * FirstAttempts: for a destination that is behind, when batches have no more room to wait outside
-   * their slots).
+   * Sends the first attempts waiting for a slot to the retry path, as if refused: when the
+   * destination starts failing or stalls, and (FirstAttempts) when it is behind and batches have
+   * no more room to wait outside their slots.
    */
   shedWaiters(): void {
-    this.releaseWaiters();
-  }
-
-  private releaseWaiters(): void {
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
   }
 
@@ -306,7 +302,7 @@ export class DestinationGate {
         else if (late) this.watchForStall(stallMs / 4);
         else {
           this.stalledFlag = true;
-          this.releaseWaiters();
+          this.shedWaiters();
         }
       });
     }, delay);
@@ -333,6 +329,7 @@ export interface PeerAnswerTimes {
   typical(nowMs: number): Typical | undefined;
 }
 
+/** See PeerAnswerTimes.typical. */
 export interface Typical {
   answerMs: number;
   activeQueuedWaitMs: number | undefined;
@@ -346,7 +343,7 @@ const TYPICAL_ANSWER_REFRESH_MS = 100;
 /** One gate per destination, made on first use. */
 export class DestinationGates implements PeerAnswerTimes {
   private readonly gates = new Map<string, DestinationGate>();
-  private typicalMs: Typical | undefined;
+  private typicalNow: Typical | undefined;
   private typicalAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -372,7 +369,7 @@ export class DestinationGates implements PeerAnswerTimes {
 
   typical(nowMs: number): Typical | undefined {
     // Asked whenever a batch looks whether it may give up its slot: worked out at most every 100 ms.
-    if (nowMs - this.typicalAt < TYPICAL_ANSWER_REFRESH_MS) return this.typicalMs;
+    if (nowMs - this.typicalAt < TYPICAL_ANSWER_REFRESH_MS) return this.typicalNow;
     const answers: number[] = [];
     const waits: number[] = [];
     for (const gate of this.gates.values()) {
@@ -381,12 +378,12 @@ export class DestinationGates implements PeerAnswerTimes {
       answers.push(answerMs);
       if (nowMs - gate.lastActiveAt < ACTIVE_MS) waits.push(gate.queuedWaitMs()!);
     }
-    this.typicalMs =
+    this.typicalNow =
       answers.length === 0
         ? undefined
         : { answerMs: lowerMedian(answers), activeQueuedWaitMs: waits.length === 0 ? undefined : lowerMedian(waits) };
     this.typicalAt = nowMs;
-    return this.typicalMs;
+    return this.typicalNow;
   }
 }
 
