@@ -350,6 +350,9 @@ describe("DestinationGate: behind, a longer queue than the other destinations", 
     const { gates } = await queuedGates({ healthy: { answerMs: 2, waiting: 1 }, churning: { answerMs: 20, waiting: 10 } });
     expect(gates.for("churning").behind()).toBe(true);
     expect(gates.for("healthy").behind()).toBe(false);
+    // Its retries ask again after a cool-down, not every 100 ms: every slot that frees goes to a first attempt.
+    expect(gates.for("churning").retryLaterMs()).toBe(OPTIONS.cooldownMs);
+    expect(gates.for("healthy").retryLaterMs()).toBe(100);
     // 8 calls waiting: answered in 100 ms, against the others' 3 ms.
     expect(
       (await queuedGates({ healthy: { answerMs: 2, waiting: 1 }, churning: { answerMs: 20, waiting: 8 } })).gates.for("churning").behind(),

@@ -220,10 +220,12 @@ export class DestinationGate {
    * a probe is in flight nobody gets in until it is answered (or times out), so
    * the others wait a cool-down rather than asking every 100 ms: with thousands
    * of retries parked on a failing destination, that polling alone would eat the
-   * CPU that healthy destinations need.
+   * CPU that healthy destinations need. So do retries of a destination that is
+   * behind: its first attempts take every slot that frees, and retries asking
+   * every 100 ms came back, queued and were sent back again, thousands of times.
    */
   retryLaterMs(): number {
-    if (!this.failing) return this.stalled || this.tooFarBehind() ? this.options.cooldownMs : 100;
+    if (!this.failing) return this.stalled || this.behind() || this.tooFarBehind() ? this.options.cooldownMs : 100;
     if (this.probing) return this.options.cooldownMs;
     return Math.max(this.openUntil - this.now(), 100);
   }

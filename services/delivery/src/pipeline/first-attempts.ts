@@ -143,7 +143,10 @@ export class FirstAttempts {
       if (waiting.every((w) => w.calls === 0 || w.gate.notMoving(NOT_MOVING_MS) || w.gate.behind())) {
         if (this.awaiting.size < this.deps.awaitingBatches) return false;
         // No room to wait outside the slot: the calls waiting at a destination that is behind go to
-        // the retry path, rather than let that destination's pace hold the slot (and so every other's).
+        // the retry path, rather than let that destination's pace hold the slot (and so every
+        // other's). All of them: the batches waiting outside for them then finish and make room,
+        // where shedding only this batch's calls kept the room full and each batch in its slot
+        // for the deferral's 100 ms.
         for (const w of waiting) if (w.calls > 0 && w.gate.behind()) w.gate.shedWaiters();
       }
       await Promise.race([ended, sleep(CHECK_MS)]);
