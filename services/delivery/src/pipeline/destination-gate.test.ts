@@ -275,22 +275,35 @@ describe("DestinationGate: behind (a slow receiver, slower than its calls come)"
   });
 });
 
+/**
+ * Gates of one process whose receivers have each answered once, in `answerMs`, every slot taken
+ * again and `waiting` calls waiting; then `advanceMs` later (10 by default: every one still busy,
+ * a slot taken within 100 ms).
+ */
+async function queuedGates(destinations: Record<string, { answerMs: number; waiting: number }>, advanceMs = 10) {
+  const clock = manualClock();
+  const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, clock.now);
+  for (const [id, { answerMs, waiting }] of Object.entries(destinations)) {
+    const gate = gates.for(id);
+    const first = await acquired(gate);
+    clock.advance(answerMs);
+    first("delivered");
+    await acquired(gate);
+    await acquired(gate);
+    for (let i = 0; i < waiting; i++) void gate.acquire();
+  }
+  clock.advance(advanceMs);
+  return { gates, clock };
+}
+
 describe("DestinationGate: behind, slower than the other destinations", () => {
-  /** Gates of one process whose receivers have each answered once, in the given time, every slot taken again. */
+  /**
+   * Gates of one process whose receivers have each answered once, in the given time, every slot
+   * taken again and one call waiting; then past the typical answer time's refresh, short of a stall.
+   */
   async function busyGates(answerMs: Record<string, number>) {
-    const clock = manualClock();
-    const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, clock.now);
-    for (const [id, ms] of Object.entries(answerMs)) {
-      const gate = gates.for(id);
-      const first = await acquired(gate);
-      clock.advance(ms);
-      first("delivered");
-      await acquired(gate);
-      await acquired(gate);
-      void gate.acquire(); // one call waits
-    }
-    clock.advance(200); // past the typical answer time's refresh, short of a stall
-    return gates;
+    const destinations = Object.fromEntries(Object.entries(answerMs).map(([id, ms]) => [id, { answerMs: ms, waiting: 1 }]));
+    return (await queuedGates(destinations, 200)).gates;
   }
 
   it("is behind at 100 ms or more an answer when that is five times what the others usually take", async () => {
@@ -325,26 +338,6 @@ describe("DestinationGate: behind, slower than the other destinations", () => {
 });
 
 describe("DestinationGate: behind, a longer queue than the other destinations", () => {
-  /**
-   * Gates of one process whose receivers have each answered once, in `answerMs`, every slot taken
-   * again and `waiting` calls waiting.
-   */
-  async function queuedGates(destinations: Record<string, { answerMs: number; waiting: number }>) {
-    const clock = manualClock();
-    const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, clock.now);
-    for (const [id, { answerMs, waiting }] of Object.entries(destinations)) {
-      const gate = gates.for(id);
-      const first = await acquired(gate);
-      clock.advance(answerMs);
-      first("delivered");
-      await acquired(gate);
-      await acquired(gate);
-      for (let i = 0; i < waiting; i++) void gate.acquire();
-    }
-    clock.advance(10); // every one still busy (a slot taken within 100 ms)
-    return { gates, clock };
-  }
-
   it("is behind when its calls wait 100 ms or more and five times as long as the others', however fast it answers", async () => {
     // 20 ms an answer, 2 slots, 10 calls waiting: a call queued now is answered in 120 ms.
     const { gates } = await queuedGates({ healthy: { answerMs: 2, waiting: 1 }, churning: { answerMs: 20, waiting: 10 } });
