@@ -1216,6 +1216,8 @@ interface FilterRound {
   delivered: Rate;
   /** The delivery process's CPU per webhook (µs). */
   cpuMicrosPerRequest: number | undefined;
+  /** Calls sent to the retry path during the round (a stalled receiver's, say): a slow round's usual cause. */
+  retryTasksPublished: number;
 }
 
 /**
@@ -1250,15 +1252,18 @@ async function filtersPhase(ctx: Context) {
     // during the phase favours neither.
     for (const label of round % 2 === 0 ? (["plain", "filtered"] as const) : (["filtered", "plain"] as const)) {
       const backlog = encodeCalls(sources[label], perRound, random);
+      const retriesBefore = await retryCounters(ctx);
       const cpuBefore = await processTreeCpuMs(delivery.pid);
       await publishBatches(ctx, backlog);
       complete = await waitForCounts(ctx, { [paths[label]]: counts[label] + perRound }, delivery);
       const cpuAfter = await processTreeCpuMs(delivery.pid);
+      const retriesAfter = await retryCounters(ctx);
       const arrivals = (await sink.arrivals([paths[label]]))[paths[label]]!.sort((a, b) => a - b);
       rounds.push({
         label,
         delivered: arrivalRate(arrivals, counts[label], counts[label] + perRound - 1),
         cpuMicrosPerRequest: perRequest(cpuBefore, cpuAfter, perRound),
+        retryTasksPublished: retriesAfter.published - retriesBefore.published,
       });
       counts[label] += perRound;
       if (!complete) break;
@@ -1477,7 +1482,12 @@ async function main(cleanup: Cleanup): Promise<void> {
     console.log(
       `               ratio ${filters.ratio.toFixed(3)}× (target ≥ ${TARGETS.filterRatio}×: ${verdict(targets.filterRatio!.pass)}); ` +
         `CPU µs per webhook ${cpu.plain ?? "?"} without, ${cpu.filtered ?? "?"} with; in turn ` +
-        filters.rounds.map((r) => `${r.label} ${format(r.delivered.perSecond)}`).join(", "),
+        filters.rounds
+          .map(
+            (r) =>
+              `${r.label} ${format(r.delivered.perSecond)}${r.retryTasksPublished > 0 ? ` (${format(r.retryTasksPublished)} retry tasks)` : ""}`,
+          )
+          .join(", "),
     );
   }
 
