@@ -104,7 +104,7 @@ import {
   type Call,
   type IngestBatchResponse,
 } from "@switchyard/contracts";
-import { DELIVERY_NODE_OPTIONS, loadDeliveryConfig, webhookBody, webhookSignature } from "@switchyard/delivery";
+import { loadDeliveryConfig, webhookBody, webhookSignature } from "@switchyard/delivery";
 import { basicAuthorization } from "@switchyard/workspace";
 import { ensureCallsStream, type BusNames } from "@switchyard/bus";
 import { freePort, LOOPBACK_CIDRS } from "@switchyard/testkit";
@@ -474,8 +474,6 @@ async function startDelivery(ctx: Context, phase: string, workers = 1): Promise<
     // The bench's receivers listen on loopback, which delivery refuses unless allowed (SSRF protection).
     env: {
       ...serviceEnv(ctx),
-      // As npm start and docker-compose.yml run it.
-      NODE_OPTIONS: DELIVERY_NODE_OPTIONS,
       DELIVERY_GRPC_PORT: String(grpcPort),
       DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS,
       ...params.deliveryEnv,

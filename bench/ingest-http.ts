@@ -32,6 +32,8 @@
  * unique namespace, deleted afterwards; nats-server CPU is then unknown).
  * Writes bench/results/ingest-http-latest.json. `--cpu-prof-dir DIR` profiles
  * the ingest process (written when it stops, at the end of the run).
+ * `--workers N` runs ingest with N worker processes (SWITCHYARD_WORKERS); the
+ * judged figure is one, as the reference has one process.
  */
 import os from "node:os";
 import { fileURLToPath } from "node:url";
@@ -79,6 +81,8 @@ interface Parameters {
   grpcChannels: number;
   bodiesPerLane: number;
   cpuProfDir: string | undefined;
+  /** Ingest's worker processes (SWITCHYARD_WORKERS): 1, the default and the judged figure, or one per core. */
+  workers: number;
 }
 
 function parseParameters(argv: string[]): Parameters {
@@ -93,6 +97,7 @@ function parseParameters(argv: string[]): Parameters {
       "grpc-channels": { type: "string", default: "4" },
       "bodies-per-lane": { type: "string", default: "8" },
       "cpu-prof-dir": { type: "string" },
+      workers: { type: "string", default: "1" },
     },
   });
   return {
@@ -104,6 +109,7 @@ function parseParameters(argv: string[]): Parameters {
     grpcChannels: positiveInt("--grpc-channels", values["grpc-channels"]),
     bodiesPerLane: positiveInt("--bodies-per-lane", values["bodies-per-lane"]),
     cpuProfDir: values["cpu-prof-dir"],
+    workers: positiveInt("--workers", values.workers),
   };
 }
 
@@ -236,6 +242,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     namespace,
     workspaceFile,
     nodeFlags: params.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${params.cpuProfDir}`] : [],
+    workers: params.workers,
   });
   const reference = await HttpReferenceChild.start(cleanup, { cwd: REPO_ROOT, natsUrl: nats.url, subject: referenceSubject });
 
@@ -300,8 +307,8 @@ async function main(cleanup: Cleanup): Promise<void> {
   console.log("");
   const labels: Record<Side, string> = {
     reference: "reference (node:http + JSON.parse + 1 publish)",
-    http: "ingest, Segment HTTP /v1/batch",
-    grpc: "ingest, gRPC IngestBatch",
+    http: `ingest${params.workers > 1 ? ` (${params.workers} workers)` : ""}, Segment HTTP /v1/batch`,
+    grpc: `ingest${params.workers > 1 ? ` (${params.workers} workers)` : ""}, gRPC IngestBatch`,
   };
   for (const side of SIDES) {
     const s = sides[side];
@@ -335,6 +342,7 @@ async function main(cleanup: Cleanup): Promise<void> {
       concurrentRequests: params.concurrency,
       httpConnections: params.concurrency,
       grpcChannels: params.grpcChannels,
+      ingestWorkers: params.workers,
       measuredSecondsPerWindow: params.seconds,
       warmupSecondsPerWindow: params.warmupSeconds,
       rounds: params.rounds,

@@ -34,7 +34,6 @@
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { DELIVERY_NODE_OPTIONS } from "@switchyard/delivery";
 import { freePort, LOOPBACK_CIDRS, waitFor } from "@switchyard/testkit";
 import {
   machineFacts,
@@ -159,10 +158,9 @@ async function main(cleanup: Cleanup): Promise<void> {
     service: "delivery",
     cwd: REPO_ROOT,
     grpcPort: deliveryPort,
-    // As npm start and docker-compose.yml run it; the receiver is on loopback, which delivery refuses unless allowed.
+    // The receiver is on loopback, which delivery refuses unless allowed.
     env: {
       ...shared,
-      NODE_OPTIONS: DELIVERY_NODE_OPTIONS,
       DELIVERY_GRPC_PORT: String(deliveryPort),
       DELIVERY_ALLOWED_CIDRS: LOOPBACK_CIDRS,
     },

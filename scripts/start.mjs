@@ -25,8 +25,8 @@ import path from "node:path";
 import readline from "node:readline";
 import { buildServices, ROOT } from "./build.mjs";
 
-/** Node options a service runs with: DELIVERY_NODE_OPTIONS in services/delivery/src/config.ts says why. */
-const SERVICE_NODE_OPTIONS = { delivery: "--max-semi-space-size=64" };
+/** Node options a service runs with: BRISK_SERVICE_NODE_OPTIONS in libs/platform/src/heap-tuning.ts says why. */
+const SERVICE_NODE_OPTIONS = { ingest: "--max-semi-space-size=64", delivery: "--max-semi-space-size=64" };
 
 const DEFAULT_WORKSPACE_FILE = "config/workspace.example.json";
 const NATS_READY_DEADLINE_MS = 15_000;

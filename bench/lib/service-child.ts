@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { connect as tcpConnect } from "node:net";
+import { BRISK_SERVICE_NODE_OPTIONS } from "@switchyard/platform";
 import { freePort, waitFor } from "@switchyard/testkit";
 import { processCpuMs, type Cleanup } from "./run-support.js";
 
@@ -9,13 +10,16 @@ export interface ServiceChildOptions {
   service: string;
   /** Repository root. */
   cwd: string;
-  /** The service's settings, on top of this process's environment. */
+  /** The service's settings, on top of this process's environment and its Node options (SERVICE_NODE_OPTIONS). */
   env: Record<string, string>;
   /** The gRPC port it was given, to wait for. */
   grpcPort: number;
   /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir=/tmp/x"]. */
   nodeFlags?: string[];
 }
+
+/** The Node options npm start and docker-compose.yml run a service with. */
+const SERVICE_NODE_OPTIONS: Record<string, string> = { ingest: BRISK_SERVICE_NODE_OPTIONS, delivery: BRISK_SERVICE_NODE_OPTIONS };
 
 /** Repository roots whose services this process has built. */
 const built = new Set<string>();
@@ -76,6 +80,7 @@ export class ServiceChild {
         INGEST_OPS_PORT: "0",
         DELIVERY_OPS_PORT: "0",
         AUDIENCE_OPS_PORT: "0",
+        ...(SERVICE_NODE_OPTIONS[options.service] ? { NODE_OPTIONS: SERVICE_NODE_OPTIONS[options.service] } : {}),
         ...options.env,
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -171,13 +176,15 @@ function acceptsConnections(port: number): Promise<boolean> {
 }
 
 /**
- * One ingest process on free gRPC and HTTP ports, against `natsUrl` and `namespace`, seeded from
- * `workspaceFile`; stopped by `cleanup`. Resolves once it is ready.
+ * One ingest process (`workers` worker processes under it when more than 1) on free gRPC and HTTP
+ * ports, against `natsUrl` and `namespace`, seeded from `workspaceFile`; stopped by `cleanup`.
+ * Resolves once it is ready.
  */
 export async function startIngestChild(
   cleanup: Cleanup,
-  options: { cwd: string; natsUrl: string; namespace: string; workspaceFile: string; nodeFlags?: string[] },
+  options: { cwd: string; natsUrl: string; namespace: string; workspaceFile: string; nodeFlags?: string[]; workers?: number },
 ): Promise<{ ingest: ServiceChild; grpcPort: number; httpPort: number }> {
+  const workers = options.workers ?? 1;
   const grpcPort = await freePort();
   const httpPort = await freePort();
   const ingest = ServiceChild.start({
@@ -190,10 +197,12 @@ export async function startIngestChild(
       SWITCHYARD_WORKSPACE_FILE: options.workspaceFile,
       INGEST_GRPC_PORT: String(grpcPort),
       INGEST_HTTP_PORT: String(httpPort),
+      // Info, so waitUntilReady can count the workers' "ingest ready" lines; ingest logs nothing per request at info.
+      ...(workers > 1 ? { SWITCHYARD_WORKERS: String(workers), LOG_LEVEL: "info" } : {}),
     },
     nodeFlags: options.nodeFlags ?? [],
   });
   cleanup.add("stop ingest", () => ingest.stop());
-  await ingest.waitUntilReady();
+  await ingest.waitUntilReady({ workers });
   return { ingest, grpcPort, httpPort };
 }

@@ -1,4 +1,3 @@
-import { setFlagsFromString } from "node:v8";
 import { commonEnvSchema, parseEnv, portVar, positiveIntVar } from "@switchyard/platform";
 import { DEFAULT_DELIVERED_LOG_MAX_BYTES, DEFAULT_DELIVERED_LOG_MAX_MESSAGES } from "@switchyard/bus";
 import { z } from "zod";
@@ -92,28 +91,4 @@ export type DeliveryConfig = z.output<typeof deliveryEnvSchema>;
 
 export function loadDeliveryConfig(env: NodeJS.ProcessEnv = process.env): DeliveryConfig {
   return parseEnv(deliveryEnvSchema, env);
-}
-
-/**
- * The Node options delivery is run with (npm start, docker-compose.yml and the benchmark set them;
- * docs/operations.md, "Node options"): delivery allocates briskly per request, and a young
- * generation of 64 MB semi-spaces cut its CPU per webhook by about a fifth.
- */
-export const DELIVERY_NODE_OPTIONS = "--max-semi-space-size=64";
-
-/**
- * When V8 starts collecting the old generation, set by delivery on itself at start-up (Node
- * refuses these in NODE_OPTIONS). By default V8 starts as soon as the old generation's room
- * before its limit is smaller than the young generation, which could be promoted into it at once.
- * With 64 MB semi-spaces and delivery's small old generation (about 27 MB live, a limit near
- * 66 MB), that holds again right after every full collection: once the first one came, they
- * followed each other every 350-500 ms, and their marking steps and pauses delayed every
- * destination's webhooks by 10-30 ms. With these, marking starts once the old generation has
- * used 80 % of its limit (at once past 95 %), whatever the young generation's size.
- * docs/operations.md, "Node options", has the measurements.
- */
-export const DELIVERY_V8_FLAGS = ["--incremental-marking-soft-trigger=80", "--incremental-marking-hard-trigger=95"] as const;
-
-export function applyDeliveryV8Flags(): void {
-  for (const flag of DELIVERY_V8_FLAGS) setFlagsFromString(flag);
 }

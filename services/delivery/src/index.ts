@@ -1,4 +1,4 @@
-export { DELIVERY_NODE_OPTIONS, deliveryEnvSchema, loadDeliveryConfig } from "./config.js";
+export { deliveryEnvSchema, loadDeliveryConfig } from "./config.js";
 export type { DeliveryConfig } from "./config.js";
 export { startDelivery } from "./service.js";
 export type { DeliveryHandle } from "./service.js";

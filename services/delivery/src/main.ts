@@ -1,8 +1,8 @@
-import { runService } from "@switchyard/platform";
-import { applyDeliveryV8Flags, loadDeliveryConfig } from "./config.js";
+import { applyOldGenerationFlags, runService } from "@switchyard/platform";
+import { loadDeliveryConfig } from "./config.js";
 import { startDelivery } from "./service.js";
 
-applyDeliveryV8Flags();
+applyOldGenerationFlags();
 
 runService(
   "delivery",

@@ -1,6 +1,8 @@
-import { runService } from "@switchyard/platform";
+import { applyOldGenerationFlags, runService } from "@switchyard/platform";
 import { loadIngestConfig } from "./config.js";
 import { startIngest } from "./service.js";
+
+applyOldGenerationFlags();
 
 runService(
   "ingest",
