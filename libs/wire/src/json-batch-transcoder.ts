@@ -605,7 +605,6 @@ class BodyReader {
     this.readNumber();
   }
 
-  /** Reads a string (at its quote): its content's span and whether it has escapes, which are checked. */
   /** Writes the string just read as a Value's string_value. */
   writeText(writer: ProtoWriter): void {
     if (!this.stringEscaped) return this.copyField(writer, VALUE_STRING_TAG, this.stringStart, this.stringEnd - this.stringStart);
@@ -617,30 +616,57 @@ class BodyReader {
 
   /**
    * The usual member, a short key and short text without escapes, written in one go: every length
-   * fits a byte, so none needs reserving and fixing up. Reads the text; false (the text read,
-   * `textRead` set) when the member is not such a one, for the caller to write it the usual way.
+   * fits a byte, so none needs reserving and fixing up, and the text is copied as it is scanned.
+   * False (the text read, `textRead` set) when the member is not such a one, for the caller to
+   * write it the usual way.
    */
   writeTextEntry(writer: ProtoWriter, keyStart: number, keyEnd: number): boolean {
-    this.readString();
     const keyLength = keyEnd - keyStart;
-    const textStart = this.stringStart;
-    const textLength = this.stringEnd - textStart;
-    // Field sizes: the key's (left out when empty), the text's inside the Value, the Value's.
+    // Field sizes: the key's (left out when empty), then the Value's tag and length, and inside it
+    // the text's tag and length: the longest text whose entry's length still fits a byte.
     const keyField = keyLength > 0 ? 2 + keyLength : 0;
-    const valueBody = 2 + textLength;
-    const entryBody = keyField + 2 + valueBody;
-    if (this.stringEscaped || entryBody >= 0x80) {
-      this.textRead = true;
-      return false;
-    }
-    let at = this.shortEntryHead(writer, entryBody, keyStart, keyLength, valueBody);
-    const buf = writer.buf;
+    const maxText = 0x7f - keyField - 4;
     const src = this.src;
+    let pos = this.pos;
+    if (maxText < 0 || src[pos] !== QUOTE) return this.textLeft();
+    writer.ensure(0x7f + 2);
+    const buf = writer.buf;
+    const entryAt = writer.pos;
+    let at = entryAt + 2;
+    if (keyLength > 0) {
+      buf[at++] = ENTRY_KEY_TAG;
+      buf[at++] = keyLength;
+      for (let index = 0; index < keyLength; index++) buf[at++] = src[keyStart + index]!;
+    }
+    buf[at++] = ENTRY_VALUE_TAG;
+    const valueLengthAt = at++;
     buf[at++] = VALUE_STRING_TAG;
-    buf[at++] = textLength;
-    for (let index = 0; index < textLength; index++) buf[at++] = src[textStart + index]!;
+    const textAt = ++at;
+    const textStart = ++pos;
+    const maxPos = textStart + maxText;
+    let byte = src[pos]!;
+    // Past the end, byte is undefined and PLAIN[undefined] too: the loop stops, and readString gives up.
+    while (PLAIN[byte] === 1 && pos < maxPos) {
+      buf[at++] = byte;
+      byte = src[++pos]!;
+    }
+    // An escape, a control character, the body's end or text too long: read the usual way.
+    if (byte !== QUOTE) return this.textLeft();
+    const textLength = pos - textStart;
+    buf[textAt - 1] = textLength;
+    buf[valueLengthAt] = 2 + textLength;
+    buf[entryAt] = ENTRY_TAG;
+    buf[entryAt + 1] = at - entryAt - 2;
     writer.pos = at;
+    this.pos = pos + 1;
     return true;
+  }
+
+  /** The member's text is left to the usual way: read (and checked) with readString. */
+  private textLeft(): boolean {
+    this.readString();
+    this.textRead = true;
+    return false;
   }
 
   /** A member whose value is a number, written in one go when its key is short. */
@@ -724,6 +750,7 @@ class BodyReader {
     writer.pos = at + length;
   }
 
+  /** Reads a string (at its quote): its content's span and whether it has escapes, which are checked. */
   readString(): void {
     const src = this.src;
     let pos = this.pos;
