@@ -128,6 +128,13 @@ const rawText = fc.oneof(
   { weight: 5, arbitrary: fc.string({ maxLength: 10 }) },
   { weight: 2, arbitrary: fc.string({ maxLength: 10, unit: "grapheme" }) },
   { weight: 1, arbitrary: fc.constantFrom("é", "😀", "\u2028", "\ud800", 'a"b\\c', "\n", "x".repeat(200), "é".repeat(100)) },
+  // What ends a text at each place within the four bytes the scan reads at once.
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.nat(9), fc.constantFrom('"', "\\", "\u0001", "\u001f", "é", " "))
+      .map(([at, end]) => `${"abcdefghi".slice(0, at)}${end}xyz`),
+  },
 );
 const stringText = fc.tuple(rawText, fc.constantFrom(0, 0, 0, 0, 1, 2)).map(([text, escape]) => textOf(text, escape));
 
