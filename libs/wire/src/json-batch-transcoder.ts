@@ -643,8 +643,9 @@ class BodyReader {
     const keyField = keyLength > 0 ? 2 + keyLength : 0;
     const maxText = 0x7f - keyField - 4;
     const src = this.src;
+    // At the text's quote (readObject looked).
     let pos = this.pos;
-    if (maxText < 0 || src[pos] !== QUOTE) return this.textLeft();
+    if (maxText < 0) return this.textLeft();
     writer.ensure(0x7f + 2);
     const buf = writer.buf;
     const entryAt = writer.pos;
@@ -657,7 +658,7 @@ class BodyReader {
     buf[at++] = ENTRY_VALUE_TAG;
     const valueLengthAt = at++;
     buf[at++] = VALUE_STRING_TAG;
-    const textAt = ++at;
+    const textLengthAt = at++;
     const textStart = ++pos;
     const maxPos = textStart + maxText;
     // Four bytes at a time while none ends the text, then byte by byte.
@@ -682,7 +683,7 @@ class BodyReader {
     // An escape, a control character, the body's end or text too long: read the usual way.
     if (byte !== QUOTE) return this.textLeft();
     const textLength = pos - textStart;
-    buf[textAt - 1] = textLength;
+    buf[textLengthAt] = textLength;
     buf[valueLengthAt] = 2 + textLength;
     buf[entryAt] = ENTRY_TAG;
     buf[entryAt + 1] = at - entryAt - 2;
