@@ -3,7 +3,7 @@ export type { CommonEnv } from "./env-config.js";
 export { ConfigError, ErrorCodes, ServiceError, isConfigError, isServiceError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export { startGrpcServer, toGrpcError } from "./grpc-server.js";
-export { BRISK_SERVICE_NODE_OPTIONS, OLD_GENERATION_V8_FLAGS, applyOldGenerationFlags } from "./heap-tuning.js";
+export { BRISK_SERVICE_NODE_OPTIONS, applyOldGenerationFlags } from "./heap-tuning.js";
 export type {
   AsyncService,
   ClientStreamingMethod,
