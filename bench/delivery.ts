@@ -17,7 +17,7 @@
  *     destination's connections (so the receiver sees as many connections as
  *     from the raw client), and that run is judged. On this project's 2-core
  *     machine, where the receiver needs a core too, one process does better,
- *     hence the default of 1. Target: ≥ 0.7 × raw.
+ *     hence the default of 1. Target: ≥ 0.7 × raw; goal: ≥ 0.9 × raw.
  *  2. isolation: one source, five destinations. Run once with all five
  *     healthy and once with one whose receiver holds every request for 6 s
  *     (past the 5 s timeout). The other four's aggregate rate, from the first
@@ -128,6 +128,8 @@ import { WebhookSinkChild } from "./lib/webhook-sink-child.js";
 
 const TARGETS = {
   throughputRatio: 0.7,
+  /** Where the HTTP-path work aims delivery's throughput: close to what undici alone sends. */
+  throughputGoalRatio: 0.9,
   isolationRatio: 0.9,
   isolationLimitedRatio: 0.9,
   latencyP50Ms: 10,
@@ -1356,6 +1358,11 @@ async function main(cleanup: Cleanup): Promise<void> {
             value: round(throughput.ratio, 3),
             pass: throughput.ratio >= TARGETS.throughputRatio,
           },
+          throughputGoalRatio: {
+            target: TARGETS.throughputGoalRatio,
+            value: round(throughput.ratio, 3),
+            pass: throughput.ratio >= TARGETS.throughputGoalRatio,
+          },
         }
       : {}),
     ...(isolation
@@ -1415,7 +1422,7 @@ async function main(cleanup: Cleanup): Promise<void> {
       `               raw undici ${format(throughput.raw.perSecond)} POSTs/s (${format(throughput.raw.count)} in ${throughput.raw.seconds.toFixed(2)} s)`,
     );
     console.log(
-      `               ratio ${throughput.ratio.toFixed(2)}× (target ≥ ${TARGETS.throughputRatio}×: ${verdict(targets.throughputRatio!.pass)})`,
+      `               ratio ${throughput.ratio.toFixed(2)}× (target ≥ ${TARGETS.throughputRatio}×: ${verdict(targets.throughputRatio!.pass)}; goal ≥ ${TARGETS.throughputGoalRatio}×: ${verdict(targets.throughputGoalRatio!.pass)})`,
     );
     const perRound = throughput.rounds.map((r) => `${r.ratio.toFixed(2)}×`).join(", ");
     const cpu = (costs: CpuCost[]) => costs.map((cost) => cost.senderMicrosPerRequest ?? "?").join("/");

@@ -293,7 +293,7 @@ class Out {
     this.tag(tag);
     this.varint(length);
     if (typeof value === "string") this.buf.write(value, this.pos);
-    else value.copy(this.buf, this.pos);
+    else this.buf.set(value, this.pos);
     this.pos += length;
   }
 }
