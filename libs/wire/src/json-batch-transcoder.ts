@@ -142,6 +142,14 @@ const TYPE_SLOT = slotOf("type");
 const TYPE_NAMES = PAYLOADS.map((shape) => shape.type as string);
 const TYPE_NAME_BYTES = TYPE_NAMES.map((name) => Buffer.from(name, "latin1"));
 const SLOT_KEY_BYTES = SLOT_KEYS.map((key) => Buffer.from(key, "latin1"));
+/** One more than the longest slot key's length. */
+const MAX_SLOT_KEY_BYTES = Math.max(...SLOT_KEY_BYTES.map((key) => key.length)) + 1;
+/**
+ * The slots whose key has a given length and first byte, at `length * 256 + first byte`: a call's
+ * member finds its slot (or that it has none) with one look rather than by trying every key.
+ */
+const SLOT_CANDIDATES: (number[] | undefined)[] = new Array(MAX_SLOT_KEY_BYTES * 256);
+SLOT_KEY_BYTES.forEach((key, slot) => (SLOT_CANDIDATES[key.length * 256 + key[0]!] ??= []).push(slot));
 
 /** What a slot holds: nothing, text without escapes, null, an object (Structs), anything else. */
 const ABSENT = 0;
@@ -914,9 +922,12 @@ class BodyReader {
   /** The slot of the key at [start, keyEnd), compared by hand (no string made); undefined for another key. */
   slotAt(start: number, keyEnd: number): number | undefined {
     const length = keyEnd - start;
-    for (let slot = 0; slot < SLOT_COUNT; slot++) {
-      const key = SLOT_KEY_BYTES[slot]!;
-      if (key.length === length && key[0] === this.src[start] && this.sameRange(key, start)) return slot;
+    if (length >= MAX_SLOT_KEY_BYTES) return undefined;
+    const candidates = SLOT_CANDIDATES[length * 256 + this.src[start]!];
+    if (candidates === undefined) return undefined;
+    for (let index = 0; index < candidates.length; index++) {
+      const slot = candidates[index]!;
+      if (this.sameRange(SLOT_KEY_BYTES[slot]!, start)) return slot;
     }
     return undefined;
   }
