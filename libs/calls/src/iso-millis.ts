@@ -10,8 +10,22 @@
 const MS_PER_DAY = 86_400_000;
 const DAYS_IN_MONTH = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
+/**
+ * The text read last and what it gave: a call's timestamp is read by the quick check and then by
+ * the encoder, the same string each time, which compares equal at once.
+ */
+let lastText = "";
+let lastMillis = Number.NaN;
+
 /** Milliseconds since the epoch of "YYYY-MM-DDTHH:MM:SS[.s|.ss|.sss]Z", exactly as Date.parse reads it; NaN for any other text. */
 export function simpleIsoMillis(text: string): number {
+  if (text === lastText) return lastMillis;
+  lastMillis = readIsoMillis(text);
+  lastText = text;
+  return lastMillis;
+}
+
+function readIsoMillis(text: string): number {
   const length = text.length;
   if (length !== 20 && (length < 22 || length > 24)) return Number.NaN;
   if (
