@@ -60,3 +60,35 @@ for (const pauseMs of [0, 200]) {
     expect((await bus.jsm.streams.info("READER_TEST")).state.consumer_count).toBe(0);
   });
 }
+
+it("stops when told to while a round's consumer is being made, and leaves no consumer", async () => {
+  const stream = await bus.jsm.streams.info("READER_TEST");
+  await publish(1, 3);
+  let opened = 0;
+  let stopped: Promise<void> | undefined;
+  // The real client, but the reader is stopped while it makes its second round's consumer: that
+  // round is opened and never read.
+  const js = {
+    consumers: {
+      get: async (...args: Parameters<typeof bus.js.consumers.get>) => {
+        const consumer = await bus.js.consumers.get(...args);
+        if (++opened === 2) stopped = reader.stop();
+        return consumer;
+      },
+    },
+  } as unknown as typeof bus.js;
+  const reader = await StreamReader.start({
+    js,
+    stream: "READER_TEST",
+    afterSequence: stream.state.last_seq,
+    handle: () => undefined,
+    position: () => undefined,
+    pauseMs: 10,
+    logger,
+  });
+  await until("the second round", () => stopped !== undefined);
+  let done = false;
+  void stopped!.then(() => (done = true));
+  await until("the reader to stop", () => done);
+  expect((await bus.jsm.streams.info("READER_TEST")).state.consumer_count).toBe(0);
+});
