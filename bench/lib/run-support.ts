@@ -112,7 +112,8 @@ async function commandOutput(cwd: string, command: string, args: string[]): Prom
  * commit, and the 1/5/15-minute load average when the run started and ended
  * (the machine may be shared, and a busy one skews every rate).
  */
-export async function machineFacts(repoRoot: string, nc: NatsConnection, loadAverageAtStart: number[]) {
+/** `nc`: the benchmark's NATS connection, whose server version is recorded; undefined for a benchmark without NATS. */
+export async function machineFacts(repoRoot: string, nc: NatsConnection | undefined, loadAverageAtStart: number[]) {
   const cpus = os.cpus();
   const commit = await commandOutput(repoRoot, "git", ["rev-parse", "--short", "HEAD"]);
   const status = commit === undefined ? undefined : await commandOutput(repoRoot, "git", ["status", "--porcelain"]);
@@ -125,7 +126,7 @@ export async function machineFacts(repoRoot: string, nc: NatsConnection, loadAve
     loadAverageAtEnd: os.loadavg().map(twoDecimals),
     nodeVersion: process.version,
     natsServerVersion: (await commandOutput(repoRoot, "nats-server", ["--version"])) ?? null,
-    natsServerVersionConnected: nc.info?.version ?? null,
+    natsServerVersionConnected: nc?.info?.version ?? null,
     gitCommit: commit ?? null,
     gitDirty: status === undefined ? null : status.length > 0,
   };
