@@ -160,17 +160,17 @@ async function main(cleanup: Cleanup): Promise<void> {
   const empty = gzipSync("");
   const scenarios: Scenario[] = [
     { name: "reference", body: valid, expect: { status: 200 }, keepAlive: true },
-    { name: "bomb", body: gzipBomb(bombMib), expect: { status: 400, code: "batch_too_large" }, keepAlive: true },
+    { name: "bomb", body: gzipBomb(bombMib), expect: { status: 413, code: "batch_too_large" }, keepAlive: true },
     {
       name: "padded",
       body: Buffer.concat([valid, ...Array.from({ length: 50_000 }, () => empty)]),
-      expect: { status: 400, code: "batch_too_large" },
+      expect: { status: 413, code: "batch_too_large" },
       keepAlive: true,
     },
     {
       name: "large-bomb",
       body: gzipBomb(10 * 1024),
-      expect: { status: 400, code: "batch_too_large", allowReset: true },
+      expect: { status: 413, code: "batch_too_large", allowReset: true },
       keepAlive: false,
     },
   ];

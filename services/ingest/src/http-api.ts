@@ -10,7 +10,7 @@ import { authenticate, authenticateHttp } from "./authenticate.js";
 import { tooManyCalls } from "./batch-limits.js";
 import { apiLocation, browserSettings } from "./browser-settings.js";
 import type { HttpLimits } from "./config.js";
-import { bodyText, readBody, type BodyRead } from "./http-body.js";
+import { bodyText, closeAfterAnswer, readBody, type BodyRead } from "./http-body.js";
 import type { IncomingCall } from "./incoming-call.js";
 import { JsonCall, TranscodedCall } from "./json-call.js";
 import type { IngestMetrics } from "./metrics.js";
@@ -21,8 +21,8 @@ import type { IngestMetrics } from "./metrics.js";
  * mobile SDKs use: /v1/b, /v1/i, /v1/t, /v1/p, /v1/s, /v1/g, /v1/a), so existing
  * Segment SDKs can point here, plus GET /v1/projects/<write key>/settings, the
  * settings analytics.js loads from its CDN. Browsers get CORS answers.
- * Answers: 200 {"success":true}; 400 with an error naming the problem; 401 for
- * a bad write key; 403 for a browser origin the source does not allow; 429
+ * Answers: 200 {"success":true}; 400 with an error naming the problem; 413 for
+ * a body over its size limit (naming the limit); 401 for a bad write key; 403 for a browser origin the source does not allow; 429
  * (Retry-After) over the source's rate limit; 503 (Retry-After) when the bus
  * did not confirm.
  */
@@ -137,7 +137,10 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
   if (!body.ok) {
     if (body.reason === "aborted") return; // Nobody is left to answer (or Node already answered 408).
     // The rest of the body was left unread: reading the next request from this connection is impossible.
-    if (body.closeConnection) response.setHeader("Connection", "close");
+    if (body.closeConnection) {
+      response.setHeader("Connection", "close");
+      closeAfterAnswer(request);
+    }
     const gzip = request.headers["content-encoding"]?.toLowerCase() === "gzip";
     return refuseBody(deps, response, { endpoint, limit, gzip }, body.reason);
   }
@@ -232,7 +235,7 @@ function refuseBody(
     reason === "too_large"
       ? `request body is over ${limit} bytes (${size} KB)${gzip ? " once decoded" : ""}; split it`
       : `request body is over ${limit + WIRE_SLACK_BYTES} bytes as sent (the ${size} KB limit plus ${WIRE_SLACK_BYTES / 1024} KB for gzip framing); split it`;
-  return refuse(deps, response, 400, code, message);
+  return refuse(deps, response, 413, code, message);
 }
 
 function routeOf(url: string): Route | undefined {

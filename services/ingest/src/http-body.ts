@@ -1,5 +1,6 @@
 import { isUtf8Bytes } from "@switchyard/calls";
 import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import { createGunzip, type Gunzip } from "node:zlib";
 
 /** The bounds of one request body, in bytes. */
@@ -9,10 +10,10 @@ export interface BodyLimits {
   /** The body as sent: bounds a gzip body that decodes small but takes long to send and inflate. */
   wire: number;
   /**
-   * Raw bytes of a refused body read on and thrown away (never inflated), so a
-   * client that is still sending finishes and reads the answer on a connection
-   * it can keep. Past it the answer says `Connection: close` and the connection
-   * is closed.
+   * Raw bytes of a refused body read on and thrown away (never inflated) before
+   * the answer, so a client that is still sending finishes and reads the answer
+   * on a connection it can keep. A body whose rest is over it (or of unknown
+   * length) is answered at once, with `Connection: close` (see closeAfterAnswer).
    */
   drain: number;
 }
@@ -27,7 +28,7 @@ export type BodyRead =
        * aborted: the client went away (nothing to answer).
        */
       reason: "too_large" | "wire_too_large" | "bad_encoding" | "not_utf8" | "aborted";
-      /** Whether the rest of the body was left unread (over the drain bound): answer, then close the connection. */
+      /** Whether the rest of the body was left unread (over the drain bound): answer at once, then closeAfterAnswer. */
       closeConnection: boolean;
     };
 
@@ -44,7 +45,7 @@ const GUNZIP_CHUNK_BYTES = 64 * 1024;
  */
 export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<BodyRead> {
   const encoding = (request.headers["content-encoding"] ?? "identity").toLowerCase();
-  if (encoding !== "gzip" && encoding !== "identity") return refuseAndDrain(request, "bad_encoding", limits.drain);
+  if (encoding !== "gzip" && encoding !== "identity") return refuseAndDrain(request, "bad_encoding", limits.drain, 0);
 
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -72,7 +73,7 @@ export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<
       if (settled) return;
       stopReading();
       // The request was paused while gunzip caught up; the drain resumes it.
-      resolve(refuseAndDrain(request, reason, limits.drain));
+      resolve(refuseAndDrain(request, reason, limits.drain, wireBytes));
     };
     const finish = () => {
       if (settled) return;
@@ -119,15 +120,18 @@ export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<
 }
 
 /**
- * Reads and discards the rest of a refused body, raw, up to `budget` bytes.
- * Within it the client gets the answer on a connection it can keep; past it
- * the connection is to be closed after the answer, since a client sending
- * more than that is not one the answer is worth more reading for.
+ * Reads and discards the rest of a refused body, raw, when its Content-Length
+ * says it is within `budget` bytes: the client then gets the answer on a
+ * connection it can keep. A longer rest, or one of unknown length (chunked),
+ * is not waited for: the answer goes at once and the connection is closed
+ * after it (closeAfterAnswer), since a client sending that much is not one
+ * the answer is worth waiting for.
  */
 function refuseAndDrain(
   request: IncomingMessage,
   reason: "too_large" | "wire_too_large" | "bad_encoding",
   budget: number,
+  alreadyRead: number,
 ): Promise<BodyRead> {
   return new Promise((resolve) => {
     let drained = 0;
@@ -145,11 +149,45 @@ function refuseAndDrain(
     const onEnd = () => done(false);
     const onClose = () => done(!request.complete);
     if (request.readableEnded) return done(false);
+    const declared = request.headers["content-length"];
+    if (declared === undefined || Number(declared) - alreadyRead > budget) return done(true);
     request.on("data", onData);
     request.on("end", onEnd);
     request.on("close", onClose);
     request.resume();
   });
+}
+
+/** How long a connection answered with `Connection: close` is read on for a client still sending. */
+const LINGER_MS = 5_000;
+
+/**
+ * Closes the connection of a request answered before its body was read,
+ * without resetting it under a client still sending. Node destroys the socket
+ * once a `Connection: close` answer is written, and data arriving after that
+ * makes the kernel answer with a reset: the client sees EPIPE or ECONNRESET,
+ * may never read the answer, and Segment SDKs retry a reset, so the same body
+ * would come back forever. Instead the answer is followed by a FIN, and what
+ * the client still sends is read and thrown away (never kept, never inflated)
+ * until it closes its side or `lingerMs` passes (the server's request timeout
+ * also still applies). Call before the answer is written.
+ */
+export function closeAfterAnswer(request: IncomingMessage, lingerMs = LINGER_MS): void {
+  const socket: Socket = request.socket;
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    // FIN once the answer is flushed; the read side stays open.
+    if (this.writable) this.end();
+    const closeOnceWritten = () => (this.writableFinished ? this.destroy() : this.once("finish", () => this.destroy()));
+    if (request.readableEnded) return closeOnceWritten();
+    const timer = setTimeout(() => this.destroy(), lingerMs);
+    timer.unref();
+    this.once("close", () => clearTimeout(timer));
+    // The client closed its side, or sent everything: nothing left to read that would cause a reset.
+    this.once("end", () => this.destroy());
+    request.once("end", closeOnceWritten);
+    // A request in flowing mode without a data listener drops what it reads.
+    request.resume();
+  };
 }
 
 /** A body readBody accepted, as text: one leading byte order mark dropped, as JSON.parse would refuse it. */

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Agent, request as httpRequest } from "node:http";
 import { connect, type Socket } from "node:net";
-import { gzipSync } from "node:zlib";
+import { constants, deflateRawSync, gzipSync } from "node:zlib";
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES } from "@switchyard/calls";
 import { MetricsSnapshot, readCallBatches, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -75,7 +75,7 @@ describe("gzip bodies are inflated no further than the limit", () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const refused = await post("/v1/batch", bomb, { agent, headers: { "Content-Encoding": "gzip" } });
-      expect(refused.status).toBe(400);
+      expect(refused.status).toBe(413);
       expect(refused.body).toEqual({
         success: false,
         error: { code: "batch_too_large", message: `request body is over ${MAX_BATCH_BYTES} bytes (500 KB) once decoded; split it` },
@@ -95,7 +95,7 @@ describe("gzip bodies are inflated no further than the limit", () => {
     fixture = await startIngestFixture();
     const refused = await post("/v1/track", gzipBomb(64), { headers: { "Content-Encoding": "gzip" } });
     expect(refused).toMatchObject({
-      status: 400,
+      status: 413,
       body: { error: { code: "call_too_large", message: `request body is over ${MAX_CALL_BYTES} bytes (32 KB) once decoded; split it` } },
     });
   });
@@ -106,7 +106,7 @@ describe("gzip bodies are inflated no further than the limit", () => {
     const empty = gzipSync("");
     const padded = Buffer.concat([gzipSync(GOOD_BATCH), ...Array.from({ length: 30_000 }, () => empty)]);
     const refused = await post("/v1/batch", padded, { headers: { "Content-Encoding": "gzip" } });
-    expect(refused.status).toBe(400);
+    expect(refused.status).toBe(413);
     expect(refused.body.error).toEqual({
       code: "batch_too_large",
       message: `request body is over ${MAX_BATCH_BYTES + 65_536} bytes as sent (the 500 KB limit plus 64 KB for gzip framing); split it`,
@@ -127,6 +127,136 @@ describe("gzip bodies are inflated no further than the limit", () => {
     const accepted = await post("/v1/batch", gzipSync(batch), { headers: { "Content-Encoding": "gzip" } });
     expect(accepted).toMatchObject({ status: 200, body: { success: true } });
     expect(await storedEvents()).toHaveLength(15);
+  });
+});
+
+/** An answer, and every error the client saw on its request or connection up to the connection's close. */
+interface WatchedAnswer extends Answer {
+  clientErrors: string[];
+  /** Bytes of the body the client had written when the answer's headers came. */
+  writtenAtAnswer: number;
+}
+
+/**
+ * POSTs a gzip body with node:http on a connection of its own and waits for the connection to
+ * close: whole in one write (`at-once`), or streamed chunked in 16 KB writes, each after the last
+ * was flushed, stopping (and ending the request) as soon as the answer comes (`streamed`).
+ */
+function postAndWatch(path: string, body: Buffer, mode: "at-once" | "streamed"): Promise<WatchedAnswer> {
+  return new Promise((resolve, reject) => {
+    const clientErrors: string[] = [];
+    let written = 0;
+    let writtenAtAnswer = -1;
+    let answer: Answer | undefined;
+    let socketClosed = false;
+    const settle = () => {
+      if (answer && socketClosed) resolve({ ...answer, clientErrors, writtenAtAnswer });
+    };
+    const request = httpRequest(
+      `${running().httpUrl}${path}`,
+      {
+        method: "POST",
+        agent: false,
+        headers: {
+          "Content-Type": "application/json",
+          "Content-Encoding": "gzip",
+          Authorization: AUTHORIZATION,
+          ...(mode === "at-once" ? { "Content-Length": String(body.length) } : {}),
+        },
+      },
+      (response) => {
+        writtenAtAnswer = written;
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("error", (error) => clientErrors.push(`response: ${error.message}`));
+        response.on("end", () => {
+          answer = {
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, any>,
+            reusedSocket: false,
+          };
+          settle();
+        });
+      },
+    );
+    request.on("error", (error) => clientErrors.push(`request: ${error.message}`));
+    request.on("socket", (socket) =>
+      socket.once("close", () => {
+        socketClosed = true;
+        if (!answer) reject(new Error(`connection closed before an answer (${clientErrors.join("; ") || "no error"})`));
+        settle();
+      }),
+    );
+    if (mode === "at-once") {
+      written = body.length;
+      request.end(body);
+      return;
+    }
+    const writeNext = () => {
+      if (writtenAtAnswer >= 0 || written >= body.length) return request.end();
+      const chunk = body.subarray(written, written + 16 * 1024);
+      written += chunk.length;
+      request.write(chunk, () => setImmediate(writeNext));
+    };
+    writeNext();
+  });
+}
+
+/**
+ * The first `megabytes` MB (about) of a gzip body inflating to zeros without end: blocks of 1 MiB
+ * of zeros deflated to about 1 KB each, with no trailer, which ingest never reaches (gzipBomb
+ * would spend seconds on the CRC of gigabytes).
+ */
+function endlessGzipBomb(megabytes: number): Buffer {
+  const block = deflateRawSync(Buffer.alloc(1024 * 1024), { level: 9, finishFlush: constants.Z_FULL_FLUSH });
+  const header = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 255]);
+  return Buffer.concat([header, ...Array.from({ length: Math.ceil((megabytes * 1024 * 1024) / block.length) }, () => block)]);
+}
+
+describe("a gzip body too large to read on", () => {
+  const refusal = {
+    success: false,
+    error: { code: "batch_too_large", message: `request body is over ${MAX_BATCH_BYTES} bytes (500 KB) once decoded; split it` },
+  };
+
+  it("sent at once: gets 413 and its JSON body, then the connection is closed without a reset", async () => {
+    fixture = await startIngestFixture();
+    // 16 MB as sent (16 GiB and more inflated): far over what is read on before answering.
+    const bomb = endlessGzipBomb(16);
+    const answer = await postAndWatch("/v1/batch", bomb, "at-once");
+    expect(answer).toMatchObject({ status: 413, body: refusal, clientErrors: [] });
+    expect(answer.headers.connection).toBe("close");
+    expect(await post("/v1/batch", gzipSync(GOOD_BATCH), { headers: { "Content-Encoding": "gzip" } })).toMatchObject({ status: 200 });
+    expect(await storedEvents()).toEqual(["Good"]);
+  });
+
+  it("streamed: gets 413 and its JSON body while still sending, then the connection is closed without a reset", async () => {
+    fixture = await startIngestFixture();
+    const bomb = endlessGzipBomb(16);
+    const answer = await postAndWatch("/v1/batch", bomb, "streamed");
+    expect(answer).toMatchObject({ status: 413, body: refusal, clientErrors: [] });
+    expect(answer.headers.connection).toBe("close");
+    // Answered long before the end of the body: the server did not wait for the rest of it.
+    expect(answer.writtenAtAnswer).toBeGreaterThan(0);
+    expect(answer.writtenAtAnswer).toBeLessThan(bomb.length / 2);
+    expect(await post("/v1/batch", gzipSync(GOOD_BATCH), { headers: { "Content-Encoding": "gzip" } })).toMatchObject({ status: 200 });
+    expect(await storedEvents()).toEqual(["Good"]);
+  });
+
+  it("leaves ingest healthy after many of them, at once and streamed, side by side", async () => {
+    fixture = await startIngestFixture();
+    const bomb = endlessGzipBomb(8);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => postAndWatch("/v1/batch", bomb, i % 2 === 0 ? "at-once" : "streamed")),
+    );
+    for (const answer of answers) expect(answer).toMatchObject({ status: 413, body: refusal, clientErrors: [] });
+    const health = await fetch(`http://127.0.0.1:${running().ingest.opsPort}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await post("/v1/batch", gzipSync(GOOD_BATCH), { headers: { "Content-Encoding": "gzip" } })).toMatchObject({ status: 200 });
+    const metrics = await MetricsSnapshot.scrape(`http://127.0.0.1:${running().ingest.opsPort}/metrics`);
+    expect(metrics.value("switchyard_ingest_requests_rejected_total", { transport: "http", reason: "batch_too_large" })).toBe(6);
+    expect(await storedEvents()).toEqual(["Good"]);
   });
 });
 

@@ -244,7 +244,7 @@ describe("Segment-compatible HTTP API", () => {
     it("a 33 KB call, alone or inside a batch", async () => {
       const big = { userId: "u1", event: "Big", properties: { blob: "z".repeat(33 * 1024) } };
       const single = await post("/v1/track", big);
-      expect(single.status).toBe(400);
+      expect(single.status).toBe(413);
       expect(single.body.error.code).toBe("call_too_large");
       expect(single.body.error.message).toMatch(/32 KB/);
 
@@ -265,7 +265,7 @@ describe("Segment-compatible HTTP API", () => {
       }));
       const response = await post("/v1/batch", { batch });
       expect(JSON.stringify({ batch }).length).toBeGreaterThan(501 * 1024);
-      expect(response.status).toBe(400);
+      expect(response.status).toBe(413);
       expect(response.body.error).toEqual({ code: "batch_too_large", message: expect.stringMatching(/500 KB/) });
       expect(await storedCalls()).toEqual([]);
     });
