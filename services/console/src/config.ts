@@ -9,6 +9,7 @@ import {
   type PasswordHash,
 } from "@switchyard/platform";
 import { z } from "zod";
+import { parseProxyRange, type ProxyRange } from "./auth/client-address.js";
 
 export const DEFAULT_HTTP_PORT = 8090;
 export const DEFAULT_OPS_PORT = 9105;
@@ -64,6 +65,27 @@ export const consoleEnvSchema = commonEnvSchema.extend({
     .string()
     .regex(/^https?:\/\/[^/?#\s]+$/, "must be an origin: scheme://host[:port], nothing after")
     .optional(),
+  /**
+   * Reverse proxies in front of the console (comma-separated addresses or CIDR ranges): from a
+   * peer in the list, the client address is taken from X-Forwarded-For (its right-most address
+   * that is not itself such a proxy), and failed sign-ins are counted per client. Empty: the
+   * connecting address is the client, and X-Forwarded-For is ignored.
+   */
+  CONSOLE_TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .transform((text, context): ProxyRange[] => {
+      const ranges: ProxyRange[] = [];
+      for (const entry of text.split(",").map((part) => part.trim())) {
+        if (entry === "") continue;
+        try {
+          ranges.push(parseProxyRange(entry));
+        } catch (error) {
+          context.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+        }
+      }
+      return ranges;
+    }),
   /** Deadline of each call the console makes to a gRPC service. */
   CONSOLE_GRPC_TIMEOUT_MS: positiveIntVar(DEFAULT_GRPC_TIMEOUT_MS),
   /**

@@ -10,6 +10,7 @@ import { connectBus, kvStream, loadServerTls, withOpsServer, type Logger } from 
 import { openConfigBucket, WorkspaceView } from "@switchyard/workspace";
 import { GrpcGateway } from "./api/grpc-gateway.js";
 import { SessionStore } from "./auth/sessions.js";
+import { TrustedProxies } from "./auth/client-address.js";
 import { SignInCheck, SignInLimiter } from "./auth/sign-in.js";
 import { readConfiguredFile, type ConsoleConfig } from "./config.js";
 import { consoleHandler } from "./http/console-server.js";
@@ -70,6 +71,7 @@ export async function startConsole(config: ConsoleConfig, logger: Logger): Promi
       sessions,
       signIn: new SignInCheck(config.SWITCHYARD_ADMIN_TOKEN, config.SWITCHYARD_CONSOLE_PASSWORD_HASH),
       limiter: new SignInLimiter(),
+      trustedProxies: new TrustedProxies(config.CONSOLE_TRUSTED_PROXIES),
       gateway,
       live: {
         overviewSnapshot: () => overview.snapshot(),

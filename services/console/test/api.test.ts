@@ -269,5 +269,11 @@ describe("repeated wrong sign-ins", () => {
     const limited = await call("/api/session", { body: { secret: ADMIN_TOKEN }, headers: { origin: fixture.url } });
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    // No proxy is trusted by default: a forwarded address is no way out of the lock.
+    const spoofed = await call("/api/session", {
+      body: { secret: ADMIN_TOKEN },
+      headers: { origin: fixture.url, "x-forwarded-for": "203.0.113.50" },
+    });
+    expect(spoofed.status).toBe(429);
   });
 });

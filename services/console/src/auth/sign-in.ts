@@ -26,8 +26,9 @@ function digest(text: string): Buffer {
 }
 
 /**
- * Failed sign-ins per client address: after `maxFailures` within `windowMs` that address is
- * refused (429) until the window has passed, so the token or password cannot be guessed at speed.
+ * Failed sign-ins per client address (behind a trusted proxy, the forwarded one: see
+ * TrustedProxies): after `maxFailures` within `windowMs` that address is refused (429) until the
+ * window has passed, so the token or password cannot be guessed at speed.
  */
 export class SignInLimiter {
   private readonly failures = new Map<string, number[]>();

@@ -5,6 +5,7 @@ import { errorBody, httpStatusOf, statusName } from "../api/http-errors.js";
 import type { GrpcGateway } from "../api/grpc-gateway.js";
 import { streamingMethodNames } from "../api/grpc-gateway.js";
 import { csrfTokenMatches, type Session, type SessionStore } from "../auth/sessions.js";
+import type { TrustedProxies } from "../auth/client-address.js";
 import type { SignInCheck, SignInLimiter } from "../auth/sign-in.js";
 import { EventStream } from "../live/sse.js";
 import type { WebAsset } from "./web-assets.js";
@@ -33,6 +34,8 @@ export interface ConsoleServerDeps {
   sessions: SessionStore;
   signIn: SignInCheck;
   limiter: SignInLimiter;
+  /** CONSOLE_TRUSTED_PROXIES: whose X-Forwarded-For names the client that failed sign-ins are counted for. */
+  trustedProxies: TrustedProxies;
   gateway: GrpcGateway;
   /** Live views: each writes server-sent events until the browser goes. */
   live: {
@@ -119,7 +122,10 @@ export function consoleHandler(deps: ConsoleServerDeps): (request: IncomingMessa
         const { id, session } = requireSession(request);
         requireCsrf(request, session);
         deps.sessions.delete(id);
-        deps.logger.info({ address: request.socket.remoteAddress }, "signed out");
+        deps.logger.info(
+          { address: deps.trustedProxies.clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"]) },
+          "signed out",
+        );
         response.setHeader("Set-Cookie", sessionCookie("", 0));
         response.writeHead(204).end();
         return;
@@ -170,8 +176,9 @@ export function consoleHandler(deps: ConsoleServerDeps): (request: IncomingMessa
 
   const signIn = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     checkOrigin(request);
-    const address = request.socket.remoteAddress ?? "unknown";
+    const address = deps.trustedProxies.clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"]);
     const waitMs = deps.limiter.retryAfterMs(address);
+    // Refused even with the right secret: were it let through, a locked guesser would still learn each right guess at full speed.
     if (waitMs > 0)
       throw new HttpError(429, "RESOURCE_EXHAUSTED", "too many failed sign-ins from this address; try again later", {
         "Retry-After": String(Math.ceil(waitMs / 1000)),
