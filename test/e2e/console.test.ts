@@ -212,7 +212,7 @@ describe("the console in a browser", () => {
     // Editing shows no secret back: the header value is a fingerprint, the secret field is empty.
     await page.getByRole("link", { name: "Edit" }).click();
     await page.getByRole("heading", { name: "Edit hook" }).waitFor();
-    expect(await page.getByLabel("Header value 1").inputValue()).toMatch(/^\[set:sha256:[0-9a-f]{8}\]$/);
+    expect(await page.getByLabel("Header value 1").inputValue()).toMatch(/^\[set:hmac:[0-9a-f]{8}\]$/);
     expect(await page.getByLabel("Shared secret (X-Signature)").inputValue()).toBe("");
     expect(await page.content()).not.toContain("console-e2e-shared-secret");
     await screenshot("destination-edit");
@@ -520,7 +520,7 @@ describe("the console in a browser", () => {
     await detail.waitFor();
     const header = detail.getByRole("row", { name: /x-api-key/i });
     await header.waitFor();
-    expect(await header.locator("td").textContent()).toMatch(/^\[set:sha256:[0-9a-f]{8}\]$/);
+    expect(await header.locator("td").textContent()).toMatch(/^\[set:hmac:[0-9a-f]{8}\]$/);
     expect(await detail.textContent()).toContain("Status 200");
     expect(await detail.getByLabel("Request body").textContent()).toContain('"messageId"');
     expect(await page.content()).not.toContain("console-e2e-header-value");

@@ -8,7 +8,7 @@ import { callFilterJsonOf, callFilterMessageOf } from "./call-filter.js";
 import { isMaxPayloadError } from "./bucket.js";
 import { liveRetiringKeys, MAX_ROTATION_GRACE_SECONDS, rotateWriteKey } from "./key-rotation.js";
 import { kvKeys } from "./kv-keys.js";
-import { holdsMaskedValues, keepMaskedValues, maskHeaders, maskUrl } from "./masking.js";
+import { holdsMaskedValues, type Masker } from "./masking.js";
 import {
   allowedOriginsSchema,
   type BlockedCalls,
@@ -44,8 +44,9 @@ const MAX_LISTED_ISSUES = 10;
  * changes up through their live WorkspaceView. Serve it with `auth: "admin"`:
  * the server checks the admin token before any method runs.
  */
-export function configService(deps: { kv: KV; logger: Logger }): AsyncService<configApi.ConfigServiceServer> {
-  const { kv, logger } = deps;
+export function configService(deps: { kv: KV; logger: Logger; masker: Masker }): AsyncService<configApi.ConfigServiceServer> {
+  const { kv, logger, masker } = deps;
+  const destinationMessage = (record: Destination) => destinationMessageOf(record, masker);
 
   const readJson = async <T>(key: string, schema: z.ZodType<T>): Promise<T | undefined> => {
     const entry = await kv.get(key);
@@ -199,7 +200,7 @@ export function configService(deps: { kv: KV; logger: Logger }): AsyncService<co
         : undefined;
       // Masked header and query values, as reads return them, keep the stored values they stand for.
       let webhooks = input.webhooks.map((w) => ({ url: w.url, headers: w.headers }));
-      if (holdsMaskedValues(webhooks)) webhooks = keepMaskedValues(webhooks, (await stored())?.settings.webhooks ?? []);
+      if (holdsMaskedValues(webhooks)) webhooks = masker.keepMaskedValues(webhooks, (await stored())?.settings.webhooks ?? []);
       const parsed = destinationSchema.safeParse({
         id: input.id,
         ...(input.name ? { name: input.name } : {}),
@@ -438,13 +439,13 @@ function connectionMessage(record: Connection): configApi.Connection {
   };
 }
 
-function destinationMessage(record: Destination): configApi.Destination {
+function destinationMessageOf(record: Destination, masker: Masker): configApi.Destination {
   return {
     id: record.id,
     name: record.name ?? "",
     enabled: record.enabled,
     // Static headers and URL query values carry receivers' credentials: reads show fingerprints.
-    webhooks: record.settings.webhooks.map((entry) => ({ url: maskUrl(entry.url), headers: maskHeaders(entry.headers) })),
+    webhooks: record.settings.webhooks.map((entry) => ({ url: masker.maskUrl(entry.url), headers: masker.maskHeaders(entry.headers) })),
     sharedSecret: record.settings.sharedSecret ? SECRET_PLACEHOLDER : "",
     maxRequestsPerSecond: record.maxRequestsPerSecond ?? 0,
     standardWebhooks: record.settings.standardWebhooks

@@ -14,7 +14,8 @@ export { kvKeys, parseKvKey } from "./kv-keys.js";
 /** Write key rotation with a grace period. */
 export { MAX_ROTATION_GRACE_SECONDS, liveRetiringKeys, rotateWriteKey } from "./key-rotation.js";
 /** How reads show credentials in destinations, and how masked values sent back keep the stored ones. */
-export { MASKED_VALUE, holdsMaskedValues, isMaskedValue, keepMaskedValues, maskHeaders, maskUrl, maskValue } from "./masking.js";
+export { MASKED_VALUE, Masker, holdsMaskedValues, isMaskedValue } from "./masking.js";
+export { MASKING_KEY_KV_KEY, loadMasker } from "./masking-key.js";
 /** The rules of a valid workspace: zod schemas, limits, rule texts. */
 export {
   ID_PATTERN,

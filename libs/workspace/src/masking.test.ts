@@ -1,16 +1,42 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { holdsMaskedValues, keepMaskedValues, maskHeaders, maskUrl, maskValue } from "./masking.js";
+import { holdsMaskedValues, isMaskedValue, Masker } from "./masking.js";
 
 type Entry = { url: string; headers: Record<string, string> };
 
-const fp = (value: string) => `[set:sha256:${createHash("sha256").update(value).digest("hex").slice(0, 8)}]`;
+const KEY = Buffer.alloc(32, 0x5a);
+const masker = new Masker(KEY);
+const maskUrl = (url: string) => masker.maskUrl(url);
+const keepMaskedValues = (entries: Entry[], stored: readonly Entry[]) => masker.keepMaskedValues(entries, stored);
+const fp = (value: string) => `[set:hmac:${createHmac("sha256", KEY).update(value).digest("hex").slice(0, 8)}]`;
+/** The unkeyed form reads gave before. */
+const unkeyed = (value: string) => `[set:sha256:${createHash("sha256").update(value).digest("hex").slice(0, 8)}]`;
 
 describe("maskValue", () => {
-  it("is the first 8 hex digits of the value's SHA-256; an empty value stays empty", () => {
-    expect(maskValue("abc")).toBe("[set:sha256:ba7816bf]");
-    expect(maskValue("")).toBe("");
-    expect(maskHeaders({ Authorization: "Bearer x", "X-Empty": "" })).toEqual({ Authorization: fp("Bearer x"), "X-Empty": "" });
+  it("is the first 8 hex digits of the value's HMAC-SHA256 under the key; an empty value stays empty", () => {
+    // openssl dgst -sha256 -mac HMAC -macopt hexkey:5a5a… gives the same digits.
+    expect(masker.maskValue("abc")).toBe(fp("abc"));
+    expect(masker.maskValue("abc")).toMatch(/^\[set:hmac:[0-9a-f]{8}\]$/);
+    expect(masker.maskValue("")).toBe("");
+    expect(masker.maskHeaders({ Authorization: "Bearer x", "X-Empty": "" })).toEqual({ Authorization: fp("Bearer x"), "X-Empty": "" });
+  });
+
+  it("depends on the key: without it, a guess cannot be checked against a read", () => {
+    expect(masker.maskValue("abc")).not.toBe(unkeyed("abc").replace("sha256", "hmac"));
+    expect(new Masker(Buffer.alloc(32, 1)).maskValue("abc")).not.toBe(masker.maskValue("abc"));
+    // The same key gives the same mask, in any process (every replica reads one key).
+    expect(new Masker(Buffer.from(KEY)).maskValue("abc")).toBe(masker.maskValue("abc"));
+  });
+
+  it("refuses a key shorter than 32 bytes", () => {
+    expect(() => new Masker(Buffer.alloc(16))).toThrow("the masking key must be at least 32 bytes");
+  });
+
+  it("recognises both the keyed form and the unkeyed one reads gave before", () => {
+    expect(isMaskedValue(fp("abc"))).toBe(true);
+    expect(isMaskedValue("[set:sha256:ba7816bf]")).toBe(true);
+    expect(isMaskedValue("[set:hmac:ba7816b]")).toBe(false);
+    expect(isMaskedValue("[set:md5:ba7816bf]")).toBe(false);
   });
 });
 
@@ -56,6 +82,12 @@ describe("keepMaskedValues", () => {
     ];
     expect(keepMaskedValues(unmatched, stored)).toEqual(unmatched);
     expect(unmatched.every((entry) => holdsMaskedValues([entry]))).toBe(true);
+  });
+
+  it("never matches the unkeyed form reads gave before: it is left for the schema to refuse", () => {
+    const sent: Entry[] = [{ url: `https://a.example/one?token=${unkeyed("t1")}`, headers: { Authorization: unkeyed("Bearer one") } }];
+    expect(keepMaskedValues(sent, stored)).toEqual(sent);
+    expect(holdsMaskedValues(sent)).toBe(true);
   });
 
   it("recognises a percent-encoded mask and keeps the rest of the URL as sent", () => {

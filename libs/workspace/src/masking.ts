@@ -1,37 +1,104 @@
-import { createHash } from "node:crypto";
+import { createHmac } from "node:crypto";
 
 /**
  * How reads show a destination's static header values and URL query values: receivers' credentials
- * travel in them, so reads give a fingerprint instead of the value — the first 8 hex digits of the
- * value's SHA-256, e.g. `[set:sha256:1a2b3c4d]` (`printf %s "$VALUE" | sha256sum | cut -c1-8`
- * computes it). ASCII without spaces, so it reads the same in a header and in a URL.
+ * travel in them, so reads give a fingerprint instead of the value, e.g. `[set:hmac:1a2b3c4d]`: the
+ * first 8 hex digits of the value's HMAC-SHA256 under the deployment's masking key (masking-key.ts).
+ * Keyed, so a short or guessable credential cannot be found from a read by hashing guesses offline.
+ * ASCII without spaces, so it reads the same in a header and in a URL.
+ *
+ * The unkeyed form reads gave before, `[set:sha256:…]`, is still recognised as a mask, so it is
+ * never stored as a credential, but never matched to a stored value: matching it would take
+ * comparing unkeyed hashes of stored credentials, a guessing oracle; a client holding one reads
+ * again and gets the keyed form (PutDestination refuses it, saying so).
  */
-export const MASKED_VALUE = /^\[set:sha256:[0-9a-f]{8}\]$/;
+export const MASKED_VALUE = /^\[set:(?:hmac|sha256):[0-9a-f]{8}\]$/;
 
-/** The masked form of a value; an empty value has nothing to hide and stays empty. */
-export function maskValue(value: string): string {
-  return value === "" ? "" : `[set:sha256:${createHash("sha256").update(value).digest("hex").slice(0, 8)}]`;
-}
-
-/** Whether a value is a mask as reads show it (not a value anyone would send). */
+/** Whether a value is a mask as reads show it, now or before fingerprints were keyed (not a value anyone would send). */
 export function isMaskedValue(value: string): boolean {
   return MASKED_VALUE.test(value);
 }
 
-/** Static headers with every value masked; names are shown. */
-export function maskHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, maskValue(value)]));
+interface WebhookEntryLike {
+  url: string;
+  headers: Record<string, string>;
 }
 
-/**
- * A URL with its query values (and credentials, which new URLs cannot hold) masked; scheme, host,
- * path and query names stay readable. Works on the text as given, so the fingerprint is that of
- * the value as written in the URL.
- */
-export function maskUrl(url: string): string {
-  const parts = splitUrl(url);
-  const query = parts.query?.map(([name, value]): [string, string | undefined] => [name, value === undefined ? value : maskValue(value)]);
-  return joinUrl({ ...parts, authority: maskPassword(parts.authority), query });
+/** Masks values with the deployment's masking key; the same key on every replica gives the same masks. */
+export class Masker {
+  readonly #key: Buffer;
+
+  constructor(key: Buffer) {
+    if (key.length < 32) throw new Error("the masking key must be at least 32 bytes");
+    this.#key = Buffer.from(key);
+  }
+
+  /** The masked form of a value; an empty value has nothing to hide and stays empty. */
+  maskValue(value: string): string {
+    return value === "" ? "" : `[set:hmac:${createHmac("sha256", this.#key).update(value).digest("hex").slice(0, 8)}]`;
+  }
+
+  /** Static headers with every value masked; names are shown. */
+  maskHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+    return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, this.maskValue(value)]));
+  }
+
+  /**
+   * A URL with its query values (and credentials, which new URLs cannot hold) masked; scheme, host,
+   * path and query names stay readable. Works on the text as given, so the fingerprint is that of
+   * the value as written in the URL.
+   */
+  maskUrl(url: string): string {
+    const parts = splitUrl(url);
+    const query = parts.query?.map(([name, value]): [string, string | undefined] => [
+      name,
+      value === undefined ? value : this.maskValue(value),
+    ]);
+    return joinUrl({ ...parts, authority: maskPassword(parts.authority, (value) => this.maskValue(value)), query });
+  }
+
+  /**
+   * Puts stored values back where a PutDestination sends masked ones, so that a client that read a
+   * destination, changed something and sent it back does not replace credentials with their masks.
+   * A masked value is only taken from a stored entry with the same URL origin, the same header name
+   * (any case) or query name, and a value with that fingerprint: changing a URL's host never carries
+   * a credential to it. Masks that match nothing (the unkeyed form among them) are left for the
+   * schema to refuse.
+   */
+  keepMaskedValues<Entry extends WebhookEntryLike>(entries: Entry[], stored: readonly WebhookEntryLike[]): Entry[] {
+    return entries.map((entry) => {
+      const origin = originOf(entry.url);
+      const sameOrigin = origin === undefined ? [] : stored.filter((old) => originOf(old.url) === origin);
+      if (sameOrigin.length === 0) return entry;
+      const headers = Object.fromEntries(
+        Object.entries(entry.headers).map(([name, value]) => {
+          if (!isMaskedValue(value)) return [name, value];
+          const lower = name.toLowerCase();
+          for (const old of sameOrigin)
+            for (const [oldName, oldValue] of Object.entries(old.headers))
+              if (oldName.toLowerCase() === lower && this.maskValue(oldValue) === value) return [name, oldValue];
+          return [name, value];
+        }),
+      );
+      return { ...entry, url: this.keepMaskedQueryValues(entry.url, sameOrigin), headers };
+    });
+  }
+
+  private keepMaskedQueryValues(url: string, sameOrigin: readonly WebhookEntryLike[]): string {
+    const parts = splitUrl(url);
+    if (!parts.query) return url;
+    const query = parts.query.map(([name, value]): [string, string | undefined] => {
+      if (value === undefined || !isMaskedValue(decodeQueryValue(value))) return [name, value];
+      const shown = decodeQueryValue(value);
+      const decodedName = decodeQueryValue(name);
+      for (const old of sameOrigin)
+        for (const [oldName, oldValue] of urlQueryPairs(old.url) ?? [])
+          if (oldValue !== undefined && decodeQueryValue(oldName) === decodedName && this.maskValue(oldValue) === shown)
+            return [name, oldValue];
+      return [name, value];
+    });
+    return joinUrl({ ...parts, query });
+  }
 }
 
 /**
@@ -49,52 +116,6 @@ export function decodeQueryValue(raw: string): string {
   } catch {
     return raw;
   }
-}
-
-interface WebhookEntryLike {
-  url: string;
-  headers: Record<string, string>;
-}
-
-/**
- * Puts stored values back where a PutDestination sends masked ones, so that a client that read a
- * destination, changed something and sent it back does not replace credentials with their masks.
- * A masked value is only taken from a stored entry with the same URL origin, the same header name
- * (any case) or query name, and a value with that fingerprint: changing a URL's host never carries
- * a credential to it. Masks that match nothing are left for the schema to refuse.
- */
-export function keepMaskedValues<Entry extends WebhookEntryLike>(entries: Entry[], stored: readonly WebhookEntryLike[]): Entry[] {
-  return entries.map((entry) => {
-    const origin = originOf(entry.url);
-    const sameOrigin = origin === undefined ? [] : stored.filter((old) => originOf(old.url) === origin);
-    if (sameOrigin.length === 0) return entry;
-    const headers = Object.fromEntries(
-      Object.entries(entry.headers).map(([name, value]) => {
-        if (!isMaskedValue(value)) return [name, value];
-        const lower = name.toLowerCase();
-        for (const old of sameOrigin)
-          for (const [oldName, oldValue] of Object.entries(old.headers))
-            if (oldName.toLowerCase() === lower && maskValue(oldValue) === value) return [name, oldValue];
-        return [name, value];
-      }),
-    );
-    return { ...entry, url: keepMaskedQueryValues(entry.url, sameOrigin), headers };
-  });
-}
-
-function keepMaskedQueryValues(url: string, sameOrigin: readonly WebhookEntryLike[]): string {
-  const parts = splitUrl(url);
-  if (!parts.query) return url;
-  const query = parts.query.map(([name, value]): [string, string | undefined] => {
-    if (value === undefined || !isMaskedValue(decodeQueryValue(value))) return [name, value];
-    const shown = decodeQueryValue(value);
-    const decodedName = decodeQueryValue(name);
-    for (const old of sameOrigin)
-      for (const [oldName, oldValue] of urlQueryPairs(old.url) ?? [])
-        if (oldValue !== undefined && decodeQueryValue(oldName) === decodedName && maskValue(oldValue) === shown) return [name, oldValue];
-    return [name, value];
-  });
-  return joinUrl({ ...parts, query });
 }
 
 function originOf(url: string): string | undefined {
@@ -151,7 +172,7 @@ function joinUrl(parts: UrlParts): string {
   return `${parts.scheme}${parts.authority}${parts.path}${query}${parts.fragment === undefined ? "" : `#${parts.fragment}`}`;
 }
 
-function maskPassword(authority: string): string {
+function maskPassword(authority: string, maskValue: (value: string) => string): string {
   const at = authority.lastIndexOf("@");
   if (at < 0) return authority;
   const userinfo = authority.slice(0, at);

@@ -166,7 +166,7 @@ export const MAX_STATIC_HEADER_BYTES = 65_536;
 export const MAX_DESTINATION_BYTES = 512 * 1024;
 
 const MASKED_RULE =
-  "is a masked value, as reads show it: give the value itself (PutDestination puts the stored value back only for the same URL origin and name)";
+  "is a masked value, as reads show it: give the value itself (PutDestination puts the stored value back only for the same URL origin and name, and only for the keyed [set:hmac:…] form reads give now: read the destination again for it)";
 
 const webhookUrl = z.string({ error: "must be a string" }).refine((value) => {
   try {

@@ -4,7 +4,7 @@ import { DeliveryServiceService, configApi } from "@switchyard/contracts";
 import { kvStream, type Logger } from "@switchyard/platform";
 import { startServiceRuntime, type RuntimeParts, type ServiceParts } from "@switchyard/runtime";
 import { ConcurrentConsumer } from "./pipeline/concurrent-consumer.js";
-import { configService } from "@switchyard/workspace";
+import { configService, loadMasker } from "@switchyard/workspace";
 import type { DeliveryConfig } from "./config.js";
 import { DeadLetters } from "./retries/dead-letters.js";
 import { deliveryApi } from "./api/delivery-api.js";
@@ -83,6 +83,8 @@ async function deliveryParts(
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
   const statsKv = await new Kvm(js).create(names.deliveryStatsBucket, { history: 1, replicas });
   const rateLimitKv = await new Kvm(js).create(names.rateLimitBucket, { history: 1, replicas, ttl: RATE_SCHEDULE_TTL_MS });
+  // One key for every replica, kept in the configuration bucket: masks read from one are matched by all.
+  const masker = await loadMasker(configKv);
 
   const senderOptions = {
     timeoutMs: config.DELIVERY_REQUEST_TIMEOUT_MS,
@@ -165,6 +167,7 @@ async function deliveryParts(
   const firstAttempts = new FirstAttempts({
     workspace,
     sender,
+    masker,
     gates,
     rateLimits,
     settler,
@@ -180,6 +183,7 @@ async function deliveryParts(
   const retries = new Retries({
     workspace,
     sender,
+    masker,
     gates,
     rateLimits,
     settler,
@@ -225,7 +229,7 @@ async function deliveryParts(
       {
         name: "switchyard.v1.ConfigService",
         definition: configApi.ConfigServiceService,
-        implementation: configService({ kv: configKv, logger }),
+        implementation: configService({ kv: configKv, logger, masker }),
         auth: "admin",
       },
     ],

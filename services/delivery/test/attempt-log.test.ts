@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { DeliveryAttempt, ListDeliveryAttemptsRequest } from "@switchyard/contracts";
 import { waitFor } from "@switchyard/testkit";
-import { maskValue } from "@switchyard/workspace";
+import { loadMasker } from "@switchyard/workspace";
 import { describe, expect, it } from "vitest";
 import { busCall, deliveryPerTest, FAST_RETRY_ENV, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
 
@@ -106,14 +106,15 @@ describe("the attempt log", () => {
 
     const delivered = logged.find((a) => a.outcome === "delivered")!;
     const detail = (await f.admin.getDeliveryAttempt({ attemptId: delivered.attemptId })).attempt!;
-    const maskedUrl = hook.url(`/in?token=${maskValue(QUERY_TOKEN)}`);
+    const masker = await loadMasker(f.configKv);
+    const maskedUrl = hook.url(`/in?token=${masker.maskValue(QUERY_TOKEN)}`);
     expect(detail).toMatchObject({ attemptId: delivered.attemptId, messageId: "m-1", sourceId: "web", url: maskedUrl, status: 200 });
     const exchange = detail.exchange!;
     expect(exchange.method).toBe("POST");
     expect(exchange.url).toBe(maskedUrl);
     const sent = hook.requests[1]!;
     const requestHeader = (name: string) => exchange.requestHeaders.find((h) => h.name.toLowerCase() === name)?.value;
-    expect(requestHeader("x-receiver-token")).toBe(maskValue(TOKEN));
+    expect(requestHeader("x-receiver-token")).toBe(masker.maskValue(TOKEN));
     expect(requestHeader("x-signature")).toBe(sent.headers["x-signature"]);
     expect(requestHeader("content-type")).toBe("application/json");
     expect(Buffer.from(exchange.requestBody).equals(sent.raw)).toBe(true);

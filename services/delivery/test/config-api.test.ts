@@ -1,6 +1,6 @@
 import { Client, credentials, Metadata, status, type ServiceDefinition } from "@grpc/grpc-js";
 import { configApi, DeliveryServiceService, IngestServiceClient } from "@switchyard/contracts";
-import { basicAuthorization, hashWriteKey, kvKeys } from "@switchyard/workspace";
+import { basicAuthorization, hashWriteKey, kvKeys, loadMasker, type Masker } from "@switchyard/workspace";
 import { signedUpCall, WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { createHash, createHmac } from "node:crypto";
 import { writeFile } from "node:fs/promises";
@@ -11,10 +11,12 @@ import { ADMIN_TOKEN, configService, grpcFailure as failure, startDeliveryFixtur
 
 let fixture: DeliveryFixture;
 let receiver: WebhookReceiver;
+let masker: Masker | undefined;
 
 beforeEach(async () => {
   receiver = await WebhookReceiver.start();
   fixture = await startDeliveryFixture({ workspace: {} });
+  masker = await loadMasker(fixture.configKv);
 });
 afterEach(async () => {
   await fixture.dispose();
@@ -39,10 +41,16 @@ function destination(id: string, overrides: Partial<configApi.Destination> = {})
 }
 
 const MASKED_RULE =
-  "is a masked value, as reads show it: give the value itself (PutDestination puts the stored value back only for the same URL origin and name)";
+  "is a masked value, as reads show it: give the value itself (PutDestination puts the stored value back only for the same URL origin and name, and only for the keyed [set:hmac:…] form reads give now: read the destination again for it)";
 
-/** How reads show a header or query value: the first 8 hex digits of its SHA-256. */
+/** How reads show a header or query value: the first 8 hex digits of its HMAC-SHA256 under the deployment's key. */
 function masked(value: string): string {
+  if (!masker) throw new Error("the masking key is read in beforeAll");
+  return masker.maskValue(value);
+}
+
+/** The unkeyed form reads gave before fingerprints were keyed: the first 8 hex digits of the value's SHA-256. */
+function unkeyedMask(value: string): string {
   return `[set:sha256:${createHash("sha256").update(value).digest("hex").slice(0, 8)}]`;
 }
 
@@ -622,6 +630,11 @@ describe("header values and URL query values are masked in reads", () => {
     },
   ];
 
+  it("fingerprints are keyed: not the value's plain SHA-256, which a guess could be checked against", async () => {
+    expect(masked("tok-abc123")).toMatch(/^\[set:hmac:[0-9a-f]{8}\]$/);
+    expect(masked("tok-abc123").slice(-9, -1)).not.toBe(unkeyedMask("tok-abc123").slice(-9, -1));
+  });
+
   it("Put, Get and List show names, host, path and fingerprints, never the values; KV keeps the values", async () => {
     const put = await api.putDestination({ destination: destination("hook", { webhooks: realWebhooks() }) });
     expect(put.destination!.webhooks).toEqual(maskedWebhooks());
@@ -673,7 +686,7 @@ describe("header values and URL query values are masked in reads", () => {
     await api.putDestination({ destination: destination("hook", { webhooks: realWebhooks() }) });
     const read = (await api.getDestination({ id: "hook" })).destination!;
     const url = receiver.url(`/hook?token=${encodeURIComponent(masked("tok-abc123"))}&region=us&flag&empty=`);
-    expect(url).toContain("token=%5Bset%3Asha256%3A");
+    expect(url).toContain("token=%5Bset%3Ahmac%3A");
     await api.putDestination({
       destination: { ...read, webhooks: [{ url, headers: { ...read.webhooks[0]!.headers, Authorization: "Bearer rotated-2" } }] },
     });
@@ -710,6 +723,11 @@ describe("header values and URL query values are masked in reads", () => {
       [
         "a fingerprint of nothing stored",
         { url: entry.url, headers: { Authorization: masked("some other value") } },
+        [`destination.settings.webhooks.0.headers.Authorization: ${MASKED_RULE}`],
+      ],
+      [
+        "the unkeyed form reads gave before, even of the stored value: never matched, never stored as a value",
+        { url: entry.url, headers: { ...entry.headers, Authorization: unkeyedMask("Bearer receiver-credential-1") } },
         [`destination.settings.webhooks.0.headers.Authorization: ${MASKED_RULE}`],
       ],
     ];

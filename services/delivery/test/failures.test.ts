@@ -1,6 +1,6 @@
 import type { DeadLetterEntry, DeliveryAttempt } from "@switchyard/contracts";
 import { freePort, waitFor, type Responder, type ResponsePlan } from "@switchyard/testkit";
-import { maskValue } from "@switchyard/workspace";
+import { loadMasker } from "@switchyard/workspace";
 import { describe, expect, it } from "vitest";
 import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
 
@@ -161,7 +161,9 @@ describe("permanent failures", () => {
 
     const entries = await firstDeadLetters(f);
     expect(receiver.requests[0]!.path).toBe("/hook?token=s3cr3t-query-token&plain");
-    const masked = `${receiver.url("/hook")}?token=${maskValue("s3cr3t-query-token")}&plain`;
+    // The delivery service's own key, from the configuration bucket.
+    const masker = await loadMasker(f.configKv);
+    const masked = `${receiver.url("/hook")}?token=${masker.maskValue("s3cr3t-query-token")}&plain`;
     expect(entries[0]!.deadLetter!.lastAttempt!.url).toBe(masked);
     const logged = await loggedAttempts(f, "m-token", 2);
     expect(logged.map((attempt) => attempt.url)).toEqual([masked, masked]);

@@ -5,7 +5,7 @@ import type { MsgHdrs } from "@nats-io/nats-core";
 import { DeliveryTask } from "@switchyard/contracts";
 import { busNames } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
-import { type Destination, type WorkspaceView } from "@switchyard/workspace";
+import { Masker, type Destination, type WorkspaceView } from "@switchyard/workspace";
 import { waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions } from "../src/pipeline/destination-gate.js";
@@ -221,6 +221,7 @@ describe("Retries: a parked retry", () => {
     return new Retries({
       workspace: { destination: () => destination } as unknown as WorkspaceView,
       sender: new WebhookSender({ timeoutMs: 1_000, maxResponseBytes: 1024, connectionsPerOrigin: 1, addressPolicy: LOOPBACK }),
+      masker: new Masker(Buffer.alloc(32, 7)),
       gates,
       settler: {} as Settler,
       retryQueue: {} as RetryQueue,

@@ -17,7 +17,7 @@ Manages the workspace through switchyard.v1.ConfigService (needs the admin token
 
   get                            Prints the workspace as JSON: sources (write keys are never
                                  shown, only counted), destinations (secrets shown as "[set]",
-                                 header and URL query values as "[set:sha256:<fingerprint>]"),
+                                 header and URL query values as "[set:hmac:<fingerprint>]"),
                                  connections
   apply <file>                   Applies a workspace file (format: config/workspace.example.json):
                                  its sources, destinations and connections are created or

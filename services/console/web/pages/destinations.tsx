@@ -443,7 +443,7 @@ function WebhookSetup({ existing, sources, connectedSources, filters }: SetupPro
                   <Field
                     label={`Header value ${h + 1}`}
                     hint={
-                      /^\[set:sha256:[0-9a-f]{8}\]$/.test(header.value) ? "Stored value (masked): kept unless you replace it." : undefined
+                      /^\[set:hmac:[0-9a-f]{8}\]$/.test(header.value) ? "Stored value (masked): kept unless you replace it." : undefined
                     }
                   >
                     {(attributes) => (

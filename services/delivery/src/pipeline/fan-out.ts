@@ -1,4 +1,4 @@
-import { maskUrl, maskValue, type Destination } from "@switchyard/workspace";
+import type { Destination, Masker } from "@switchyard/workspace";
 import type { OutgoingCall } from "./outgoing-calls.js";
 import { waitUntil, type Pace } from "./rate-limits.js";
 import { webhookSignature } from "../outbound/signature.js";
@@ -15,7 +15,7 @@ type WebhookEntry = Destination["settings"]["webhooks"][number];
  * Content-Type (names the settings cannot use, so nothing is overridden).
  * Made once per entry; a changed destination brings new entries.
  */
-const entryRequests = new WeakMap<WebhookEntry, EntryRequest>();
+const entryRequests = new WeakMap<WebhookEntry, { masker: Masker; request: EntryRequest }>();
 
 /** What every request to a webhook entry sends, and how the attempt log shows it. */
 export interface EntryRequest {
@@ -23,23 +23,22 @@ export interface EntryRequest {
   readonly headers: string[];
   /** The same headers with the static ones' values masked (as GetDestination shows them); a prefix of what is sent. */
   readonly loggedHeaders: string[];
-  /** The URL with its query values masked. */
+  /** The URL with its query values masked (the attempt log and dead letters show it). */
   readonly loggedUrl: string;
 }
 
-function entryRequest(entry: WebhookEntry): EntryRequest {
-  let request = entryRequests.get(entry);
-  if (!request) {
-    const fixed = ["user-agent", USER_AGENT, "content-type", "application/json"];
-    const statics = Object.entries(entry.headers);
-    request = {
-      headers: [...statics.flat(), ...fixed],
-      // Hashing for the mask is done once per entry, not per request.
-      loggedHeaders: [...statics.flatMap(([name, value]) => [name, maskValue(value)]), ...fixed],
-      loggedUrl: maskUrl(entry.url),
-    };
-    entryRequests.set(entry, request);
-  }
+function entryRequest(entry: WebhookEntry, masker: Masker): EntryRequest {
+  const cached = entryRequests.get(entry);
+  if (cached?.masker === masker) return cached.request;
+  const fixed = ["user-agent", USER_AGENT, "content-type", "application/json"];
+  const statics = Object.entries(entry.headers);
+  const request = {
+    headers: [...statics.flat(), ...fixed],
+    // Hashing for the mask is done once per entry, not per request.
+    loggedHeaders: [...statics.flatMap(([name, value]) => [name, masker.maskValue(value)]), ...fixed],
+    loggedUrl: masker.maskUrl(entry.url),
+  };
+  entryRequests.set(entry, { masker, request });
   return request;
 }
 
@@ -70,6 +69,7 @@ export interface FanOutResult {
  */
 export async function fanOut(
   sender: Sender,
+  masker: Masker,
   destination: Destination,
   call: OutgoingCall,
   urlIndexes: readonly number[],
@@ -87,7 +87,7 @@ export async function fanOut(
     const entry = destination.settings.webhooks[urlIndex];
     if (!entry) continue;
     if (pace) await waitUntil(pace.at + attempts.length * pace.intervalMs);
-    const request = entryRequest(entry);
+    const request = entryRequest(entry, masker);
     let headers = request.headers;
     // A spread, not concat: concat with plain values takes V8's generic path, several times slower per request.
     if (signature) headers = [...headers, "x-signature", signature];

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import type { JsMsg } from "@nats-io/jetstream";
-import type { CallRoute, Destination, WorkspaceView } from "@switchyard/workspace";
+import type { CallRoute, Destination, Masker, WorkspaceView } from "@switchyard/workspace";
 import type { Logger } from "@switchyard/platform";
 import { callMatches } from "./call-filter.js";
 import type { DestinationGate, DestinationGates, Release } from "./destination-gate.js";
@@ -22,6 +22,8 @@ import type { Sender } from "../outbound/webhook-sender.js";
 export interface DeliveryDeps {
   workspace: WorkspaceView;
   sender: Sender;
+  /** Masks header and query values for the attempt log and dead letters, as ConfigService reads do. */
+  masker: Masker;
   gates: DestinationGates;
   /** Rate-limited destinations' shared send schedules. */
   rateLimits: RateLimits;
@@ -367,7 +369,7 @@ class DeferralGroup {
   }
 }
 
-type RoundDeps = Pick<FirstAttemptDeps, "sender" | "gates" | "settler">;
+type RoundDeps = Pick<FirstAttemptDeps, "sender" | "masker" | "gates" | "settler">;
 
 /**
  * A call's first round: a request to every URL in order, the outcome settled.
@@ -436,7 +438,7 @@ async function roundInSlot(
   }
   let result: FanOutResult | undefined;
   try {
-    result = await fanOut(deps.sender, destination, round.call, round.urlIndexes, "all", pace);
+    result = await fanOut(deps.sender, deps.masker, destination, round.call, round.urlIndexes, "all", pace);
   } finally {
     release(roundOutcome(result));
   }

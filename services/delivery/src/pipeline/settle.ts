@@ -1,5 +1,4 @@
 import type { DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
-import { maskUrl } from "@switchyard/workspace";
 import { type Logger } from "@switchyard/platform";
 import type { DeadLetters } from "../retries/dead-letters.js";
 import { exchangeOf, type DeliveryLog } from "../api/delivery-log.js";
@@ -142,7 +141,7 @@ function attemptRecord(task: DeliveryTask, attempt: UrlAttempt | undefined, numb
     sourceId: task.sourceId,
     messageId: task.call?.messageId ?? "",
     // The log and dead letters are read by more people than the configuration: query values (tokens) are masked.
-    url: attempt?.url ? maskUrl(attempt.url) : "",
+    url: attempt?.request?.entry.loggedUrl ?? "",
     status: attempt?.status ?? 0,
     error: attempt?.error ?? "",
     latencyMs: attempt?.latencyMs ?? 0,

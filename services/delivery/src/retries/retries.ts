@@ -279,7 +279,7 @@ export class Retries {
     try {
       // A call handed over before its first attempt still gets the first attempt's rule: every URL.
       const mode = task.attemptsBefore === 0 ? "all" : "until_success";
-      result = await fanOut(this.deps.sender, destination, round.call, round.urlIndexes, mode, pace);
+      result = await fanOut(this.deps.sender, this.deps.masker, destination, round.call, round.urlIndexes, mode, pace);
     } finally {
       release(roundOutcome(result));
     }

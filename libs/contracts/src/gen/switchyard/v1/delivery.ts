@@ -161,8 +161,9 @@ export interface HttpHeader {
  * The request one attempt sent and the response it got, as the attempt log
  * keeps them. Credentials are masked the way GetDestination masks them: the
  * values of the destination's static headers and URL query values appear as
- * `[set:sha256:<first 8 hex digits>]`; the signature headers are kept (they
- * are not secret and prove what was signed).
+ * `[set:hmac:<first 8 hex digits of the HMAC-SHA256 under the deployment's
+ * masking key>]`; the signature headers are kept (they are not secret and
+ * prove what was signed).
  */
 export interface AttemptExchange {
   method: string;
