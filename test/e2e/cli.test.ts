@@ -258,8 +258,19 @@ describe("switchyard send, config and deliveries against the running services", 
     expect(deadAttempt).toMatchObject({ outcome: "dead_lettered", destinationId: "refusing" });
     expect(badOutcome).toMatchObject({ code: 2, stderr: expect.stringContaining("--outcome: must be one of") });
     expect(badSince).toMatchObject({ code: 2, stderr: expect.stringContaining("--since: must be an ISO 8601 time") });
-    const shown = await cli(["deliveries", "show", deadAttempt.attemptId]);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ attemptId: deadAttempt.attemptId, exchange: { method: "POST" } });
+    const [shown, shownRaw, rawElsewhere] = await Promise.all([
+      cli(["deliveries", "show", deadAttempt.attemptId]),
+      cli(["deliveries", "show", deadAttempt.attemptId, "--raw"]),
+      cli(["deliveries", "list", "--raw"]),
+    ]);
+    const detail = JSON.parse(shown.stdout);
+    expect(detail).toMatchObject({ attemptId: deadAttempt.attemptId, exchange: { method: "POST", requestBodyEncoding: "json" } });
+    // The webhook body is shown as the JSON it is; --raw gives the exact bytes in base64.
+    expect(typeof detail.exchange.requestBody).toBe("object");
+    const raw = JSON.parse(shownRaw.stdout);
+    expect(raw.exchange.requestBodyEncoding).toBeUndefined();
+    expect(JSON.stringify(detail.exchange.requestBody)).toBe(Buffer.from(raw.exchange.requestBody, "base64").toString("utf8"));
+    expect(rawElsewhere).toMatchObject({ code: 2, stderr: expect.stringContaining("--raw: only for show") });
 
     const [config, replayed, stats] = await Promise.all([
       cli(["config", "get"]),

@@ -10,6 +10,7 @@ import {
 } from "../args.js";
 import { usageError } from "../cli-error.js";
 import { invoke, requireMethod } from "../rpc.js";
+import { readableAttempt } from "./exchange-bodies.js";
 
 export const DELIVERIES_HELP = `Usage: switchyard deliveries <list | show | replay | stats> [options]
 
@@ -27,8 +28,12 @@ token). Prints JSON lines.
       --all             Follow every page to the end
       --dead            List dead letters instead (each with the "sequence" replay takes)
       --after <sequence>  (dead letters: continue after this sequence)
-  show <attempt_id>     One attempt with its request and response (headers, bodies in base64,
-                        credentials masked)
+  show <attempt_id>     One attempt with its request and response (headers, credentials masked).
+                        A body that is JSON is shown as JSON, other UTF-8 text as a string, other
+                        bytes in base64; "requestBodyEncoding" / "responseBodyEncoding" say which
+                        ("json", "text", "base64"). JSON is embedded only when it is exactly the
+                        bytes sent; otherwise it is shown as text.
+      --raw             Every body in base64, exactly the bytes (as DeliveryService gives them)
   replay                Puts dead letters back on the retry path with a fresh window
       --sequence <n>    A dead letter's sequence (repeatable), or
       --destination <id>  every dead letter of that destination
@@ -42,6 +47,7 @@ Examples:
   npx switchyard deliveries list --destination example-receiver --limit 10
   npx switchyard deliveries list --outcome permanent --outcome dead_lettered --since 2026-11-25T00:00:00Z
   npx switchyard deliveries show d.42.7
+  npx switchyard deliveries show d.42.7 --raw
   npx switchyard deliveries list --dead
   npx switchyard deliveries replay --sequence 1 --sequence 2
   npx switchyard deliveries replay --destination example-receiver
@@ -61,6 +67,7 @@ export async function deliveries(argv: string[]): Promise<void> {
     before: { type: "string" },
     "page-token": { type: "string" },
     all: { type: "boolean" },
+    raw: { type: "boolean" },
   });
   if (!args) return void process.stdout.write(`${DELIVERIES_HELP}\n`);
   const connection = connectionFrom(args.values, process.env, "deliveries");
@@ -71,9 +78,10 @@ export async function deliveries(argv: string[]): Promise<void> {
     const shown = (await invoke(requireMethod("DeliveryService/GetDeliveryAttempt"), [{ attemptId: rest[0] }], connection)) as {
       attempt?: unknown;
     };
-    printJsonLine(shown.attempt ?? {});
+    printJsonLine(values.raw === true ? (shown.attempt ?? {}) : readableAttempt(shown.attempt ?? {}));
     return;
   }
+  if (values.raw === true) throw usageError("--raw: only for show", "deliveries");
   if (rest.length > 0) throw usageError(`unexpected argument "${rest[0]}"`, "deliveries");
   const destinationId = stringOption(values, "destination") ?? "";
   const limit = integerOption(values, "limit", "deliveries") ?? 0;
