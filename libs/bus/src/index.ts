@@ -37,6 +37,8 @@ export {
   ensureDeliveryStreams,
 } from "./streams.js";
 export type { CallsStreamOptions } from "./streams.js";
+/** KV buckets and object stores brought to SWITCHYARD_STREAM_REPLICAS at start-up, like the streams. */
+export { ensureBucketReplicas } from "./bucket-replicas.js";
 /** JetStream publishes acknowledged through one reply subscription (the client every service gets). */
 export { withAckedPublish } from "./acked-publisher.js";
 /** The one publisher of call batches, for ingest and audience-sync. */

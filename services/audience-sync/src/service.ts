@@ -1,7 +1,7 @@
 import { Kvm } from "@nats-io/kv";
 import { Objm, setSha256Backend } from "@nats-io/obj";
 import { DeletionServiceService } from "@switchyard/contracts";
-import { BatchPublisher } from "@switchyard/bus";
+import { BatchPublisher, ensureBucketReplicas } from "@switchyard/bus";
 import { kvStream, objectStoreStream, type Logger } from "@switchyard/platform";
 import { startServiceRuntime, type RuntimeParts, type ServiceParts } from "@switchyard/runtime";
 import { audienceApi, audienceErrors } from "./audience-api.js";
@@ -35,7 +35,7 @@ export async function startAudienceSync(config: AudienceSyncConfig, logger: Logg
 async function audienceParts(
   config: AudienceSyncConfig,
   logger: Logger,
-  { ops, bus, js, names, workspace }: RuntimeParts,
+  { ops, bus, js, jsm, names, workspace }: RuntimeParts,
 ): Promise<ServiceParts> {
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
   const metaKv = await new Kvm(js).create(names.audienceStateBucket, { history: 1, replicas });
@@ -43,6 +43,8 @@ async function audienceParts(
   // does so many times faster than the default pure-JS SHA-256.
   setSha256Backend("native");
   const objects = await new Objm(js).create(names.audienceStateObjects, { replicas });
+  await ensureBucketReplicas(jsm, kvStream(names.audienceStateBucket), replicas);
+  await ensureBucketReplicas(jsm, objectStoreStream(names.audienceStateObjects), replicas);
 
   const emitter = new BatchPublisher({ bus, js, names });
   const store = new StateStore(metaKv, objects, new CommittedStateCache(config.AUDIENCE_STATE_CACHE_MB * 1024 * 1024));

@@ -21,7 +21,14 @@ import { Retries } from "./retries/retries.js";
 import { PoisonMessages } from "./retries/poison.js";
 import { RetryQueue } from "./retries/retry-queue.js";
 import { Settler } from "./pipeline/settle.js";
-import { CALLS_CONSUMER, ensureDeliveryConsumers, ensureDeliveryStreams, ensureIntakeStreams, RETRY_CONSUMER } from "@switchyard/bus";
+import {
+  CALLS_CONSUMER,
+  ensureBucketReplicas,
+  ensureDeliveryConsumers,
+  ensureDeliveryStreams,
+  ensureIntakeStreams,
+  RETRY_CONSUMER,
+} from "@switchyard/bus";
 import { OutcomeReports } from "./pipeline/outcome-reports.js";
 import { ChurnIsolatingSender } from "./outbound/churn-isolating-sender.js";
 import { SenderThread } from "./outbound/sender-thread.js";
@@ -83,6 +90,8 @@ async function deliveryParts(
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
   const statsKv = await new Kvm(js).create(names.deliveryStatsBucket, { history: 1, replicas });
   const rateLimitKv = await new Kvm(js).create(names.rateLimitBucket, { history: 1, replicas, ttl: RATE_SCHEDULE_TTL_MS });
+  await ensureBucketReplicas(jsm, kvStream(names.deliveryStatsBucket), replicas);
+  await ensureBucketReplicas(jsm, kvStream(names.rateLimitBucket), replicas);
   // One key for every replica, kept in the configuration bucket: masks read from one are matched by all.
   const masker = await loadMasker(configKv);
 

@@ -1,5 +1,5 @@
 import { Kvm } from "@nats-io/kv";
-import { ensureIntakeStreams } from "@switchyard/bus";
+import { ensureBucketReplicas, ensureIntakeStreams } from "@switchyard/bus";
 import { insightsApi } from "@switchyard/contracts";
 import { kvStream, type Logger } from "@switchyard/platform";
 import { startServiceRuntime, type RuntimeParts, type ServiceParts } from "@switchyard/runtime";
@@ -46,11 +46,17 @@ export async function startInsights(config: InsightsConfig, logger: Logger): Pro
   return { grpcPort: runtime.grpcPort, opsPort: runtime.opsPort, stop: () => runtime.stop() };
 }
 
-async function insightsParts(config: InsightsConfig, logger: Logger, { ops, js, names, workspace }: RuntimeParts): Promise<ServiceParts> {
+async function insightsParts(
+  config: InsightsConfig,
+  logger: Logger,
+  { ops, js, jsm, names, workspace }: RuntimeParts,
+): Promise<ServiceParts> {
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
   const kvm = new Kvm(js);
   const schemaKv = await kvm.create(names.schemaBucket, { history: 1, replicas });
   const usageKv = await kvm.create(names.usageBucket, { history: 1, replicas, ttl: USAGE_MAX_AGE_MS });
+  await ensureBucketReplicas(jsm, kvStream(names.schemaBucket), replicas);
+  await ensureBucketReplicas(jsm, kvStream(names.usageBucket), replicas);
   const metrics = new InsightsMetrics(ops.registry);
   const nameLimit = config.SWITCHYARD_SCHEMA_NAME_LIMIT;
   const counting = new Counting({
