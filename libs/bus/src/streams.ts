@@ -103,8 +103,9 @@ async function upsertStream(jsm: JetStreamManager, config: StreamSettings): Prom
         await jsm.streams.add(config);
         return;
       } catch (addError) {
-        // Another replica created it between our info and add.
-        if (!isStreamNameInUse(addError)) throw addError;
+        // Another replica created it between our info and add: depending on how far its create
+        // got, the server says the name is in use or the subjects overlap. Either way, update it.
+        if (!isStreamNameInUse(addError) && !(isSubjectsOverlap(addError) && (await streamExists(jsm, name)))) throw addError;
       }
     } else {
       throw error;
@@ -119,6 +120,20 @@ function isStreamNotFound(error: unknown): boolean {
 
 function isStreamNameInUse(error: unknown): boolean {
   return error instanceof Error && /already in use/i.test(error.message);
+}
+
+function isSubjectsOverlap(error: unknown): boolean {
+  return error instanceof Error && /subjects overlap/i.test(error.message);
+}
+
+async function streamExists(jsm: JetStreamManager, name: string): Promise<boolean> {
+  try {
+    await jsm.streams.info(name);
+    return true;
+  } catch (error) {
+    if (isStreamNotFound(error)) return false;
+    throw error;
+  }
 }
 
 /** Durable consumer on the calls stream shared by every delivery replica; no other tool may use it. */

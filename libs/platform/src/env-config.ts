@@ -77,6 +77,14 @@ export const commonEnvSchema = z.object({
     .refine((n) => n === 1 || n === 3 || n === 5, "must be 1, 3 or 5")
     .default(1),
   SWITCHYARD_WORKSPACE_FILE: z.string().min(1, "must not be empty").optional(),
+  /**
+   * Who owns the configuration: "api" (the file seeds what is missing and never overwrites a
+   * record changed through the API) or "file" (the file is the whole truth: applied at every
+   * start, records not in it removed, and ConfigService refuses writes).
+   */
+  SWITCHYARD_CONFIG_SOURCE: z.enum(["api", "file"], { message: 'must be "api" or "file"' }).default("api"),
+  /** Once ready, how long a requirement may fail before /readyz and gRPC health turn unready. */
+  SWITCHYARD_READINESS_GRACE_MS: z.coerce.number().int().min(0, "must be 0 or more").max(600_000, "must be at most 600000").default(15_000),
   LOG_LEVEL: logLevelVar,
   HOST: z.string().min(1, "must not be empty").default("0.0.0.0"),
   SWITCHYARD_WORKERS: workersVar,

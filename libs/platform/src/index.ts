@@ -22,6 +22,8 @@ export { runService } from "./run-service.js";
 export { loadServerTls } from "./server-tls.js";
 export type { ServerTls, TlsEnv } from "./server-tls.js";
 export { exitOnSignals } from "./shutdown.js";
+export { StartupPatience, isTransientStartupError } from "./startup-patience.js";
+export type { StartupPatienceOptions } from "./startup-patience.js";
 export { ChildCache, Counter, Gauge, Histogram, METRIC_PREFIX, Registry, childrenByLabel } from "./ops/metrics.js";
 export { LocalHistogram } from "./ops/local-histogram.js";
 export { startOpsServer, withOpsServer } from "./ops/ops-server.js";

@@ -21,7 +21,14 @@ export interface ConnectOptions {
   logger: Logger;
 }
 
+/** How often start-up says it still waits for a NATS server to answer. */
+const WAITING_LOG_EVERY_MS = 5_000;
+
 export async function connectBus({ servers, name, logger }: ConnectOptions): Promise<BusConnection> {
+  const startedAt = Date.now();
+  const waiting = setInterval(() => {
+    logger.warn({ servers, waitedMs: Date.now() - startedAt }, `waiting for NATS at ${servers.join(", ")}; trying again`);
+  }, WAITING_LOG_EVERY_MS);
   const nc = await connect({
     servers,
     name,
@@ -31,7 +38,7 @@ export async function connectBus({ servers, name, logger }: ConnectOptions): Pro
     pingInterval: 10_000,
     // An async stack capture per request costs a few percent of ingest's CPU; our errors carry their own context.
     noAsyncTraces: true,
-  });
+  }).finally(() => clearInterval(waiting));
   let connected = true;
   const linkListeners: ((connected: boolean) => void)[] = [];
   const setConnected = (value: boolean) => {

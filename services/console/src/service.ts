@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { credentials } from "@grpc/grpc-js";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { busNames } from "@switchyard/bus";
-import { connectBus, kvStream, loadServerTls, withOpsServer, type Logger } from "@switchyard/platform";
+import { connectBus, kvStream, loadServerTls, StartupPatience, withOpsServer, type Logger } from "@switchyard/platform";
 import { openConfigBucket, WorkspaceView } from "@switchyard/workspace";
 import { GrpcGateway } from "./api/grpc-gateway.js";
 import { SessionStore } from "./auth/sessions.js";
@@ -45,13 +45,15 @@ export async function startConsole(config: ConsoleConfig, logger: Logger): Promi
     ? credentials.createSsl(readConfiguredFile("CONSOLE_GRPC_CA_FILE", config.CONSOLE_GRPC_CA_FILE), tls?.key ?? null, tls?.cert ?? null)
     : undefined;
 
-  return withOpsServer({ host: config.HOST, port: config.CONSOLE_OPS_PORT, logger }, async (ops) => {
+  const opsOptions = { host: config.HOST, port: config.CONSOLE_OPS_PORT, logger, readinessGraceMs: config.SWITCHYARD_READINESS_GRACE_MS };
+  return withOpsServer(opsOptions, async (ops) => {
     const names = busNames(config.SWITCHYARD_NAMESPACE);
     const bus = await connectBus({ servers: config.NATS_URL, name: "switchyard-console", logger });
     const js = jetstream(bus.nc);
-    const jsm = await jetstreamManager(bus.nc);
-    const configKv = await openConfigBucket(js, names, config.SWITCHYARD_STREAM_REPLICAS);
-    const workspace = await WorkspaceView.open(configKv, logger);
+    const patience = new StartupPatience({ logger, readiness: ops.readiness });
+    const jsm = await patience.run("JetStream", () => jetstreamManager(bus.nc));
+    const configKv = await patience.run("the configuration bucket", () => openConfigBucket(js, names, config.SWITCHYARD_STREAM_REPLICAS));
+    const workspace = await patience.run("the configuration view", () => WorkspaceView.open(configKv, logger));
     const gateway = new GrpcGateway({
       addresses: {
         delivery: config.CONSOLE_DELIVERY_ADDRESS,

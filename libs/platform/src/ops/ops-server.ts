@@ -31,10 +31,18 @@ interface OpsAnswers {
   contentType: string;
 }
 
-export async function startOpsServer(options: { host: string; port: number; logger: Logger }): Promise<OpsServer> {
+export interface OpsServerOptions {
+  host: string;
+  port: number;
+  logger: Logger;
+  /** SWITCHYARD_READINESS_GRACE_MS: see ReadinessOptions.graceMs. */
+  readinessGraceMs?: number | undefined;
+}
+
+export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const readiness = new Readiness();
+  const readiness = new Readiness(options.readinessGraceMs === undefined ? {} : { graceMs: options.readinessGraceMs });
 
   if (cluster.isWorker) {
     // The supervisor serves the port and asks this worker (worker-ops.ts).
@@ -143,10 +151,7 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
  * so that liveness answers (and readiness says "starting") while the service
  * is still reaching NATS; it is closed again if the service fails to start.
  */
-export async function withOpsServer<Handle>(
-  options: { host: string; port: number; logger: Logger },
-  start: (ops: OpsServer) => Promise<Handle>,
-): Promise<Handle> {
+export async function withOpsServer<Handle>(options: OpsServerOptions, start: (ops: OpsServer) => Promise<Handle>): Promise<Handle> {
   const ops = await startOpsServer(options);
   try {
     return await start(ops);

@@ -1,10 +1,15 @@
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { BusConnection } from "../nats-connection.js";
 
-/** What /readyz reports. `reason` names the first failed check, for a human reading a probe failure. */
+/**
+ * What /readyz reports. `reason` names the first failed check, for a human reading a probe
+ * failure; while a failure is still within the grace, `ready` stays true and `reason` names it.
+ */
 export interface ReadinessReport {
   ready: boolean;
   reason?: string;
+  /** Set while a requirement fails but has not failed for longer than the grace yet: since when it fails (ISO time). */
+  failingSince?: string;
   checks: { name: string; ok: boolean; reason?: string }[];
 }
 
@@ -22,6 +27,22 @@ export const objectStoreStream = (bucket: string) => `OBJ_${bucket}`;
 
 /** How often readiness is re-checked without a probe asking, to keep gRPC health current. */
 const DEFAULT_INTERVAL_MS = 5_000;
+/** How long a requirement may fail before readiness turns false: longer than a stream leader election. */
+export const DEFAULT_READINESS_GRACE_MS = 15_000;
+
+export interface ReadinessOptions {
+  /** How often to re-check without a probe asking. */
+  intervalMs?: number;
+  /**
+   * Once ready, how long a stream or consumer look-up may fail (timing out while its leader is
+   * elected) before readiness turns false (SWITCHYARD_READINESS_GRACE_MS).
+   * A load balancer keeps every replica through a short election instead of losing them all at
+   * once; calls that cannot be stored meanwhile are answered UNAVAILABLE / 503 with Retry-After.
+   */
+  graceMs?: number;
+  /** The clock; tests pass their own. */
+  now?: () => number;
+}
 /** A probe must answer within its own timeout (usually a few seconds), so JetStream gets less. */
 const LOOKUP_TIMEOUT_MS = 2_000;
 
@@ -40,8 +61,23 @@ export class Readiness {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<ReadinessReport> | undefined;
   private readonly listeners: ((ready: boolean) => void)[] = [];
+  private startingReason = "starting: connecting to NATS";
+  /** When the current run of failed checks began, once the service had been ready. */
+  private failingSinceMs: number | undefined;
+  private readonly intervalMs: number;
+  private readonly graceMs: number;
+  private readonly now: () => number;
 
-  constructor(private readonly intervalMs = DEFAULT_INTERVAL_MS) {}
+  constructor(options: ReadinessOptions = {}) {
+    this.intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
+    this.graceMs = options.graceMs ?? DEFAULT_READINESS_GRACE_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** What the service is doing or waiting for before watch(), as "starting: ..." reports say. */
+  starting(reason: string): void {
+    this.startingReason = `starting: ${reason}`;
+  }
 
   /** `listener` hears every change of readiness (and the current state at the first check). */
   onChange(listener: (ready: boolean) => void): void {
@@ -74,15 +110,38 @@ export class Readiness {
   private async evaluate(): Promise<ReadinessReport> {
     const report = await this.report();
     // A shutdown that began while the look-ups ran wins.
-    const final = this.stoppedReason ? unready("service", this.stoppedReason) : report;
+    const final = this.stoppedReason ? unready("service", this.stoppedReason) : this.withinGrace(report);
     this.publish(final.ready);
     return final;
+  }
+
+  /**
+   * A look-up that fails on a service that was ready (a stream or consumer not answering while
+   * its leader is elected) counts only once it has lasted longer than the grace. A lost NATS
+   * link or a missing stream counts at once: waiting does not bring them back.
+   */
+  private withinGrace(report: ReadinessReport): ReadinessReport {
+    if (report.ready) {
+      this.failingSinceMs = undefined;
+      return report;
+    }
+    const lasting = report.checks.some(
+      (check) => !check.ok && (check.name === "nats" || check.name === "service" || check.reason === "missing"),
+    );
+    if (lasting || this.lastReady !== true || this.requirements === undefined) {
+      this.failingSinceMs = undefined;
+      return report;
+    }
+    const now = this.now();
+    this.failingSinceMs ??= now;
+    if (now - this.failingSinceMs >= this.graceMs) return report;
+    return { ...report, ready: true, failingSince: new Date(this.failingSinceMs).toISOString() };
   }
 
   private async report(): Promise<ReadinessReport> {
     if (this.stoppedReason) return unready("service", this.stoppedReason);
     const requirements = this.requirements;
-    if (!requirements) return unready("service", "starting: connecting to NATS and preparing streams");
+    if (!requirements) return unready("service", this.startingReason);
     if (!requirements.bus.isConnected()) return unready("nats", "not connected to NATS");
 
     const { jsm, streams, consumers = [] } = requirements;
