@@ -15,7 +15,7 @@ import {
   type ServerTls,
   type TlsEnv,
 } from "@switchyard/platform";
-import { openWorkspace, type WorkspaceView } from "@switchyard/workspace";
+import { checkConfigSource, openWorkspace, type WorkspaceView } from "@switchyard/workspace";
 
 /** The settings the shared start-up reads; every service's config has them. */
 export interface RuntimeConfig extends TlsEnv {
@@ -26,6 +26,8 @@ export interface RuntimeConfig extends TlsEnv {
   SWITCHYARD_DUPLICATE_WINDOW_MS: number;
   SWITCHYARD_CALLS_MAX_AGE_MS: number;
   SWITCHYARD_WORKSPACE_FILE?: string | undefined;
+  /** "api" (default): the file seeds; "file": the file is the whole truth and ConfigService refuses writes. */
+  SWITCHYARD_CONFIG_SOURCE?: "api" | "file" | undefined;
   /** Required by services registered with `auth: "admin"`; unset, they refuse every call. */
   SWITCHYARD_ADMIN_TOKEN?: string | undefined;
   SHUTDOWN_GRACE_MS: number;
@@ -97,6 +99,8 @@ export interface ServiceRuntime<Own = undefined> {
  */
 export async function startServiceRuntime<Own = undefined>(options: ServiceRuntimeOptions<Own>): Promise<ServiceRuntime<Own>> {
   const { config, logger } = options;
+  // Before connecting: a setting that cannot work is reported at once, not after NATS answers.
+  checkConfigSource(config.SWITCHYARD_CONFIG_SOURCE ?? "api", config.SWITCHYARD_WORKSPACE_FILE);
   const tls = await loadServerTls(config);
   return withOpsServer({ host: config.HOST, port: options.ports.ops, logger }, async (ops) => {
     const names = busNames(config.SWITCHYARD_NAMESPACE);
@@ -115,7 +119,14 @@ export async function startServiceRuntime<Own = undefined>(options: ServiceRunti
         replicas,
       });
       await options.ensureStreams?.(jsm, names);
-      const opened = await openWorkspace({ js, names, replicas, workspaceFile: config.SWITCHYARD_WORKSPACE_FILE, logger });
+      const opened = await openWorkspace({
+        js,
+        names,
+        replicas,
+        workspaceFile: config.SWITCHYARD_WORKSPACE_FILE,
+        configSource: config.SWITCHYARD_CONFIG_SOURCE,
+        logger,
+      });
       workspace = opened.workspace;
 
       parts = await options.start({ ops, bus, js, jsm, names, configKv: opened.kv, workspace, tls });

@@ -3,7 +3,7 @@ import type { KV } from "@nats-io/kv";
 import type { configApi } from "@switchyard/contracts";
 import { isConfigError, ServiceError, type AsyncService, type Logger } from "@switchyard/platform";
 import type { z } from "zod";
-import { applyWorkspaceFile } from "./apply-file.js";
+import { putWorkspaceRecords, type ConfigSource } from "./apply-file.js";
 import { callFilterJsonOf, callFilterMessageOf } from "./call-filter.js";
 import { isMaxPayloadError } from "./bucket.js";
 import { liveRetiringKeys, MAX_ROTATION_GRACE_SECONDS, rotateWriteKey } from "./key-rotation.js";
@@ -44,7 +44,34 @@ const MAX_LISTED_ISSUES = 10;
  * changes up through their live WorkspaceView. Serve it with `auth: "admin"`:
  * the server checks the admin token before any method runs.
  */
-export function configService(deps: { kv: KV; logger: Logger; masker: Masker }): AsyncService<configApi.ConfigServiceServer> {
+export function configService(deps: {
+  kv: KV;
+  logger: Logger;
+  masker: Masker;
+  /** "file" (SWITCHYARD_CONFIG_SOURCE): the workspace file owns the configuration and every write is refused. */
+  configSource?: ConfigSource | undefined;
+}): AsyncService<configApi.ConfigServiceServer> {
+  const service = readWriteConfigService(deps);
+  return deps.configSource === "file" ? readOnly(service) : service;
+}
+
+/** The methods that only read; every other one, a method added later included, writes. */
+const READ_METHODS: ReadonlySet<string> = new Set(["getSource", "listSources", "getDestination", "listDestinations", "listConnections"]);
+
+export const READ_ONLY_MESSAGE =
+  "configuration is read-only: SWITCHYARD_CONFIG_SOURCE=file makes the workspace file the source of truth; change the file and restart";
+
+/** The service with every write refused with FAILED_PRECONDITION, naming the setting. */
+function readOnly(service: AsyncService<configApi.ConfigServiceServer>): AsyncService<configApi.ConfigServiceServer> {
+  const refused = async () => {
+    throw new ServiceError("FAILED_PRECONDITION", READ_ONLY_MESSAGE);
+  };
+  return Object.fromEntries(
+    Object.entries(service).map(([name, method]) => [name, READ_METHODS.has(name) ? method : refused]),
+  ) as unknown as AsyncService<configApi.ConfigServiceServer>;
+}
+
+function readWriteConfigService(deps: { kv: KV; logger: Logger; masker: Masker }): AsyncService<configApi.ConfigServiceServer> {
   const { kv, logger, masker } = deps;
   const destinationMessage = (record: Destination) => destinationMessageOf(record, masker);
 
@@ -314,7 +341,8 @@ export function configService(deps: { kv: KV; logger: Logger; masker: Masker }):
       }
       const parsed = workspaceFileSchema.safeParse(json);
       if (!parsed.success) throw invalidArgument(parsed.error, "workspace_json");
-      const applied = await applyWorkspaceFile(kv, parsed.data).catch((error: unknown) => {
+      // An API write like any other: the workspace file will keep what this stores.
+      const applied = await putWorkspaceRecords(kv, parsed.data).catch((error: unknown) => {
         // A record over the bus's max payload: the request's fault, not the service's.
         throw isConfigError(error) ? new ServiceError("INVALID_ARGUMENT", `workspace_json: ${error.message}`, { cause: error }) : error;
       });

@@ -4,12 +4,13 @@
  * says what belongs here.
  */
 
-/** The workspace file (SWITCHYARD_WORKSPACE_FILE): reading, checking, seeding the bucket. */
-export { applyWorkspaceFile, readWorkspaceFile, workspaceRecords } from "./apply-file.js";
+/** The workspace file (SWITCHYARD_WORKSPACE_FILE): reading, checking, applying it as SWITCHYARD_CONFIG_SOURCE says. */
+export { applyWorkspaceFile, putWorkspaceRecords, readWorkspaceFile, workspaceRecords } from "./apply-file.js";
+export type { AppliedWorkspace, ConfigSource } from "./apply-file.js";
 /** The configuration bucket and its key layout. */
 export { isMaxPayloadError, openConfigBucket } from "./bucket.js";
 /** What every service does at start-up: open the bucket, seed it, follow it live. */
-export { openWorkspace } from "./open.js";
+export { checkConfigSource, openWorkspace } from "./open.js";
 export { kvKeys, parseKvKey } from "./kv-keys.js";
 /** Write key rotation with a grace period. */
 export { MAX_ROTATION_GRACE_SECONDS, liveRetiringKeys, rotateWriteKey } from "./key-rotation.js";
@@ -78,4 +79,4 @@ export type { CallRoute } from "./view.js";
 /** Write keys: stored and compared only as digests; read from HTTP Basic credentials. */
 export { basicAuthorization, hashWriteKey, writeKeyFromAuthorization, writeKeyHashesEqual } from "./write-keys.js";
 /** switchyard.v1.ConfigService, the configuration API (served by delivery). */
-export { SECRET_PLACEHOLDER, configService } from "./config-api.js";
+export { READ_ONLY_MESSAGE, SECRET_PLACEHOLDER, configService } from "./config-api.js";

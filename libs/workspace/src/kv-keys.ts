@@ -3,6 +3,11 @@ export const kvKeys = {
   source: (id: string) => `source.${id}`,
   destination: (id: string) => `destination.${id}`,
   connection: (sourceId: string, destinationId: string) => `connection.${sourceId}.${destinationId}`,
+  /**
+   * The workspace file's mark on a record: the SHA-256 of the value it last wrote there. Outside
+   * the layout above, so lists and the WorkspaceView never take it for a record.
+   */
+  seeded: (recordKey: string) => `seeded.${recordKey}`,
 } as const;
 
 export type ParsedKey =

@@ -238,7 +238,7 @@ async function deliveryParts(
       {
         name: "switchyard.v1.ConfigService",
         definition: configApi.ConfigServiceService,
-        implementation: configService({ kv: configKv, logger, masker }),
+        implementation: configService({ kv: configKv, logger, masker, configSource: config.SWITCHYARD_CONFIG_SOURCE }),
         auth: "admin",
       },
     ],

@@ -4455,7 +4455,9 @@ export const ApplyWorkspaceResponse: MessageFns<ApplyWorkspaceResponse> = {
  * token: `authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>`.
  *
  * Invalid settings are refused with INVALID_ARGUMENT and a message naming
- * the field and the rule; nothing is stored then.
+ * the field and the rule; nothing is stored then. With SWITCHYARD_CONFIG_SOURCE=file
+ * the workspace file owns the configuration: every write is refused with
+ * FAILED_PRECONDITION, reads still work.
  */
 export type ConfigServiceService = typeof ConfigServiceService;
 export const ConfigServiceService = {
@@ -4650,10 +4652,11 @@ export const ConfigServiceService = {
     responseDeserialize: (value: Buffer): ListConnectionsResponse => ListConnectionsResponse.decode(value),
   },
   /**
-   * Applies a workspace file (the format of config/workspace.example.json, as JSON text), the
-   * same way SWITCHYARD_WORKSPACE_FILE is applied at start-up: every source, destination and
-   * connection in it is created or replaced; records not in it are kept. Applying the same
-   * file again changes nothing. An invalid file is refused as a whole, naming each problem.
+   * Applies a workspace file (the format of config/workspace.example.json, as JSON text): every
+   * source, destination and connection in it is created or replaced; records not in it are
+   * kept. Applying the same file again changes nothing. An invalid file is refused as a whole,
+   * naming each problem. Like every write here it is a change through the API, which
+   * SWITCHYARD_WORKSPACE_FILE applied at start-up does not overwrite.
    */
   applyWorkspace: {
     path: "/switchyard.v1.ConfigService/ApplyWorkspace" as const,
@@ -4713,10 +4716,11 @@ export interface ConfigServiceServer extends UntypedServiceImplementation {
   disconnect: handleUnaryCall<DisconnectRequest, DisconnectResponse>;
   listConnections: handleUnaryCall<ListConnectionsRequest, ListConnectionsResponse>;
   /**
-   * Applies a workspace file (the format of config/workspace.example.json, as JSON text), the
-   * same way SWITCHYARD_WORKSPACE_FILE is applied at start-up: every source, destination and
-   * connection in it is created or replaced; records not in it are kept. Applying the same
-   * file again changes nothing. An invalid file is refused as a whole, naming each problem.
+   * Applies a workspace file (the format of config/workspace.example.json, as JSON text): every
+   * source, destination and connection in it is created or replaced; records not in it are
+   * kept. Applying the same file again changes nothing. An invalid file is refused as a whole,
+   * naming each problem. Like every write here it is a change through the API, which
+   * SWITCHYARD_WORKSPACE_FILE applied at start-up does not overwrite.
    */
   applyWorkspace: handleUnaryCall<ApplyWorkspaceRequest, ApplyWorkspaceResponse>;
 }
@@ -4990,10 +4994,11 @@ export interface ConfigServiceClient extends Client {
     callback: (error: ServiceError | null, response: ListConnectionsResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Applies a workspace file (the format of config/workspace.example.json, as JSON text), the
-   * same way SWITCHYARD_WORKSPACE_FILE is applied at start-up: every source, destination and
-   * connection in it is created or replaced; records not in it are kept. Applying the same
-   * file again changes nothing. An invalid file is refused as a whole, naming each problem.
+   * Applies a workspace file (the format of config/workspace.example.json, as JSON text): every
+   * source, destination and connection in it is created or replaced; records not in it are
+   * kept. Applying the same file again changes nothing. An invalid file is refused as a whole,
+   * naming each problem. Like every write here it is a change through the API, which
+   * SWITCHYARD_WORKSPACE_FILE applied at start-up does not overwrite.
    */
   applyWorkspace(
     request: ApplyWorkspaceRequest,
