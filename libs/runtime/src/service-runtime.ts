@@ -6,6 +6,7 @@ import {
   kvStream,
   loadServerTls,
   startGrpcServer,
+  StartupPatience,
   withOpsServer,
   type BusConnection,
   type GrpcServerHandle,
@@ -28,6 +29,8 @@ export interface RuntimeConfig extends TlsEnv {
   SWITCHYARD_WORKSPACE_FILE?: string | undefined;
   /** "api" (default): the file seeds; "file": the file is the whole truth and ConfigService refuses writes. */
   SWITCHYARD_CONFIG_SOURCE?: "api" | "file" | undefined;
+  /** Once ready, how long a requirement may fail before readiness turns false (default 15 s). */
+  SWITCHYARD_READINESS_GRACE_MS?: number | undefined;
   /** Required by services registered with `auth: "admin"`; unset, they refuse every call. */
   SWITCHYARD_ADMIN_TOKEN?: string | undefined;
   SHUTDOWN_GRACE_MS: number;
@@ -46,6 +49,11 @@ export interface RuntimeParts {
   readonly workspace: WorkspaceView;
   /** The servers' TLS settings, for a service's other servers (ingest's HTTP API). */
   readonly tls: ServerTls | undefined;
+  /**
+   * Runs a start-up step that needs the cluster (creating a bucket, looking up a consumer)
+   * patiently: tried again with backoff while the cluster recovers, named in /readyz and the logs.
+   */
+  prepare<T>(what: string, step: () => Promise<T>): Promise<T>;
 }
 
 /** What a service adds to the runtime: its gRPC services, what readiness needs, and how to stop its own parts. */
@@ -102,34 +110,44 @@ export async function startServiceRuntime<Own = undefined>(options: ServiceRunti
   // Before connecting: a setting that cannot work is reported at once, not after NATS answers.
   checkConfigSource(config.SWITCHYARD_CONFIG_SOURCE ?? "api", config.SWITCHYARD_WORKSPACE_FILE);
   const tls = await loadServerTls(config);
-  return withOpsServer({ host: config.HOST, port: options.ports.ops, logger }, async (ops) => {
+  const opsOptions = { host: config.HOST, port: options.ports.ops, logger, readinessGraceMs: config.SWITCHYARD_READINESS_GRACE_MS };
+  return withOpsServer(opsOptions, async (ops) => {
     const names = busNames(config.SWITCHYARD_NAMESPACE);
+    ops.readiness.starting(`connecting to NATS at ${config.NATS_URL.join(", ")}`);
     const bus = await connectBus({ servers: config.NATS_URL, name: `switchyard-${options.name}`, logger });
+    const patience = new StartupPatience({ logger, readiness: ops.readiness });
+    const prepare = <T>(what: string, step: () => Promise<T>) => patience.run(what, step);
     let workspace: WorkspaceView | undefined;
     let parts: ServiceParts<Own> | undefined;
     let grpc: GrpcServerHandle | undefined;
     try {
-      const jsm = await jetstreamManager(bus.nc);
+      // The API check tells "JetStream not enabled" (which waiting cannot fix) from a cluster still electing its leader.
+      const jsm = await prepare("JetStream", () => jetstreamManager(bus.nc));
       // Every publish a service makes is acknowledged through one reply subscription (libs/bus, AckedPublisher).
       const js = withAckedPublish(jetstream(bus.nc), bus.nc);
       const replicas = config.SWITCHYARD_STREAM_REPLICAS;
-      await ensureCallsStream(jsm, names, {
-        duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
-        maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
-        replicas,
-      });
-      await options.ensureStreams?.(jsm, names);
-      const opened = await openWorkspace({
-        js,
-        names,
-        replicas,
-        workspaceFile: config.SWITCHYARD_WORKSPACE_FILE,
-        configSource: config.SWITCHYARD_CONFIG_SOURCE,
-        logger,
-      });
+      await prepare(`stream ${names.callsStream}`, () =>
+        ensureCallsStream(jsm, names, {
+          duplicateWindowMs: config.SWITCHYARD_DUPLICATE_WINDOW_MS,
+          maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
+          replicas,
+        }),
+      );
+      const ensureStreams = options.ensureStreams;
+      if (ensureStreams) await prepare(`${options.name}'s streams`, () => ensureStreams(jsm, names));
+      const opened = await prepare("the configuration bucket", () =>
+        openWorkspace({
+          js,
+          names,
+          replicas,
+          workspaceFile: config.SWITCHYARD_WORKSPACE_FILE,
+          configSource: config.SWITCHYARD_CONFIG_SOURCE,
+          logger,
+        }),
+      );
       workspace = opened.workspace;
 
-      parts = await options.start({ ops, bus, js, jsm, names, configKv: opened.kv, workspace, tls });
+      parts = await options.start({ ops, bus, js, jsm, names, configKv: opened.kv, workspace, tls, prepare });
       grpc = await startGrpcServer({
         host: config.HOST,
         port: options.ports.grpc,

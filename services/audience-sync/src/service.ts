@@ -35,16 +35,20 @@ export async function startAudienceSync(config: AudienceSyncConfig, logger: Logg
 async function audienceParts(
   config: AudienceSyncConfig,
   logger: Logger,
-  { ops, bus, js, jsm, names, workspace }: RuntimeParts,
+  { ops, bus, js, jsm, names, workspace, prepare }: RuntimeParts,
 ): Promise<ServiceParts> {
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
-  const metaKv = await new Kvm(js).create(names.audienceStateBucket, { history: 1, replicas });
+  const metaKv = await prepare("the audience state bucket", () => new Kvm(js).create(names.audienceStateBucket, { history: 1, replicas }));
   // The object store digests every state object it writes and reads; node:crypto
   // does so many times faster than the default pure-JS SHA-256.
   setSha256Backend("native");
-  const objects = await new Objm(js).create(names.audienceStateObjects, { replicas });
-  await ensureBucketReplicas(jsm, kvStream(names.audienceStateBucket), replicas);
-  await ensureBucketReplicas(jsm, objectStoreStream(names.audienceStateObjects), replicas);
+  const objects = await prepare("the audience object store", () => new Objm(js).create(names.audienceStateObjects, { replicas }));
+  await prepare(`replicas of ${kvStream(names.audienceStateBucket)}`, () =>
+    ensureBucketReplicas(jsm, kvStream(names.audienceStateBucket), replicas),
+  );
+  await prepare(`replicas of ${objectStoreStream(names.audienceStateObjects)}`, () =>
+    ensureBucketReplicas(jsm, objectStoreStream(names.audienceStateObjects), replicas),
+  );
 
   const emitter = new BatchPublisher({ bus, js, names });
   const store = new StateStore(metaKv, objects, new CommittedStateCache(config.AUDIENCE_STATE_CACHE_MB * 1024 * 1024));

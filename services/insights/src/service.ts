@@ -49,14 +49,14 @@ export async function startInsights(config: InsightsConfig, logger: Logger): Pro
 async function insightsParts(
   config: InsightsConfig,
   logger: Logger,
-  { ops, js, jsm, names, workspace }: RuntimeParts,
+  { ops, js, jsm, names, workspace, prepare }: RuntimeParts,
 ): Promise<ServiceParts> {
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
   const kvm = new Kvm(js);
-  const schemaKv = await kvm.create(names.schemaBucket, { history: 1, replicas });
-  const usageKv = await kvm.create(names.usageBucket, { history: 1, replicas, ttl: USAGE_MAX_AGE_MS });
-  await ensureBucketReplicas(jsm, kvStream(names.schemaBucket), replicas);
-  await ensureBucketReplicas(jsm, kvStream(names.usageBucket), replicas);
+  const schemaKv = await prepare("the schema bucket", () => kvm.create(names.schemaBucket, { history: 1, replicas }));
+  const usageKv = await prepare("the usage bucket", () => kvm.create(names.usageBucket, { history: 1, replicas, ttl: USAGE_MAX_AGE_MS }));
+  await prepare(`replicas of ${kvStream(names.schemaBucket)}`, () => ensureBucketReplicas(jsm, kvStream(names.schemaBucket), replicas));
+  await prepare(`replicas of ${kvStream(names.usageBucket)}`, () => ensureBucketReplicas(jsm, kvStream(names.usageBucket), replicas));
   const metrics = new InsightsMetrics(ops.registry);
   const nameLimit = config.SWITCHYARD_SCHEMA_NAME_LIMIT;
   const counting = new Counting({
@@ -71,7 +71,7 @@ async function insightsParts(
     logger,
   });
 
-  const from = await counting.readCheckpoints();
+  const from = await prepare("the usage checkpoints", () => counting.readCheckpoints());
   const reader = (
     stream: string,
     afterSequence: number,
