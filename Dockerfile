@@ -5,7 +5,7 @@
 
 # --- manifests: only the package.json files, so dependency layers stay cached
 #     until a manifest or the lock file changes.
-FROM node:20-bookworm-slim AS manifests
+FROM node:24-bookworm-slim AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs libs
@@ -13,7 +13,7 @@ COPY services services
 RUN find libs services -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf {} +
 
 # --- build: all dependencies, then bundle services/*/src/main.ts -> services/*/dist/main.js (and worker-thread entries beside it)
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY --from=manifests /app ./
 RUN npm ci --no-audit --no-fund
@@ -23,7 +23,7 @@ RUN npm run build \
  && for dist in services/*/dist; do mkdir -p "/out/$(dirname "$dist")" && cp -r "$dist" "/out/$dist"; done
 
 # --- runtime: production dependencies (the bundles keep third-party packages external)
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ARG SERVICE=ingest
 ENV NODE_ENV=production \
     SERVICE=${SERVICE}
