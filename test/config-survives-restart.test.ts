@@ -144,3 +144,11 @@ it("with SWITCHYARD_CONFIG_SOURCE=file, ConfigService refuses writes with FAILED
     await owned.stop();
   }
 });
+
+it("SWITCHYARD_CONFIG_SOURCE=file without SWITCHYARD_WORKSPACE_FILE stops a service at start, naming both", async () => {
+  const { SWITCHYARD_WORKSPACE_FILE: _file, ...withoutFile } = env({ SWITCHYARD_CONFIG_SOURCE: "file" });
+  const config = loadDeliveryConfig({ ...withoutFile, DELIVERY_GRPC_PORT: "0", DELIVERY_OPS_PORT: "0" });
+  await expect(startDelivery(config, createLogger({ service: "delivery", level: "silent" }))).rejects.toThrow(
+    /SWITCHYARD_CONFIG_SOURCE=file needs SWITCHYARD_WORKSPACE_FILE/,
+  );
+});
