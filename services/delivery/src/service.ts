@@ -11,7 +11,7 @@ import { deliveryApi } from "./api/delivery-api.js";
 import { AttemptPages } from "./api/attempt-pages.js";
 import { LogReaders } from "./api/log-readers.js";
 import { DeliveryLog } from "./api/delivery-log.js";
-import { DeliveryStats } from "./api/delivery-stats.js";
+import { DeliveryStats, ensureStatsConsumer, STATS_CONSUMER } from "./api/delivery-stats.js";
 import { DestinationGates } from "./pipeline/destination-gate.js";
 import { FirstAttempts } from "./pipeline/first-attempts.js";
 import { HandlingFailures } from "./pipeline/handling-failures.js";
@@ -76,6 +76,8 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
         maxAgeMs: config.SWITCHYARD_CALLS_MAX_AGE_MS,
         replicas: config.SWITCHYARD_STREAM_REPLICAS,
       });
+      // The stats are folded from those reports (see DeliveryStats).
+      await ensureStatsConsumer(jsm, names);
     },
     start: (parts) => deliveryParts(config, logger, parts),
   });
@@ -140,6 +142,7 @@ async function deliveryParts(
   const retryQueue = new RetryQueue(js, names);
   const deadLetters = new DeadLetters(js, jsm, names);
   const stats = new DeliveryStats(statsKv, logger);
+  await stats.start(await js.consumers.get(names.usageStream, STATS_CONSUMER));
   const schedule = {
     baseDelayMs: config.DELIVERY_RETRY_BASE_DELAY_MS,
     maxDelayMs: config.DELIVERY_RETRY_MAX_DELAY_MS,
@@ -159,7 +162,7 @@ async function deliveryParts(
     maxFailureDelayMs: MAX_HANDLING_RETRY_DELAY_MS,
     maxFailures: config.DELIVERY_MAX_HANDLING_FAILURES,
   };
-  const settler = new Settler({ retryQueue, deadLetters, log, stats, metrics, schedule, logger });
+  const settler = new Settler({ retryQueue, deadLetters, log, metrics, schedule, logger });
   const reports = new OutcomeReports(js, names);
   const heartbeatMs = 10_000;
   const callsFailures = new HandlingFailures(
@@ -257,6 +260,7 @@ async function deliveryParts(
       consumers: [
         [names.callsStream, CALLS_CONSUMER],
         [names.retryStream, RETRY_CONSUMER],
+        [names.usageStream, STATS_CONSUMER],
       ],
     },
     readyLog: { allowedCidrs: config.DELIVERY_ALLOWED_CIDRS.allowlist },

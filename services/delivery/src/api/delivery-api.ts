@@ -84,7 +84,7 @@ export function deliveryApi(deps: DeliveryApiDeps): AsyncService<DeliveryService
     },
 
     getDeliveryStats: async (request) => {
-      const counts = await deps.stats.read(request.destinationId || undefined);
+      const counts = await deps.stats.counts(request.destinationId || undefined);
       return {
         destinations: [...counts].map(([destinationId, c]) => ({
           destinationId,

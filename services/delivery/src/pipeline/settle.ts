@@ -2,7 +2,6 @@ import type { DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
 import { type Logger } from "@switchyard/platform";
 import type { DeadLetters } from "../retries/dead-letters.js";
 import { exchangeOf, type DeliveryLog } from "../api/delivery-log.js";
-import type { DeliveryStats } from "../api/delivery-stats.js";
 import type { FanOutResult, UrlAttempt } from "./fan-out.js";
 import type { DeliveryMetrics } from "../metrics.js";
 import { nextStep, type DeadLetterReason, type RetrySchedule } from "../retries/retry-policy.js";
@@ -17,7 +16,8 @@ export const SETTLED = Promise.resolve();
  * Makes the outcome of one round of requests durable, the same way for first
  * attempts and retries: every attempt goes to the attempt log (delivered ones
  * without being waited for), counts to
- * the stats, and an undelivered call either gets its next retry scheduled or
+ * the round's tally (reported per handled message, and folded into the stats from there),
+ * and an undelivered call either gets its next retry scheduled or
  * becomes a dead letter. Resolves only once that is stored, so the caller can ack.
  */
 export class Settler {
@@ -26,7 +26,6 @@ export class Settler {
       retryQueue: RetryQueue;
       deadLetters: DeadLetters;
       log: DeliveryLog;
-      stats: DeliveryStats;
       metrics: DeliveryMetrics;
       schedule: RetrySchedule;
       logger: Logger;
@@ -38,7 +37,6 @@ export class Settler {
     // The common case, every request answered 2xx: only a count, nothing to store or wait for.
     if (result.delivered && result.attempts.every((a) => a.outcome === "delivered")) {
       for (const attempt of result.attempts) this.deps.log.delivered(round, attempt);
-      this.deps.stats.add(round.destinationId, { delivered: 1 });
       this.deps.metrics.requestsMade(result.attempts);
       this.deps.metrics.delivered(round.call.receivedAt);
       if (round.tally) round.tally.delivered++;
@@ -58,7 +56,6 @@ export class Settler {
       else failed.push(a);
     }
     await Promise.all(failed.map((a) => this.deps.log.record({ ...attemptRecord(task, a, attempt), exchange: exchangeOf(a) })));
-    this.deps.stats.add(task.destinationId, { failedAttempts: failed.length, delivered: result.delivered ? 1 : 0 });
     if (tally) tally.failed += failed.length;
     if (result.delivered) {
       this.deps.metrics.delivered(task.call?.receivedAt);
@@ -112,7 +109,6 @@ export class Settler {
       error: `dead-lettered (${reason})${lastAttempt?.error ? `: ${lastAttempt.error}` : ""}`,
       at: new Date(),
     });
-    this.deps.stats.add(task.destinationId, { deadLettered: 1 });
     if (tally) tally.deadLettered++;
     this.deps.metrics.deadLettered(reason);
     this.deps.logger.info(
