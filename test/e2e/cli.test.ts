@@ -272,11 +272,15 @@ describe("switchyard send, config and deliveries against the running services", 
     expect(JSON.stringify(detail.exchange.requestBody)).toBe(Buffer.from(raw.exchange.requestBody, "base64").toString("utf8"));
     expect(rawElsewhere).toMatchObject({ code: 2, stderr: expect.stringContaining("--raw: only for show") });
 
-    const [config, replayed, stats] = await Promise.all([
+    const [config, replayed] = await Promise.all([
       cli(["config", "get"]),
       cli(["deliveries", "replay", "--sequence", String(dead.entry.sequence)]),
-      cli(["deliveries", "stats", "--destination", "accepting"]),
     ]);
+    // The stats are folded from the outcome reports, about a second behind the deliveries.
+    const stats = await waitFor("the accepting destination's stats", async () => {
+      const answer = await cli(["deliveries", "stats", "--destination", "accepting"]);
+      return jsonLines(answer.stdout).length > 0 ? answer : undefined;
+    });
     const workspace = JSON.parse(config.stdout);
     expect(workspace.sources).toEqual([{ id: "backend", writeKeyCount: 1 }]);
     expect(workspace.destinations.map((d: any) => d.id).sort()).toEqual(["accepting", "applied", "refusing"]);

@@ -87,15 +87,21 @@ export async function startDelivery(config: DeliveryConfig, logger: Logger): Pro
 async function deliveryParts(
   config: DeliveryConfig,
   logger: Logger,
-  { ops, bus, js, jsm, names, configKv, workspace }: RuntimeParts,
+  { ops, bus, js, jsm, names, configKv, workspace, prepare }: RuntimeParts,
 ): Promise<ServiceParts> {
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
-  const statsKv = await new Kvm(js).create(names.deliveryStatsBucket, { history: 1, replicas });
-  const rateLimitKv = await new Kvm(js).create(names.rateLimitBucket, { history: 1, replicas, ttl: RATE_SCHEDULE_TTL_MS });
-  await ensureBucketReplicas(jsm, kvStream(names.deliveryStatsBucket), replicas);
-  await ensureBucketReplicas(jsm, kvStream(names.rateLimitBucket), replicas);
+  const statsKv = await prepare("the delivery stats bucket", () => new Kvm(js).create(names.deliveryStatsBucket, { history: 1, replicas }));
+  const rateLimitKv = await prepare("the rate limit bucket", () =>
+    new Kvm(js).create(names.rateLimitBucket, { history: 1, replicas, ttl: RATE_SCHEDULE_TTL_MS }),
+  );
+  await prepare(`replicas of ${kvStream(names.deliveryStatsBucket)}`, () =>
+    ensureBucketReplicas(jsm, kvStream(names.deliveryStatsBucket), replicas),
+  );
+  await prepare(`replicas of ${kvStream(names.rateLimitBucket)}`, () =>
+    ensureBucketReplicas(jsm, kvStream(names.rateLimitBucket), replicas),
+  );
   // One key for every replica, kept in the configuration bucket: masks read from one are matched by all.
-  const masker = await loadMasker(configKv);
+  const masker = await prepare("the masking key", () => loadMasker(configKv));
 
   const senderOptions = {
     timeoutMs: config.DELIVERY_REQUEST_TIMEOUT_MS,
@@ -142,7 +148,7 @@ async function deliveryParts(
   const retryQueue = new RetryQueue(js, names);
   const deadLetters = new DeadLetters(js, jsm, names);
   const stats = new DeliveryStats(statsKv, logger);
-  await stats.start(await js.consumers.get(names.usageStream, STATS_CONSUMER));
+  await stats.start(await prepare(`consumer ${STATS_CONSUMER}`, () => js.consumers.get(names.usageStream, STATS_CONSUMER)));
   const schedule = {
     baseDelayMs: config.DELIVERY_RETRY_BASE_DELAY_MS,
     maxDelayMs: config.DELIVERY_RETRY_MAX_DELAY_MS,
@@ -211,13 +217,13 @@ async function deliveryParts(
 
   const logReaders = new LogReaders(config.NATS_URL, logger);
   const callsConsumer = ConcurrentConsumer.start(
-    await js.consumers.get(names.callsStream, CALLS_CONSUMER),
+    await prepare(`consumer ${CALLS_CONSUMER}`, () => js.consumers.get(names.callsStream, CALLS_CONSUMER)),
     (message) => firstAttempts.handle(message),
     { heartbeatMs, concurrency: config.DELIVERY_BATCH_CONCURRENCY, failures: callsFailures },
     logger,
   );
   const retryConsumer = ConcurrentConsumer.start(
-    await js.consumers.get(names.retryStream, RETRY_CONSUMER),
+    await prepare(`consumer ${RETRY_CONSUMER}`, () => js.consumers.get(names.retryStream, RETRY_CONSUMER)),
     (message) => retries.handle(message),
     { heartbeatMs, concurrency: config.DELIVERY_RETRY_CONCURRENCY, failures: retryFailures },
     logger,
