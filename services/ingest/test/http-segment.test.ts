@@ -128,8 +128,9 @@ describe("Segment-compatible HTTP API", () => {
 
   it("refuses a body that is not the gzip it claims to be, and still answers the next requests", async () => {
     // Large enough that the client is still sending when gunzip gives up: the rest must be drained, not left hanging.
+    // Sent to /v1/batch, whose size limit it is far under, so gunzip's refusal is the only one it can get.
     for (let round = 0; round < 3; round++) {
-      const response = await post("/v1/track", undefined, { raw: Buffer.alloc(200_000, "x"), headers: { "Content-Encoding": "gzip" } });
+      const response = await post("/v1/batch", undefined, { raw: Buffer.alloc(200_000, "x"), headers: { "Content-Encoding": "gzip" } });
       expect(response).toMatchObject({ status: 400, body: { error: { code: "bad_encoding" } } });
       expect(await post("/v1/track", { userId: "u1", event: "After" })).toEqual({ status: 200, body: { success: true } });
     }
