@@ -9,7 +9,7 @@ import { loadDeliveryConfig, startDelivery } from "@switchyard/delivery";
 import { loadIngestConfig, startIngest } from "@switchyard/ingest";
 import { loadInsightsConfig, startInsights } from "@switchyard/insights";
 import { createLogger } from "@switchyard/platform";
-import { NatsServer, uniqueNamespace, writeWorkspaceFile, type WorkspaceFile } from "@switchyard/testkit";
+import { NatsCluster, uniqueNamespace, writeWorkspaceFile, type WorkspaceFile } from "@switchyard/testkit";
 import { hashWriteKey, kvKeys, openConfigBucket } from "@switchyard/workspace";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ADMIN_TOKEN, AdminClients, configService } from "../services/delivery/test/delivery-fixture.js";
@@ -38,7 +38,8 @@ const workspace = {
   connections: [{ sourceId: "web", destinationId: "hook" }],
 };
 
-let nats: NatsServer;
+/** A three-node cluster with three replicas of everything, as the configuration is kept in production. */
+let nats: NatsCluster;
 let nc: NatsConnection;
 let kv: KV;
 let file: WorkspaceFile;
@@ -49,7 +50,8 @@ const api = configService(() => admin!);
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
   return {
-    NATS_URL: nats.url,
+    NATS_URL: nats.urls,
+    SWITCHYARD_STREAM_REPLICAS: "3",
     SWITCHYARD_NAMESPACE: namespace,
     SWITCHYARD_WORKSPACE_FILE: file.path,
     SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -85,11 +87,11 @@ async function restart(service: Service): Promise<void> {
 }
 
 beforeAll(async () => {
-  nats = await NatsServer.start();
-  nc = await connect({ servers: nats.url });
+  nats = await NatsCluster.start({ size: 3 });
+  nc = await connect({ servers: nats.servers });
   file = await writeWorkspaceFile(workspace);
   for (const service of ["ingest", "delivery", "insights", "audience-sync"] as const) await restart(service);
-  kv = await openConfigBucket(jetstream(nc), busNames(namespace), 1);
+  kv = await openConfigBucket(jetstream(nc), busNames(namespace), 3);
 });
 
 afterAll(async () => {

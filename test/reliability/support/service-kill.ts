@@ -46,7 +46,18 @@ export async function withTalliedPipeline<T>(
  * seeded random moments and restarted; every call the client saw accepted
  * must reach the receiver.
  */
-export async function runServiceKillScenario(service: "ingest" | "delivery", file: string): Promise<void> {
+export async function runServiceKillScenario(
+  service: "ingest" | "delivery",
+  file: string,
+  options: {
+    /** Checks of its own once every call arrived; what it returns joins the recorded details. */
+    afterRun?: (run: {
+      pipeline: Pipeline;
+      tally: Tally;
+      counts: Awaited<ReturnType<typeof countEndToEnd>>;
+    }) => Promise<Record<string, unknown>>;
+  } = {},
+): Promise<void> {
   const seed = scenarioSeed();
   const rng = new SeededRandom(seed);
   process.stdout.write(`kill-${service}: seed ${seed} (RELIABILITY_SEED=${seed} repeats the kill schedule)\n`);
@@ -80,13 +91,20 @@ export async function runServiceKillScenario(service: "ingest" | "delivery", fil
     const loadError = await running;
     if (loadError !== undefined) throw loadError;
     const counts = await countEndToEnd(pipeline, tally, load.accepted, profile.timeoutMs / 2);
+    const extra = (await options.afterRun?.({ pipeline, tally, counts })) ?? {};
     const figures = {
       scenario: `kill-${service}`,
       file,
       seed,
       ...counts,
       seconds: (Date.now() - startedAt) / 1000,
-      details: { kills, refusals: load.refusals, deadLetters: await pipeline.deadLetters(), starts: pipeline.starts.get(service) },
+      details: {
+        kills,
+        refusals: load.refusals,
+        deadLetters: await pipeline.deadLetters(),
+        starts: pipeline.starts.get(service),
+        ...extra,
+      },
     };
     await recordScenario(figures, pipeline.nc);
     expect(kills).toHaveLength(service === "delivery" ? profile.deliveryKills : profile.kills);
