@@ -1,5 +1,6 @@
 import { NatsCluster } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
+import { expectExactDeliveryStats } from "./support/delivery-stats.js";
 import { loadWithFault } from "./support/load-with-fault.js";
 import { Pipeline, workspaceFor } from "./support/pipeline.js";
 import { profile, scenarioSeed, SeededRandom } from "./support/profile.js";
@@ -11,7 +12,7 @@ const FILE = "test/reliability/nats-cluster.test.ts";
 
 describe("a three-node NATS cluster losing a node mid-run", () => {
   it(
-    "goes on with streams of three replicas, and nothing accepted is lost",
+    "goes on with streams of three replicas, nothing accepted is lost, and the delivery stats stay exact",
     async () => {
       const seed = scenarioSeed();
       const rng = new SeededRandom(seed);
@@ -45,6 +46,7 @@ describe("a three-node NATS cluster losing a node mid-run", () => {
           },
         });
         const leaderAfter = (await pipeline.jsm.streams.info(pipeline.names.callsStream)).cluster?.leader;
+        const stats = await expectExactDeliveryStats(pipeline, tally, run.counts);
         await recordScenario(
           {
             scenario: "nats-cluster-node-lost",
@@ -52,7 +54,13 @@ describe("a three-node NATS cluster losing a node mid-run", () => {
             seed,
             ...run.counts,
             seconds: run.seconds,
-            details: { ...run.fault, callsStreamLeaderAfter: leaderAfter, acceptedAtKill: run.acceptedAtFault, refusals: run.refusals },
+            details: {
+              ...run.fault,
+              callsStreamLeaderAfter: leaderAfter,
+              acceptedAtKill: run.acceptedAtFault,
+              refusals: run.refusals,
+              ...stats,
+            },
           },
           pipeline.nc,
         );
