@@ -9,8 +9,10 @@ FROM node:24-bookworm-slim AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs libs
+COPY apps apps
 COPY services services
-RUN find libs services -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf {} +
+RUN find libs -mindepth 3 -maxdepth 3 ! -name package.json -exec rm -rf {} + \
+ && find apps services -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf {} +
 
 # --- build: all dependencies, then bundle services/*/src/main.ts -> services/*/dist/main.js (and worker-thread entries beside it)
 FROM node:24-bookworm-slim AS build

@@ -4,10 +4,11 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
 import importX from "eslint-plugin-import-x";
 import globals from "globals";
 import tseslint from "typescript-eslint";
+import { layersPlugin } from "./eslint/layers.js";
 
 export default tseslint.config(
   {
-    ignores: ["**/node_modules/**", "**/dist/**", "libs/contracts/src/gen/**", ".data/**", "bench/results/**"],
+    ignores: ["**/node_modules/**", "**/dist/**", "libs/core/contracts/src/gen/**", ".data/**", "bench/results/**"],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -35,8 +36,13 @@ export default tseslint.config(
     },
   },
   {
+    files: ["**/*.{ts,tsx,js,mjs}"],
+    plugins: { switchyard: layersPlugin },
+    rules: { "switchyard/layers": "error" },
+  },
+  {
     // Tests read loosely typed JSON answers; scripts and benchmarks print to the console.
-    files: ["**/test/**/*.ts", "**/*.test.ts", "test/**/*.ts"],
+    files: ["**/test/**/*.ts", "**/*.test.ts", "test/**/*.ts", "libs/testing/**/*.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
   {

@@ -1,13 +1,15 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  // Workspace packages that publish a build (libs/webhook-verify) are read from source in tests.
+  // Workspace packages that publish a build (libs/sdk/webhook-verify) are read from source in tests.
   resolve: { conditions: ["switchyard-source", "module", "node", "import", "default"] },
   ssr: { resolve: { conditions: ["switchyard-source", "node", "import", "default"] } },
   test: {
     include: [
-      "libs/*/src/**/*.test.ts",
-      "libs/*/test/**/*.test.ts",
+      "libs/*/*/src/**/*.test.ts",
+      "apps/*/src/**/*.test.ts",
+      "libs/*/*/test/**/*.test.ts",
+      "apps/*/test/**/*.test.ts",
       "services/*/src/**/*.test.ts",
       "services/*/test/**/*.test.ts",
       "test/**/*.test.ts",

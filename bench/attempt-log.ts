@@ -45,8 +45,7 @@ import {
 import { createLogger } from "@switchyard/platform";
 import { freePort } from "@switchyard/testkit";
 import { loadDeliveryConfig, startDelivery } from "@switchyard/delivery";
-import { DeliveryLog, exchangeOf } from "../services/delivery/src/api/delivery-log.js";
-import type { UrlAttempt } from "../services/delivery/src/pipeline/fan-out.js";
+import { DeliveryLog, exchangeOf, type UrlAttempt } from "@switchyard/delivery/attempt-log";
 import { machineFacts, openBenchBus, percentile, runBenchmark, runLanes, writeResults } from "./lib/run-support.js";
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));

@@ -2,14 +2,14 @@
  * CLI start-up benchmark: `npm run bench:cli [-- --runs N]`.
  *
  * How long the `switchyard` command takes from process start to exit, as users run it
- * (`node libs/cli/bin/switchyard.mjs ...`, which runs the esbuild bundle in libs/cli/dist), against
+ * (`node apps/cli/bin/switchyard.mjs ...`, which runs the esbuild bundle in apps/cli/dist), against
  * the reference measured in the same run: the same source run through tsx, as the bin did before
- * it had a bundle (`node --conditions=switchyard-source --import tsx libs/cli/src/main.ts ...`).
+ * it had a bundle (`node --conditions=switchyard-source --import tsx apps/cli/src/main.ts ...`).
  * Commands: `--help`, and `send` to a port where nothing listens (loads the gRPC client, makes
  * one call, fails at once). Runs alternate bundle/source, `runs` times each (default 10), and the
  * median wall time is reported with the ratio source/bundle. Target: the bundle starts in under
  * 0.5 s. Results: bench/results/cli-start-latest.json. Builds the bundle
- * first (libs/cli/scripts/build.mjs).
+ * first (apps/cli/scripts/build.mjs).
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -49,8 +49,8 @@ async function main(): Promise<void> {
   const runs = Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs: must be a positive integer");
   const loadAverageAtStart = os.loadavg();
-  await run(process.execPath, ["libs/cli/scripts/build.mjs"], { cwd: REPO_ROOT });
-  if (!existsSync(`${REPO_ROOT}libs/cli/dist/main.js`)) throw new Error("libs/cli/dist/main.js was not built");
+  await run(process.execPath, ["apps/cli/scripts/build.mjs"], { cwd: REPO_ROOT });
+  if (!existsSync(`${REPO_ROOT}apps/cli/dist/main.js`)) throw new Error("apps/cli/dist/main.js was not built");
 
   const results: Record<
     string,
@@ -60,11 +60,11 @@ async function main(): Promise<void> {
     const bundle: number[] = [];
     const source: number[] = [];
     // One untimed run of each warms the file cache (and tsx's transpile cache, as a user's second run would).
-    await timed(["libs/cli/bin/switchyard.mjs", ...args]);
-    await timed(["--conditions=switchyard-source", "--import", "tsx", "libs/cli/src/main.ts", ...args]);
+    await timed(["apps/cli/bin/switchyard.mjs", ...args]);
+    await timed(["--conditions=switchyard-source", "--import", "tsx", "apps/cli/src/main.ts", ...args]);
     for (let i = 0; i < runs; i++) {
-      bundle.push(await timed(["libs/cli/bin/switchyard.mjs", ...args]));
-      source.push(await timed(["--conditions=switchyard-source", "--import", "tsx", "libs/cli/src/main.ts", ...args]));
+      bundle.push(await timed(["apps/cli/bin/switchyard.mjs", ...args]));
+      source.push(await timed(["--conditions=switchyard-source", "--import", "tsx", "apps/cli/src/main.ts", ...args]));
     }
     const bundleMedianSeconds = median(bundle);
     const sourceMedianSeconds = median(source);

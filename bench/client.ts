@@ -31,7 +31,7 @@ import { connect } from "@nats-io/transport-node";
 import { Analytics as SegmentAnalytics } from "@segment/analytics-node";
 import { busNames } from "@switchyard/bus";
 import { readCallBatches, uniqueNamespace } from "@switchyard/testkit";
-import { Analytics } from "../libs/analytics/src/index.js";
+import { Analytics } from "@switchyard/analytics";
 import { clientMessages, type ClientMessage } from "./lib/client-messages.js";
 import { machineFacts, runBenchmark, startNats, writeResults, writeWorkspaceFile, type Cleanup } from "./lib/run-support.js";
 import { startIngestChild } from "./lib/service-child.js";
@@ -84,7 +84,17 @@ function parameters() {
 async function enqueueRun(library: "switchyard" | "segment", calls: number): Promise<EnqueueResult> {
   const { stdout } = await run(
     process.execPath,
-    ["--expose-gc", "--import", "tsx", "bench/lib/client-enqueue-child.ts", "--library", library, "--calls", String(calls)],
+    [
+      "--expose-gc",
+      "--conditions=switchyard-source",
+      "--import",
+      "tsx",
+      "bench/lib/client-enqueue-child.ts",
+      "--library",
+      library,
+      "--calls",
+      String(calls),
+    ],
     { cwd: REPO_ROOT, maxBuffer: 1024 * 1024 },
   );
   return JSON.parse(stdout.trim().split("\n").pop()!) as EnqueueResult;

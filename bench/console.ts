@@ -23,8 +23,8 @@ import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
 import { chromium, type Browser } from "playwright-core";
 // @ts-expect-error: plain JavaScript build script, no declarations.
-import { buildConsoleWeb } from "../services/console/scripts/build-web.mjs";
-import { ADMIN_TOKEN, startConsoleFixture } from "../services/console/test/console-fixture.js";
+import { buildConsoleWeb } from "@switchyard/console/build-web";
+import { ADMIN_TOKEN, startConsoleFixture } from "@switchyard/testkit/fixtures/console";
 import { machineFacts, percentile, runBenchmark, writeResults } from "./lib/run-support.js";
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));

@@ -26,7 +26,7 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createGunzip, gzipSync } from "node:zlib";
-import { gzipBomb } from "./lib/gzip-bomb.js";
+import { gzipBomb } from "@switchyard/testkit";
 import { machineFacts, openBenchBus, runBenchmark, writeResults, writeWorkspaceFile, type Cleanup } from "./lib/run-support.js";
 import { startIngestChild, type ServiceChild } from "./lib/service-child.js";
 

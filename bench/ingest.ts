@@ -13,7 +13,7 @@
  *     encoded call per message, each PubAck awaited, at most 256 in flight;
  *     once before the ingest runs and once after, counted together. The
  *     judged reference publishes over a connection opened exactly as ingest
- *     opens its own (libs/platform connectBus), so both sides run nats.js
+ *     opens its own (libs/infra/platform connectBus), so both sides run nats.js
  *     with the same options. Among them is noAsyncTraces, which spares every
  *     request a stack capture: ingest makes one request per batch, a per-call
  *     publisher one per call, so with nats.js's default options the reference
@@ -511,7 +511,7 @@ async function main(cleanup: Cleanup): Promise<void> {
       natsServerCpuMicrosPerCall: roundedOrNull(cpuMicrosPerCall.natsServer),
     })),
     ingestCallsPerSecond: Math.round(judged.rate.perSecond),
-    rawReference: "nats.js connected as ingest connects (libs/platform connectBus: noAsyncTraces)",
+    rawReference: "nats.js connected as ingest connects (libs/infra/platform connectBus: noAsyncTraces)",
     rawPublishesPerSecond: Math.round(rawRates.likeIngest.perSecond),
     rawSeconds: Number(rawRates.likeIngest.seconds.toFixed(3)),
     rawRuns: [rawBefore.likeIngest, rawAfter.likeIngest].map(rateRecord),

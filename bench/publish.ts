@@ -5,7 +5,7 @@
  * acknowledgement awaited, `--in-flight` at a time) two ways, taking turns for `--rounds` rounds,
  * on one connection opened as services open theirs:
  *  - reference: nats.js's own `js.publish`, a request per publish;
- *  - acked: the JetStream client every service gets (`withAckedPublish`, libs/bus), whose
+ *  - acked: the JetStream client every service gets (`withAckedPublish`, libs/infra/bus), whose
  *    acknowledgements come back on one reply subscription.
  * Reports this process's CPU µs per publish for each (`process.cpuUsage`: the publisher's side
  * only; nats-server does the same work for both) and acked / reference. Writes
@@ -43,7 +43,7 @@ runBenchmark(async (cleanup) => {
   const stream = `${namespace.toUpperCase()}_BENCH_PUBLISH`;
   const subject = `${namespace}.bench.publish`;
   await jsm.streams.add({ name: stream, subjects: [subject], storage: StorageType.File });
-  // Connected as services connect (libs/platform connectBus).
+  // Connected as services connect (libs/infra/platform connectBus).
   const nc = await connect({ servers: nats.url, noAsyncTraces: true });
   cleanup.add("close the publishing connection", () => nc.close());
   const sides: { name: "reference" | "acked"; js: JetStreamClient }[] = [

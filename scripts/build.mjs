@@ -49,17 +49,21 @@ function readJson(file) {
   return JSON.parse(readFileSync(file, "utf8"));
 }
 
-/** package.json files of the root and of every workspace package. */
+/** package.json files of the root and of every workspace package (the globs in the root's "workspaces"). */
 function packageJsonFiles() {
   const files = [path.join(ROOT, "package.json")];
-  for (const group of ["libs", "services"]) {
-    const dir = path.join(ROOT, group);
-    if (!existsSync(dir)) continue;
-    for (const name of readdirSync(dir).sort()) {
-      const file = path.join(dir, name, "package.json");
-      if (existsSync(file)) files.push(file);
-    }
-  }
+  const expand = (dir, parts) => {
+    if (parts.length === 0) return existsSync(path.join(dir, "package.json")) ? [path.join(dir, "package.json")] : [];
+    const [head, ...rest] = parts;
+    if (head !== "*") return expand(path.join(dir, head), rest);
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort()
+      .flatMap((name) => expand(path.join(dir, name), rest));
+  };
+  for (const pattern of readJson(path.join(ROOT, "package.json")).workspaces) files.push(...expand(ROOT, pattern.split("/")));
   return files;
 }
 

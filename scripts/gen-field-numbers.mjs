@@ -1,5 +1,5 @@
 // Writes the field numbers of the proto/ messages as TypeScript constants, for the hand-written
-// wire code (libs/wire), which must never type a field number itself. Reads a FileDescriptorSet
+// wire code (libs/core/wire), which must never type a field number itself. Reads a FileDescriptorSet
 // (binary, imports included) on stdin, as scripts/gen-proto.sh builds it, and prints the module.
 import { fromBinary } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";

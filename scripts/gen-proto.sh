@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Generates the TypeScript contracts from proto/ with ts-proto (options pinned in
 # buf.gen.yaml), an embedded descriptor set for gRPC reflection and tooling, and
-# the messages' field numbers as constants (field-numbers.ts) for libs/wire.
+# the messages' field numbers as constants (field-numbers.ts) for libs/core/wire.
 # With --check it regenerates into a temp copy and fails when the committed code is stale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=libs/contracts/src/gen
+out=libs/core/contracts/src/gen
 buf=./node_modules/.bin/buf
 
 
@@ -46,7 +46,7 @@ export const descriptorSetBase64 =
 export const healthDescriptorSetBase64 =
   "$health_b64";
 TS
-# The field numbers as constants: the hand-written wire code (libs/wire) uses these, never literals.
+# The field numbers as constants: the hand-written wire code (libs/core/wire) uses these, never literals.
 printf '%s' "$descriptor_b64" | base64 -d | node scripts/gen-field-numbers.mjs > "$out/field-numbers.ts"
 npx --no-install prettier --log-level warn --write "$out" >/dev/null
 echo "generated $out"

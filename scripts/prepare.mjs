@@ -10,10 +10,10 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildCli } from "../libs/cli/scripts/build.mjs";
+import { buildCli } from "@switchyard/cli/build";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-execFileSync(process.execPath, [path.join(ROOT, "libs/analytics/scripts/build.mjs")], { stdio: "inherit", cwd: ROOT });
+execFileSync(process.execPath, [path.join(ROOT, "libs/sdk/analytics/scripts/build.mjs")], { stdio: "inherit", cwd: ROOT });
 await buildCli();
-console.log("prepare: built libs/analytics/dist and libs/cli/dist");
+console.log("prepare: built libs/sdk/analytics/dist and apps/cli/dist");

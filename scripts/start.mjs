@@ -25,7 +25,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { buildServices, ROOT } from "./build.mjs";
 
-/** Node options a service runs with: BRISK_SERVICE_NODE_OPTIONS in libs/platform/src/heap-tuning.ts says why. */
+/** Node options a service runs with: BRISK_SERVICE_NODE_OPTIONS in libs/infra/platform/src/heap-tuning.ts says why. */
 const SERVICE_NODE_OPTIONS = { ingest: "--max-semi-space-size=64", delivery: "--max-semi-space-size=64" };
 
 const DEFAULT_WORKSPACE_FILE = "config/workspace.example.json";

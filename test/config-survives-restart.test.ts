@@ -12,7 +12,7 @@ import { createLogger } from "@switchyard/platform";
 import { NatsCluster, uniqueNamespace, writeWorkspaceFile, type WorkspaceFile } from "@switchyard/testkit";
 import { hashWriteKey, kvKeys, openConfigBucket } from "@switchyard/workspace";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ADMIN_TOKEN, AdminClients, configService } from "../services/delivery/test/delivery-fixture.js";
+import { ADMIN_TOKEN, AdminClients, configService } from "@switchyard/testkit/fixtures/delivery";
 
 /**
  * Configuration made through ConfigService survives restarts of every service: the workspace

@@ -30,7 +30,7 @@
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { parseArgs } from "node:util";
 import { Analytics as SegmentAnalytics } from "@segment/analytics-node";
-import { Analytics } from "../../libs/analytics/src/index.js";
+import { Analytics } from "@switchyard/analytics";
 import { clientMessages, type ClientMessage } from "./client-messages.js";
 
 const gc = (globalThis as { gc?: () => void }).gc;

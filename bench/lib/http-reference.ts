@@ -7,7 +7,7 @@
  * the least any HTTP ingest must do to store a request durably.
  *
  * Settings from the environment: REFERENCE_NATS_URL, REFERENCE_SUBJECT (the
- * stream must exist). It connects as ingest does (libs/platform connectBus),
+ * stream must exist). It connects as ingest does (libs/infra/platform connectBus),
  * so both publish through nats.js with the same options. Prints
  * `{"ready":true,"port":N}` once it listens; exits on SIGTERM or when stdin closes.
  */

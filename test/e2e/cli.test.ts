@@ -17,7 +17,7 @@ import { startStack, type Stack } from "../helpers/stack.js";
  * an HTTP receiver that refuses one destination's calls so there are failures to list and replay.
  */
 
-const BIN = fileURLToPath(new URL("../../libs/cli/bin/switchyard.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../../apps/cli/bin/switchyard.mjs", import.meta.url));
 const WRITE_KEY = "wk_e2e_cli_tests_0001";
 const ADMIN_TOKEN = "e2e-cli-admin-token-000001";
 

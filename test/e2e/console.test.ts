@@ -9,7 +9,7 @@ import { AudienceServiceClient, SyncAudienceIncrementRequest } from "@switchyard
 import { waitFor, WebhookReceiver } from "@switchyard/testkit";
 import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, startConsoleFixture, type ConsoleFixture } from "../../services/console/test/console-fixture.js";
+import { ADMIN_TOKEN, startConsoleFixture, type ConsoleFixture } from "@switchyard/testkit/fixtures/console";
 
 /**
  * The console in a real headless Chromium against the real suite (nats-server, ingest,

@@ -54,10 +54,11 @@ describe("README client-library snippet", () => {
   it("is built by npm ci (the root package's prepare script)", () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
     expect(pkg.scripts.prepare).toContain("scripts/prepare.mjs");
-    expect(readFileSync(join(ROOT, "scripts/prepare.mjs"), "utf8")).toContain("libs/analytics/scripts/build.mjs");
-    expect(existsSync(join(ROOT, "libs/analytics/dist/index.js")), "libs/analytics/dist/index.js: run npm ci (or npm run prepare)").toBe(
-      true,
-    );
+    expect(readFileSync(join(ROOT, "scripts/prepare.mjs"), "utf8")).toContain("libs/sdk/analytics/scripts/build.mjs");
+    expect(
+      existsSync(join(ROOT, "libs/sdk/analytics/dist/index.js")),
+      "libs/sdk/analytics/dist/index.js: run npm ci (or npm run prepare)",
+    ).toBe(true);
   });
 
   it("runs with plain node and its call reaches the receiver", async () => {

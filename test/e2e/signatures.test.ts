@@ -2,7 +2,7 @@ import { Call, configApi } from "@switchyard/contracts";
 import { WebhookReceiver, waitFor, type ReceivedRequest } from "@switchyard/testkit";
 import { generateSigningSecret, verifyStandardWebhook, verifyXSignature } from "@switchyard/webhook-verify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminClients, FAST_RETRY_ENV } from "../../services/delivery/test/delivery-fixture.js";
+import { AdminClients, FAST_RETRY_ENV } from "@switchyard/testkit/fixtures/delivery";
 import { startStack, type Stack } from "../helpers/stack.js";
 
 /**

@@ -5,8 +5,8 @@ import { Call, configApi } from "@switchyard/contracts";
 import { basicAuthorization, kvKeys } from "@switchyard/workspace";
 import { readCallBatches, waitFor, WebhookReceiver } from "@switchyard/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, grpcFailure, startDeliveryFixture, type DeliveryFixture } from "../../services/delivery/test/delivery-fixture.js";
-import { GrpcIngestClient } from "../../services/ingest/test/ingest-fixture.js";
+import { ADMIN_TOKEN, grpcFailure, startDeliveryFixture, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
+import { GrpcIngestClient } from "@switchyard/testkit/fixtures/ingest";
 
 /**
  * Blocking at the source through the whole pipeline: ConfigService (served by delivery) and the
@@ -15,7 +15,7 @@ import { GrpcIngestClient } from "../../services/ingest/test/ingest-fixture.js";
  * sends them to the connected receiver. Real nats-server, ingest, delivery and HTTP receiver.
  */
 
-const BIN = fileURLToPath(new URL("../../libs/cli/bin/switchyard.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../../apps/cli/bin/switchyard.mjs", import.meta.url));
 const WRITE_KEY = "wk_e2e_blocking_000001";
 const CLI_WRITE_KEY = "wk_e2e_blocking_cli_01";
 const TYPES_RULE = "must be one of identify, track, page, screen, group, alias";

@@ -7,7 +7,7 @@ import { busNames, type BusNames } from "@switchyard/bus";
 import { CALLS_CONSUMER } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
 import { LOOPBACK_CIDRS, NatsServer, uniqueNamespace, waitFor, writeWorkspaceFile } from "@switchyard/testkit";
-import { GrpcIngestClient, startIngestInProcess } from "../../services/ingest/test/ingest-fixture.js";
+import { GrpcIngestClient, startIngestInProcess } from "@switchyard/testkit/fixtures/ingest";
 
 /** The ingest gRPC client, with the write key given to each call. */
 export { GrpcIngestClient as IngestClient };

@@ -1,6 +1,6 @@
 import { NatsServer, waitFor } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
-import { AudienceClient, isGrpcError } from "../../services/audience-sync/test/audience-fixture.js";
+import { AudienceClient, isGrpcError } from "@switchyard/testkit/fixtures/audience-sync";
 import { ADMIN_TOKEN, Pipeline, workspaceFor } from "./support/pipeline.js";
 import { profile, scenarioSeed, SeededRandom } from "./support/profile.js";
 import { recordScenario } from "./support/results.js";

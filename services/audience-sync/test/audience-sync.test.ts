@@ -1,7 +1,7 @@
 import { status } from "@grpc/grpc-js";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isGrpcError, startAudienceFixture, type AudienceFixture } from "./audience-fixture.js";
+import { isGrpcError, startAudienceFixture, type AudienceFixture } from "@switchyard/testkit/fixtures/audience-sync";
 
 let receiver: WebhookReceiver;
 let fixture: AudienceFixture;

@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import type { RequestDeletionRequest } from "@switchyard/contracts";
 import { WebhookReceiver, waitFor } from "@switchyard/testkit";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { isGrpcError, startAudienceFixture, type AudienceFixture } from "./audience-fixture.js";
+import { isGrpcError, startAudienceFixture, type AudienceFixture } from "@switchyard/testkit/fixtures/audience-sync";
 
 let web: WebhookReceiver;
 let app: WebhookReceiver;

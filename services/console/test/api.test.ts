@@ -1,7 +1,7 @@
 import { hashPassword } from "@switchyard/platform";
 import { leakedSecrets, waitFor } from "@switchyard/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, startConsoleFixture, type ConsoleFixture } from "./console-fixture.js";
+import { ADMIN_TOKEN, startConsoleFixture, type ConsoleFixture } from "@switchyard/testkit/fixtures/console";
 
 /**
  * The console's HTTP API against the real services: sessions, CSRF, the generic mapping onto

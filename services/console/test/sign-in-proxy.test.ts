@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, startConsoleFixture, type ConsoleFixture } from "./console-fixture.js";
+import { ADMIN_TOKEN, startConsoleFixture, type ConsoleFixture } from "@switchyard/testkit/fixtures/console";
 
 /**
  * The sign-in limiter behind a reverse proxy, against the real console over HTTP. The console

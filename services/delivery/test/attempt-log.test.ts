@@ -4,7 +4,7 @@ import type { DeliveryAttempt, ListDeliveryAttemptsRequest } from "@switchyard/c
 import { waitFor } from "@switchyard/testkit";
 import { loadMasker } from "@switchyard/workspace";
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, FAST_RETRY_ENV, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, FAST_RETRY_ENV, trackPayload, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 const scope = deliveryPerTest();
 const SECRET = "whsec-attempt-log-test-secret";

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { waitFor, type WebhookReceiver } from "@switchyard/testkit";
 import { beforeEach, describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, webSourceTo, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 const SECRET = "receiver-shared-secret";
 

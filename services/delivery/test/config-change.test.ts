@@ -2,7 +2,14 @@ import { createHmac } from "node:crypto";
 import { configApi } from "@switchyard/contracts";
 import { waitFor, type ReceivedRequest, type WebhookReceiver } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
-import { busCall, configService, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
+import {
+  busCall,
+  configService,
+  deliveryPerTest,
+  trackPayload,
+  webSourceTo,
+  type DeliveryFixture,
+} from "@switchyard/testkit/fixtures/delivery";
 
 /**
  * Changes to a destination made through the configuration API while the

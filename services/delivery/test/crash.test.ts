@@ -10,7 +10,7 @@ import { busNames, DEFAULT_CALLS_STREAM_OPTIONS, ensureCallsStream, type BusName
 import { LOOPBACK_CIDRS, NatsServer, ServiceProcess, uniqueNamespace, waitFor, WebhookReceiver } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CALLS_CONSUMER } from "@switchyard/bus";
-import { busCall, FAST_RETRY_ENV, trackPayload } from "./delivery-fixture.js";
+import { busCall, FAST_RETRY_ENV, trackPayload } from "@switchyard/testkit/fixtures/delivery";
 
 const BATCHES = 30;
 const CALLS_PER_BATCH = 100;

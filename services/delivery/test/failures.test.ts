@@ -2,7 +2,7 @@ import type { DeadLetterEntry, DeliveryAttempt } from "@switchyard/contracts";
 import { freePort, waitFor, type Responder, type ResponsePlan } from "@switchyard/testkit";
 import { loadMasker } from "@switchyard/workspace";
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 /** The request timeout of docs/contract.md §7.4, which the fixture keeps. */
 const REQUEST_TIMEOUT_MS = 5_000;

@@ -13,7 +13,7 @@ import {
   trackPayload,
   type DeliveryFixture,
   type DestinationSettings,
-} from "./delivery-fixture.js";
+} from "@switchyard/testkit/fixtures/delivery";
 
 /*
  * Destination filters (ConnectRequest.filter, a workspace file's connections[].filter) with the

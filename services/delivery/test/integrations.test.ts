@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, trackPayload, webSourceTo } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo } from "@switchyard/testkit/fixtures/delivery";
 
 const scope = deliveryPerTest();
 

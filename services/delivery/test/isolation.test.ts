@@ -3,7 +3,7 @@ import { BUS_MESSAGE_TYPE_HEADER, BUS_MESSAGE_TYPE_NAMES } from "@switchyard/bus
 import { DeferredCalls } from "@switchyard/contracts";
 import { waitFor } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, trackPayload, webSourceTo } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo } from "@switchyard/testkit/fixtures/delivery";
 
 const CALLS = 300;
 /**

@@ -1,6 +1,6 @@
 import { waitFor, type ResponsePlan } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, trackPayload, webSourceTo } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo } from "@switchyard/testkit/fixtures/delivery";
 import { CALLS_CONSUMER } from "@switchyard/bus";
 
 /** Two batch slots: both would be taken by the first two batches if a batch kept its slot until answered. */

@@ -1,7 +1,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { waitFor } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, trackPayload } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload } from "@switchyard/testkit/fixtures/delivery";
 import { RETRY_CONSUMER } from "@switchyard/bus";
 
 /**

@@ -5,7 +5,7 @@ import { headerSafeId } from "@switchyard/bus";
 import { MetricsSnapshot, waitFor, type WebhookReceiver } from "@switchyard/testkit";
 import { verifyStandardWebhook } from "@switchyard/webhook-verify";
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 const SIGNING_SECRET = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
 /** Ids older versions of ingest accepted, and ids any version accepts that are not header-safe. */

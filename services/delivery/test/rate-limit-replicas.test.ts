@@ -22,7 +22,7 @@ import {
   type WorkspaceFile,
 } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { busCall, FAST_RETRY_ENV, trackPayload } from "./delivery-fixture.js";
+import { busCall, FAST_RETRY_ENV, trackPayload } from "@switchyard/testkit/fixtures/delivery";
 
 /*
  * Two real delivery processes share one rate-limited destination. The limit

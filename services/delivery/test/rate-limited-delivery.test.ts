@@ -1,6 +1,6 @@
 import { waitFor, type WebhookReceiver } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, trackPayload, type DeliveryFixture } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 /*
  * One delivery process, one rate-limited destination: every request counts

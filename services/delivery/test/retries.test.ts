@@ -3,7 +3,7 @@ import { ListDeadLettersRequest, type DeadLetterEntry, type DeliveryAttempt } fr
 import { waitFor } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
 import { RetryQueue } from "../src/retries/retry-queue.js";
-import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 const scope = deliveryPerTest();
 

@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { kvKeys } from "@switchyard/workspace";
 import { waitFor } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { configService, grpcFailure as failure, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
+import { configService, grpcFailure as failure, startDeliveryFixture, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 /** ConfigService.SetAllowedOrigins: the browser origins a source's write keys may be used from. */
 

@@ -1,6 +1,6 @@
 import { waitFor, type WebhookReceiver } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 /**
  * SSRF protection through the whole delivery service: receivers on loopback

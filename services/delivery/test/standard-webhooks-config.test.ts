@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { configApi } from "@switchyard/contracts";
 import { kvKeys } from "@switchyard/workspace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configService, grpcFailure as failure, startDeliveryFixture, type DeliveryFixture } from "./delivery-fixture.js";
+import { configService, grpcFailure as failure, startDeliveryFixture, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 /**
  * The configuration API's side of Standard Webhooks (opt-in, secret placeholder, rotation) and

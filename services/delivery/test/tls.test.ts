@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeSelfSignedCertificate, waitFor, type WebhookReceiver, type SelfSignedCertificate } from "@switchyard/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "./delivery-fixture.js";
+import { busCall, deliveryPerTest, trackPayload, webSourceTo, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 let certDir: string;
 let certificate: SelfSignedCertificate;

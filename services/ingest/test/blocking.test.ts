@@ -4,7 +4,7 @@ import { insightsApi, type Call } from "@switchyard/contracts";
 import { kvKeys, openConfigBucket, sourceRecordSchema, type SourceRecord } from "@switchyard/workspace";
 import { MetricsSnapshot, readCallBatches, readStream, waitFor } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isGrpcError, startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+import { isGrpcError, startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 /**
  * Blocking at the source: calls a source blocks are answered as accepted, stored on the filtered

@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import type { Call } from "@switchyard/contracts";
 import { readCallBatches } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isGrpcError, startIngestFixture, type IngestFixture } from "./ingest-fixture.js";
+import { isGrpcError, startIngestFixture, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 let fixture: IngestFixture;
 beforeEach(async () => {

@@ -10,7 +10,7 @@ import { credentials, loadPackageDefinition, type GrpcObject, type ServiceClient
 import * as protoLoader from "@grpc/proto-loader";
 import { descriptorSetBase64 } from "@switchyard/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+import { startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 // Server reflection checked by independent descriptor pools: the buf CLI (Go protobuf, as
 // grpcurl uses) and protobuf-es's registry, which both refuse files with missing imports.

@@ -5,7 +5,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { IngestBatchRequest } from "@switchyard/contracts";
 import { readCallBatches } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startIngestFixture, type IngestFixture } from "./ingest-fixture.js";
+import { startIngestFixture, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 // What grpcurl does, done with grpc-js: server reflection, health, and the proto3 JSON mapping.
 let fixture: IngestFixture;

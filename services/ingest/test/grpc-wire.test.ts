@@ -5,7 +5,7 @@ import { basicAuthorization } from "@switchyard/workspace";
 import { readCallBatches } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { lengthDelimited, varint } from "@switchyard/testkit";
-import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+import { startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 // What only a client writing its own protobuf bytes can send: malformed calls and requests, and
 // fields a generated client never writes.

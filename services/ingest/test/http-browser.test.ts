@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { readCallBatches } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { OTHER_WRITE_KEY, startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+import { OTHER_WRITE_KEY, startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 /**
  * What browser (analytics.js) and mobile (analytics-kotlin, analytics-swift) SDKs send: short

@@ -5,9 +5,9 @@ import { constants, deflateRawSync, gzipSync } from "node:zlib";
 import { MAX_BATCH_BYTES, MAX_CALL_BYTES } from "@switchyard/calls";
 import { MetricsSnapshot, readCallBatches, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { gzipBomb } from "../../../bench/lib/gzip-bomb.js";
+import { gzipBomb } from "@switchyard/testkit";
 import { loadIngestConfig } from "../src/index.js";
-import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+import { startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 const AUTHORIZATION = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString("base64")}`;
 const GOOD_BATCH = JSON.stringify({ batch: [{ type: "track", userId: "u1", event: "Good" }] });

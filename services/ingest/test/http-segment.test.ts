@@ -3,7 +3,7 @@ import { Analytics } from "@segment/analytics-node";
 import { MAX_BATCH_CALLS } from "@switchyard/calls";
 import { readCallBatches } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+import { startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 let fixture: IngestFixture;
 beforeEach(async () => {

@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import type { Call } from "@switchyard/contracts";
 import { readCallBatches, waitFor } from "@switchyard/testkit";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { isGrpcError, startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+import { isGrpcError, startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 let fixture: IngestFixture;
 beforeEach(async () => {

@@ -3,7 +3,7 @@ import { basicAuthorization } from "@switchyard/workspace";
 import { readCallBatches, signedUpCall, waitFor } from "@switchyard/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadIngestConfig, rateLimitOf } from "../src/config.js";
-import { isGrpcError, OTHER_WRITE_KEY, startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+import { isGrpcError, OTHER_WRITE_KEY, startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 /**
  * Per-source rate limiting through real ingest. The rate is slow (one call

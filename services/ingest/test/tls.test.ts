@@ -8,7 +8,7 @@ import { basicAuthorization } from "@switchyard/workspace";
 import { loadServerTls } from "@switchyard/platform";
 import { makeSelfSignedCertificate, signedUpCall, type SelfSignedCertificate } from "@switchyard/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startIngestFixture, WRITE_KEY, type IngestFixture } from "./ingest-fixture.js";
+import { startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
 /**
  * Ingest's gRPC and HTTP servers with TLS from SWITCHYARD_TLS_CERT_FILE and

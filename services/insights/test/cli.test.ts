@@ -10,11 +10,11 @@ import {
   storedCall,
   track,
   type InsightsFixture,
-} from "./insights-fixture.js";
+} from "@switchyard/testkit/fixtures/insights";
 
 /** `switchyard schema` and `switchyard usage` run as users run them (the bin, as a child process) against the service. */
 
-const BIN = fileURLToPath(new URL("../../../libs/cli/bin/switchyard.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../../../apps/cli/bin/switchyard.mjs", import.meta.url));
 
 let fixture: InsightsFixture;
 let env: Record<string, string>;

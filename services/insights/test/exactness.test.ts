@@ -12,7 +12,7 @@ import {
   storedCall,
   track,
   type TestBus,
-} from "./insights-fixture.js";
+} from "@switchyard/testkit/fixtures/insights";
 
 /**
  * Totals stay exact when messages are read twice: after insights is killed (SIGKILL, as a

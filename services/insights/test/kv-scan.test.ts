@@ -1,7 +1,7 @@
 import { Kvm } from "@nats-io/kv";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readLatestValues } from "../src/kv-scan.js";
-import { startTestBus, type TestBus } from "./insights-fixture.js";
+import { startTestBus, type TestBus } from "@switchyard/testkit/fixtures/insights";
 
 let bus: TestBus;
 beforeAll(async () => {

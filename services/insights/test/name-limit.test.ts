@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { countedAll, startInsightsFixture, storedCall, track, type InsightsFixture } from "./insights-fixture.js";
+import { countedAll, startInsightsFixture, storedCall, track, type InsightsFixture } from "@switchyard/testkit/fixtures/insights";
 
 /** SWITCHYARD_SCHEMA_NAME_LIMIT: past it, a source's new names are counted in one overflow entry per type. */
 

@@ -1,7 +1,6 @@
 import { Call } from "@switchyard/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GrpcIngestClient, startIngestInProcess } from "../../ingest/test/ingest-fixture.js";
-import type { IngestHandle } from "@switchyard/ingest";
+import { GrpcIngestClient, startIngestInProcess, type IngestHandle } from "@switchyard/testkit/fixtures/ingest";
 import {
   countedAll,
   publishFiltered,
@@ -10,7 +9,7 @@ import {
   track,
   WORKSPACE,
   type InsightsFixture,
-} from "./insights-fixture.js";
+} from "@switchyard/testkit/fixtures/insights";
 
 /**
  * Schemas built from calls as ingest stores them (ingest runs here, in process), blocked calls

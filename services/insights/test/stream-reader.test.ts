@@ -1,7 +1,7 @@
 import { createLogger } from "@switchyard/platform";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { StreamReader } from "../src/stream-reader.js";
-import { startTestBus, type TestBus } from "./insights-fixture.js";
+import { startTestBus, type TestBus } from "@switchyard/testkit/fixtures/insights";
 
 let bus: TestBus;
 beforeAll(async () => {

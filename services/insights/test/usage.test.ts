@@ -10,7 +10,7 @@ import {
   storedCall,
   track,
   type InsightsFixture,
-} from "./insights-fixture.js";
+} from "@switchyard/testkit/fixtures/insights";
 
 /** Usage per source and UTC day, from the calls, filtered and usage streams; its metrics; the API's checks and auth. */
 

@@ -3,6 +3,9 @@ import { type AttemptExchange, DeliveryAttempt, type HttpHeader } from "@switchy
 import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusNames } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
 import type { UrlAttempt } from "../pipeline/fan-out.js";
+
+/** What one delivered attempt is, as the log takes it (exported with the log for its benchmark). */
+export type { UrlAttempt };
 import { AttemptIndex } from "./attempt-index.js";
 import { encodedSize, pushLastSummary, writeDeliveredAttempt, type DeliveredEntry } from "./delivered-encoder.js";
 import { GatheredMessages, type Gathered } from "./gathered-messages.js";

@@ -6,7 +6,7 @@ import type { OutgoingCall } from "./outgoing-calls.js";
 /*
  * Destination filters, evaluated on the bytes of each call (semantics: CallFilter and
  * FieldCondition in proto/switchyard/v1/config.proto). A filter is compiled once into a tree
- * of closures over libs/wire's CallFieldFinder, which reads only the fields its paths name,
+ * of closures over libs/core/wire's CallFieldFinder, which reads only the fields its paths name,
  * in the call's bytes as the batch holds them. The workspace view keeps a connection's filter
  * as the same object until the connection changes, so a filter is compiled once per version.
  */

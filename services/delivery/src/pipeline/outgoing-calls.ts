@@ -39,7 +39,7 @@ export interface OutgoingBatch {
 
 /**
  * The calls of a switchyard.v1.CallBatch, their bodies written straight from
- * the bytes (libs/wire webhook-body-writer.ts) and each call decoded only if it
+ * the bytes (libs/core/wire webhook-body-writer.ts) and each call decoded only if it
  * is asked for. A batch with anything unusual in it is decoded instead, so
  * the result is always what decoding would give; bytes that are not a
  * CallBatch throw as readCallBatch throws.
