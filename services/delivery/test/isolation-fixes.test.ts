@@ -7,6 +7,7 @@ import { busNames } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
 import { Masker, type Destination, type WorkspaceView } from "@switchyard/workspace";
 import { waitFor } from "@switchyard/testkit";
+import { systemClock } from "../src/pipeline/gate/clock.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions } from "../src/pipeline/destination-gate.js";
 import type { DeliveryMetrics } from "../src/metrics.js";
@@ -48,7 +49,7 @@ function track<T>(promise: Promise<T>): { settled: boolean } {
 describe("DestinationGate: a stalled destination", () => {
   it("sends waiting first attempts to the retry path once no slot was freed for stallMs, without opening the breaker", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, clock.now);
+    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
     await gate.acquire();
     await gate.acquire();
     const waiter = gate.acquire();
@@ -67,7 +68,7 @@ describe("DestinationGate: a stalled destination", () => {
   it("does not call a stall when its own check ran late: this process was held up, not the receiver", async () => {
     const clock = manualClock();
     // Long enough that the re-check (a quarter of it later) cannot overtake the assertions on a busy machine.
-    const gate = new DestinationGate({ ...OPTIONS, stallMs: 800 }, clock.now);
+    const gate = new DestinationGate({ ...OPTIONS, stallMs: 800 }, { now: clock.now, after: systemClock.after });
     await gate.acquire();
     await gate.acquire();
     const waiter = track(gate.acquire());
@@ -84,7 +85,7 @@ describe("DestinationGate: a stalled destination", () => {
 
   it("is not stalled while slots are being freed", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, clock.now);
+    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
     const first = (await gate.acquire())!;
     await gate.acquire();
     const waiter = gate.acquire();
@@ -98,7 +99,7 @@ describe("DestinationGate: a stalled destination", () => {
 
   it("scales the stall time with the receiver's usual answer time, between minStallMs and stallMs", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate({ ...OPTIONS, minStallMs: 50, stallMs: 1_000 }, clock.now);
+    const gate = new DestinationGate({ ...OPTIONS, minStallMs: 50, stallMs: 1_000 }, { now: clock.now, after: systemClock.after });
     // Before any answer: minStallMs.
     await gate.acquire();
     await gate.acquire();
@@ -109,7 +110,7 @@ describe("DestinationGate: a stalled destination", () => {
 
     // A receiver that answers in 20 ms is stalled after 4 × 20 ms without an answer, not after minStallMs.
     // (The gate's check runs on real timers, the clock is the test's: the real waits only let the checks run.)
-    const slow = new DestinationGate({ ...OPTIONS, minStallMs: 10, stallMs: 1_000 }, clock.now);
+    const slow = new DestinationGate({ ...OPTIONS, minStallMs: 10, stallMs: 1_000 }, { now: clock.now, after: systemClock.after });
     for (let i = 0; i < 20; i++) {
       const release = (await slow.acquire())!;
       clock.advance(20);
@@ -128,7 +129,7 @@ describe("DestinationGate: a stalled destination", () => {
 
   it("waits as long as it takes when stallMs is not set", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate({ ...OPTIONS, stallMs: undefined }, clock.now);
+    const gate = new DestinationGate({ ...OPTIONS, stallMs: undefined }, { now: clock.now, after: systemClock.after });
     await gate.acquire();
     await gate.acquire();
     clock.advance(60_000);
@@ -137,7 +138,7 @@ describe("DestinationGate: a stalled destination", () => {
 
   it("asks retries to wait a cool-down, not 100 ms, while the probe is in flight", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, clock.now);
+    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
     for (let i = 0; i < OPTIONS.failureThreshold; i++) (await gate.acquire())!("retryable");
     clock.advance(OPTIONS.cooldownMs);
     const probe = gate.tryAcquire();

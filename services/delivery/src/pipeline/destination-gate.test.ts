@@ -1,3 +1,4 @@
+import { systemClock } from "./gate/clock.js";
 import { describe, expect, it } from "vitest";
 import { DestinationGate, DestinationGates, type GateOptions, type Release } from "./destination-gate.js";
 
@@ -142,7 +143,7 @@ describe("DestinationGate: circuit breaker", () => {
 
   it("gives retries a single probe once the cool-down is over", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, clock.now);
+    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
     await openCircuit(gate);
 
     expect(gate.tryAcquire()).toBeUndefined();
@@ -166,7 +167,7 @@ describe("DestinationGate: circuit breaker", () => {
 
   it("re-opens for another cool-down when the probe fails", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, clock.now);
+    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
     await openCircuit(gate);
     clock.advance(5_000);
     gate.tryAcquire()!("retryable");
@@ -189,7 +190,7 @@ describe("DestinationGate: circuit breaker", () => {
 describe("DestinationGate: not moving (a batch may give up its slot)", () => {
   it("is not moving once every slot has been taken and none freed for the minimum, before any answer", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, clock.now);
+    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
     await acquired(gate);
     expect(gate.notMoving(25)).toBe(false); // a slot is free
     await acquired(gate);
@@ -201,7 +202,7 @@ describe("DestinationGate: not moving (a batch may give up its slot)", () => {
 
   it("waits several times the usual answer time when that is longer, and any freed slot counts as moving", async () => {
     const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, clock.now);
+    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
     const first = await acquired(gate);
     clock.advance(100);
     first("delivered"); // answers take 100 ms
@@ -221,7 +222,7 @@ describe("DestinationGate: behind (a slow receiver, slower than its calls come)"
   /** A gate whose receiver has answered once, in `answerMs`, with every slot taken again. */
   async function busyGate(answerMs: number, stallMs = 1_000) {
     const clock = manualClock();
-    const gate = new DestinationGate({ ...OPTIONS, stallMs }, clock.now);
+    const gate = new DestinationGate({ ...OPTIONS, stallMs }, { now: clock.now, after: systemClock.after });
     const first = await acquired(gate);
     clock.advance(answerMs);
     first("delivered");
@@ -282,7 +283,7 @@ describe("DestinationGate: behind (a slow receiver, slower than its calls come)"
  */
 async function queuedGates(destinations: Record<string, { answerMs: number; waiting: number }>, advanceMs = 10) {
   const clock = manualClock();
-  const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, clock.now);
+  const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, { now: clock.now, after: systemClock.after });
   for (const [id, { answerMs, waiting }] of Object.entries(destinations)) {
     const gate = gates.for(id);
     const first = await acquired(gate);
@@ -368,7 +369,7 @@ describe("DestinationGate: behind, a longer queue than the other destinations", 
 
   it("is not compared with idle destinations: a burst to one destination while the others are quiet keeps its pace", async () => {
     const clock = manualClock();
-    const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, clock.now);
+    const gates = new DestinationGates({ ...OPTIONS, stallMs: 1_000 }, undefined, { now: clock.now, after: systemClock.after });
     const quiet = gates.for("quiet");
     const answered = await acquired(quiet);
     clock.advance(2);
