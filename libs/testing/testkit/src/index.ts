@@ -10,6 +10,7 @@ export type { SelfSignedCertificate } from "./certificates.js";
 export { freePort } from "./free-port.js";
 export { gzipBomb } from "./gzip-bomb.js";
 export { LOOPBACK_CIDRS } from "./loopback.js";
+export { ManualClock } from "./manual-clock.js";
 export { MetricsSnapshot } from "./metrics-scrape.js";
 export type { MetricSample } from "./metrics-scrape.js";
 export { NatsCluster } from "./nats-cluster.js";
