@@ -6,10 +6,8 @@ import { DeliveryTask } from "@switchyard/contracts";
 import { busNames } from "@switchyard/bus";
 import { createLogger } from "@switchyard/platform";
 import { Masker, type Destination, type WorkspaceView } from "@switchyard/workspace";
-import { waitFor } from "@switchyard/testkit";
-import { systemClock } from "../src/pipeline/gate/clock.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { DestinationGate, DestinationGates, type GateOptions } from "../src/pipeline/destination-gate.js";
+import { DestinationGates, type GateOptions } from "../src/pipeline/destination-gate.js";
 import type { DeliveryMetrics } from "../src/metrics.js";
 import type { PoisonMessages } from "../src/retries/poison.js";
 import type { OutcomeReports } from "../src/pipeline/outcome-reports.js";
@@ -25,128 +23,12 @@ import { WebhookSender } from "../src/outbound/webhook-sender.js";
 const LOOPBACK = AddressPolicy.fromList(LOOPBACK_CIDRS);
 
 /**
- * What keeps one bad destination from slowing the others: stall detection in
- * the gate, a connection pool per destination, and parked retries that really
- * stay parked.
+ * What keeps one bad destination from slowing the others: a connection pool per
+ * destination, and parked retries that really stay parked. (The gate's stall
+ * detection is tested beside it, in src/pipeline/gate/.)
  */
 
-const OPTIONS: GateOptions = { concurrency: 2, failureThreshold: 3, cooldownMs: 5_000, stallMs: 50 };
-
-function manualClock(start = 1_000_000) {
-  let now = start;
-  return { now: () => now, advance: (ms: number) => void (now += ms) };
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Follows a promise so a test can ask whether it has resolved. */
-function track<T>(promise: Promise<T>): { settled: boolean } {
-  const state = { settled: false };
-  void promise.then(() => (state.settled = true));
-  return state;
-}
-
-describe("DestinationGate: a stalled destination", () => {
-  it("sends waiting first attempts to the retry path once no slot was freed for stallMs, without opening the breaker", async () => {
-    const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
-    await gate.acquire();
-    await gate.acquire();
-    const waiter = gate.acquire();
-    expect(gate.stalled).toBe(false);
-
-    clock.advance(50);
-    await sleep(150); // the gate's own check runs on a real timer
-    expect(gate.stalled).toBe(true);
-    expect(await waiter).toBeUndefined();
-    // New first attempts skip it at once; it is not failing, and retries come back after a cool-down.
-    expect(await gate.acquire()).toBeUndefined();
-    expect(gate.failing).toBe(false);
-    expect(gate.retryLaterMs()).toBe(5_000);
-  });
-
-  it("does not call a stall when its own check ran late: this process was held up, not the receiver", async () => {
-    const clock = manualClock();
-    // Long enough that the re-check (a quarter of it later) cannot overtake the assertions on a busy machine.
-    const gate = new DestinationGate({ ...OPTIONS, stallMs: 800 }, { now: clock.now, after: systemClock.after });
-    await gate.acquire();
-    await gate.acquire();
-    const waiter = track(gate.acquire());
-    clock.advance(800);
-    const blockedUntil = performance.now() + 1_100;
-    while (performance.now() < blockedUntil); // the event loop is blocked well past the check's time
-    await sleep(10);
-    expect(waiter.settled).toBe(false);
-    expect(gate.stalled).toBe(false);
-    // Looked at again a quarter of stallMs later, once caught up, it is still stuck: now it counts.
-    await waitFor("the second look to call the stall", () => waiter.settled);
-    expect(gate.stalled).toBe(true);
-  });
-
-  it("is not stalled while slots are being freed", async () => {
-    const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
-    const first = (await gate.acquire())!;
-    await gate.acquire();
-    const waiter = gate.acquire();
-    clock.advance(40);
-    first("delivered"); // progress: the waiter gets this slot
-    clock.advance(40);
-    expect(gate.stalled).toBe(false);
-    expect(await waiter).toBeTypeOf("function");
-    expect(gate.retryLaterMs()).toBe(100);
-  });
-
-  it("scales the stall time with the receiver's usual answer time, between minStallMs and stallMs", async () => {
-    const clock = manualClock();
-    const gate = new DestinationGate({ ...OPTIONS, minStallMs: 50, stallMs: 1_000 }, { now: clock.now, after: systemClock.after });
-    // Before any answer: minStallMs.
-    await gate.acquire();
-    await gate.acquire();
-    const early = gate.acquire();
-    clock.advance(50);
-    await sleep(150);
-    expect(await early).toBeUndefined();
-
-    // A receiver that answers in 20 ms is stalled after 4 × 20 ms without an answer, not after minStallMs.
-    // (The gate's check runs on real timers, the clock is the test's: the real waits only let the checks run.)
-    const slow = new DestinationGate({ ...OPTIONS, minStallMs: 10, stallMs: 1_000 }, { now: clock.now, after: systemClock.after });
-    for (let i = 0; i < 20; i++) {
-      const release = (await slow.acquire())!;
-      clock.advance(20);
-      release("delivered");
-    }
-    await slow.acquire();
-    await slow.acquire();
-    const waiter = track(slow.acquire());
-    clock.advance(70);
-    await sleep(200);
-    expect(waiter.settled).toBe(false);
-    clock.advance(20);
-    await waitFor("the stall to be called", () => waiter.settled);
-    expect(slow.stalled).toBe(true);
-  });
-
-  it("waits as long as it takes when stallMs is not set", async () => {
-    const clock = manualClock();
-    const gate = new DestinationGate({ ...OPTIONS, stallMs: undefined }, { now: clock.now, after: systemClock.after });
-    await gate.acquire();
-    await gate.acquire();
-    clock.advance(60_000);
-    expect(gate.stalled).toBe(false);
-  });
-
-  it("asks retries to wait a cool-down, not 100 ms, while the probe is in flight", async () => {
-    const clock = manualClock();
-    const gate = new DestinationGate(OPTIONS, { now: clock.now, after: systemClock.after });
-    for (let i = 0; i < OPTIONS.failureThreshold; i++) (await gate.acquire())!("retryable");
-    clock.advance(OPTIONS.cooldownMs);
-    const probe = gate.tryAcquire();
-    expect(probe).toBeTypeOf("function");
-    expect(gate.tryAcquire()).toBeUndefined();
-    expect(gate.retryLaterMs()).toBe(OPTIONS.cooldownMs);
-  });
-});
+const OPTIONS: GateOptions = { concurrency: 2, failureThreshold: 3, cooldownMs: 5_000 };
 
 describe("WebhookSender: one connection pool per destination", () => {
   let server: Server | undefined;
