@@ -102,9 +102,13 @@ describe("DeliveryStats", () => {
       { timeoutMs: 15_000, intervalMs: 100 },
     );
     expect(await totals(stats)).toEqual(want);
-    // A second publish of the same reports (a message handled again) is dropped by the stream's dedup.
+    // A second publish of the same reports (a message handled again) is dropped by the stream's dedup:
+    // nothing new is stored, so nothing more can be folded.
+    const stored = (await jsm.streams.info(names.usageStream)).state.last_seq;
     await publishReports(names, { a: 30 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await jsm.streams.info(names.usageStream)).state.last_seq).toBe(stored);
+    const info = await jsm.consumers.info(names.usageStream, STATS_CONSUMER);
+    expect([info.num_pending, info.num_ack_pending]).toEqual([0, 0]);
     expect(await totals(stats)).toEqual(want);
     await stats.close();
   });
