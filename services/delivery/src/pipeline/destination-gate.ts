@@ -16,7 +16,7 @@ export interface GateOptions extends BreakerOptions, StallOptions {
   concurrency: number;
 }
 
-/** How soon a retry that found a healthy destination's slots all taken asks again. */
+/** How soon a retry that found a healthy destination's slots all taken asks again: its next answer frees one. */
 const RETRY_POLL_MS = 100;
 
 /** Frees the slot and reports how the delivery went; "unused": no request was made, so there is nothing to learn. */
