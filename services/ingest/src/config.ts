@@ -23,20 +23,34 @@ export const DEFAULT_HTTP_MAX_CONNECTIONS = 10_000;
 
 export const ingestEnvSchema = commonEnvSchema
   .extend({
-    INGEST_GRPC_PORT: portVar(DEFAULT_GRPC_PORT),
-    INGEST_HTTP_PORT: portVar(DEFAULT_HTTP_PORT),
+    INGEST_GRPC_PORT: portVar(DEFAULT_GRPC_PORT).describe("gRPC port (IngestService); 0 picks a free one."),
+    INGEST_HTTP_PORT: portVar(DEFAULT_HTTP_PORT).describe("Segment-compatible HTTP API port; 0 picks a free one."),
     /** /healthz, /readyz and /metrics. */
-    INGEST_OPS_PORT: portVar(DEFAULT_OPS_PORT),
-    INGEST_PUBLISH_TIMEOUT_MS: positiveIntVar(DEFAULT_PUBLISH_TIMEOUT_MS),
-    SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(DEFAULT_DUPLICATE_WINDOW_MS),
-    SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(DEFAULT_CALLS_MAX_AGE_MS),
-    SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS),
+    INGEST_OPS_PORT: portVar(DEFAULT_OPS_PORT).describe("Ops port: /healthz, /readyz and /metrics, without authentication."),
+    INGEST_PUBLISH_TIMEOUT_MS: positiveIntVar(DEFAULT_PUBLISH_TIMEOUT_MS).describe(
+      "How long a batch waits for JetStream's acknowledgement before the request is answered UNAVAILABLE (HTTP 503).",
+    ),
+    SWITCHYARD_DUPLICATE_WINDOW_MS: positiveIntVar(DEFAULT_DUPLICATE_WINDOW_MS).describe(
+      "A batch re-sent with the same id within this window is stored once (the calls stream's duplicate window).",
+    ),
+    SWITCHYARD_CALLS_MAX_AGE_MS: positiveIntVar(DEFAULT_CALLS_MAX_AGE_MS).describe(
+      "How long calls stay in the calls stream (and blocked calls in the filtered stream).",
+    ),
+    SHUTDOWN_GRACE_MS: positiveIntVar(DEFAULT_SHUTDOWN_GRACE_MS).describe(
+      "After SIGTERM, how long calls in flight on the service's gRPC APIs get to finish before they are cancelled.",
+    ),
     /** HTTP API: time a client has to send a request's headers (and, with TLS, to finish the handshake). */
-    INGEST_HTTP_HEADERS_TIMEOUT_MS: positiveIntVar(DEFAULT_HTTP_HEADERS_TIMEOUT_MS),
+    INGEST_HTTP_HEADERS_TIMEOUT_MS: positiveIntVar(DEFAULT_HTTP_HEADERS_TIMEOUT_MS).describe(
+      "HTTP API: time a client has to send a request's headers (with TLS, to finish the handshake too); then 408 and the connection is closed. At most INGEST_HTTP_REQUEST_TIMEOUT_MS.",
+    ),
     /** HTTP API: time a client has to send a whole request; past it the answer is 408 and the connection is closed. */
-    INGEST_HTTP_REQUEST_TIMEOUT_MS: positiveIntVar(DEFAULT_HTTP_REQUEST_TIMEOUT_MS),
+    INGEST_HTTP_REQUEST_TIMEOUT_MS: positiveIntVar(DEFAULT_HTTP_REQUEST_TIMEOUT_MS).describe(
+      "HTTP API: time a client has to send a whole request; then 408 and the connection is closed. Raise it for clients on very slow links.",
+    ),
     /** HTTP API: open connections per process; connections over it are closed as soon as they are accepted. */
-    INGEST_HTTP_MAX_CONNECTIONS: positiveIntVar(DEFAULT_HTTP_MAX_CONNECTIONS),
+    INGEST_HTTP_MAX_CONNECTIONS: positiveIntVar(DEFAULT_HTTP_MAX_CONNECTIONS).describe(
+      "HTTP API: open connections per process (each worker), idle keep-alive ones included; one over it is closed as soon as it is accepted. Keep the open-file limit above it.",
+    ),
     /**
      * The URL browsers reach this HTTP API at (e.g. "https://events.example.com"), served to
      * analytics.js by GET /v1/projects/<write key>/settings. Unset: the request's Host header and
@@ -49,15 +63,25 @@ export const ingestEnvSchema = commonEnvSchema
         'must be an absolute http or https URL without credentials, query or #fragment (e.g. "https://events.example.com")',
       )
       .transform((value) => value.replace(/\/+$/, ""))
-      .optional(),
+      .optional()
+      .describe(
+        "URL browsers reach the HTTP API at (e.g. `https://events.example.com`), served to analytics.js by `GET /v1/projects/<write key>/settings`. Unset: the request's Host header and this server's scheme.",
+      ),
     /** Calls per second each source may send (per ingest process). Unset: no rate limit. */
-    INGEST_RATE_LIMIT_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").optional(),
+    INGEST_RATE_LIMIT_PER_SECOND: z.coerce
+      .number({ error: "must be a number" })
+      .positive("must be positive")
+      .optional()
+      .describe(
+        "Calls per second each source may send, per ingest process; over it, RESOURCE_EXHAUSTED or HTTP 429 with Retry-After. Unset: no rate limit.",
+      ),
     /** Calls a source may send at once; default: one second's worth (at least 1). */
     INGEST_RATE_LIMIT_BURST: z.coerce
       .number({ error: "must be a number" })
       .int("must be an integer")
       .positive("must be positive")
-      .optional(),
+      .optional()
+      .describe("Calls a source may send at once (needs INGEST_RATE_LIMIT_PER_SECOND). Unset: one second's worth, at least 1."),
   })
   .superRefine((env, context) => {
     // Node refuses a headers timeout longer than the request timeout, which covers the headers too.
