@@ -3,8 +3,8 @@
  *
  * How long the `switchyard` command takes from process start to exit, as users run it
  * (`node apps/cli/bin/switchyard.mjs ...`, which runs the esbuild bundle in apps/cli/dist), against
- * the reference measured in the same run: the same source run through tsx, as the bin did before
- * it had a bundle (`node --conditions=switchyard-source --import tsx apps/cli/src/main.ts ...`).
+ * the reference measured in the same run: the same source run through tsx, as the bin would run
+ * without its bundle (`node --conditions=switchyard-source --import tsx apps/cli/src/main.ts ...`).
  * Commands: `--help`, and `send` to a port where nothing listens (loads the gRPC client, makes
  * one call, fails at once). Runs alternate bundle/source, `runs` times each (default 10), and the
  * median wall time is reported with the ratio source/bundle. Target: the bundle starts in under

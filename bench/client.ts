@@ -7,10 +7,10 @@
  *     `runs` times (default 5), alternating; the median is reported. The rate is measured per
  *     second of CPU time the process used (the target's ratio) and per wall-clock second (also
  *     reported): on a shared machine the wall clock mostly measures when the process got a core.
- *     A run is 20,000 calls after 20,000 warm-up calls, for both. A Switchyard run is then only
- *     about 0.2 s of CPU, where one scheduling hiccup shows, hence five runs rather than three.
- *     Longer runs would not be like for like: the peer keeps about 17 KB per queued call, so its
- *     GC cost per call grows with the run, which would flatter us.
+ *     A run is 20,000 calls after 20,000 warm-up calls, for both. A Switchyard run is then short
+ *     enough for one scheduling hiccup to show, hence five runs rather than three. Longer runs
+ *     would not be like for like: the peer keeps far more heap per queued call, so its GC cost
+ *     per call grows with the run, which would flatter us.
  *  2. delivered: calls per second from the first call until the library reports everything sent
  *     (our flush(), the peer's closeAndFlush()), into the same ingest service (its own process)
  *     and nats-server: ours over gRPC, the peer over ingest's Segment HTTP API (/v1/batch). Both use

@@ -15,14 +15,14 @@
  *     rounds (3 by default), so both see about the same machine. With
  *     `--workers N` (N > 1) it runs again with N worker processes sharing the
  *     destination's connections (so the receiver sees as many connections as
- *     from the raw client), and that run is judged. On this project's 2-core
- *     machine, where the receiver needs a core too, one process does better,
- *     hence the default of 1. Target: ≥ 0.7 × raw; goal: ≥ 0.9 × raw.
+ *     from the raw client), and that run is judged. On a 2-core machine,
+ *     where the receiver needs a core too, one process does better, hence
+ *     the default of 1. Target: ≥ 0.7 × raw; goal: ≥ 0.9 × raw.
  *  2. isolation: one source, five destinations. Run once with all five
  *     healthy and once with one whose receiver holds every request for 6 s
  *     (past the 5 s timeout). The other four's aggregate rate, from the first
  *     request of the run to the last of theirs, in both runs. Each run is
- *     long enough (50,000 calls a destination, ~10 s here) to span the failing destination's
+ *     long enough (50,000 calls a destination) to span the failing destination's
  *     onset: stall, breaker trip at the 5 s timeout, cool-down and a probe.
  *     Healthy and failing runs alternate (two of each by default), each with
  *     a fresh service process. Target: ≥ 0.9. A third run kind has the
@@ -51,8 +51,8 @@
  *     own source, in every round) sends to a healthy receiver and to one
  *     answering as the 100 MB one does, so that the code cutting such answers is compiled
  *     as in any delivery process that has run a while; in a process that
- *     never ran it, it runs interpreted and the first second's p99 was
- *     86-90 ms with that receiver alone. `--latency-isolation-cold` leaves it
+ *     never ran it, it runs interpreted and the first second's p99 shows
+ *     that rather than isolation. `--latency-isolation-cold` leaves it
  *     out. The never-answering and resetting receivers are not warmed: their
  *     retries would come back in the measured seconds. The measured load
  *     starts once the warm-up is delivered, and each process's CPU is
@@ -247,8 +247,8 @@ function parseParameters(argv: string[]): Parameters {
       calls: { type: "string", default: "45000" },
       rounds: { type: "string", default: "3" },
       "warmup-calls": { type: "string", default: "5000" },
-      // The service's CPU per webhook keeps falling for its first ~50,000 (JIT tiers, the young generation growing
-      // to its 64 MB semi-spaces): rounds before that measure start-up, not the throughput it keeps up.
+      // The service's CPU per webhook keeps falling for its first tens of thousands (JIT tiers, the young generation
+      // growing to its 64 MB semi-spaces): rounds before that measure start-up, not the throughput it keeps up.
       "throughput-warmup-calls": { type: "string", default: "50000" },
       "isolation-calls": { type: "string", default: "50000" },
       "isolation-rounds": { type: "string", default: "2" },
@@ -257,8 +257,8 @@ function parseParameters(argv: string[]): Parameters {
       "latency-batch-size": { type: "string", default: "10" },
       "latency-seconds": { type: "string", default: "20" },
       "latency-warmup-seconds": { type: "string", default: "5" },
-      // A call per batch, as the HTTP API stores them; 300 a second leave this 2-core machine room for the
-      // 100 MB receiver, which costs a connection per request at both ends (~0.8 ms of CPU together).
+      // A call per batch, as the HTTP API stores them; 300 a second leave a 2-core machine room for the
+      // 100 MB receiver, which costs a new connection per request at both ends.
       "latency-isolation-rate": { type: "string", default: "300" },
       "latency-isolation-batch-size": { type: "string", default: "1" },
       "latency-isolation-seconds": { type: "string", default: "15" },
@@ -1312,7 +1312,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     hostileSink = await WebhookSinkChild.start(REPO_ROOT);
     const started = hostileSink;
     // The hostile receivers stand for other people's servers, which run on their own machines: here they share
-    // delivery's two cores, and the 100 MB one took 0.12-0.43 of a core pushing bytes into sockets
+    // delivery's cores, and the 100 MB one spends a good share of a core pushing bytes into sockets
     // delivery closes. At the lowest priority they get what the rest leaves, as if elsewhere; 0 measures them
     // competing for the cores.
     os.setPriority(hostileSink.pid!, params.hostileNice);

@@ -17,15 +17,13 @@
  *     with the same options. Among them is noAsyncTraces, which spares every
  *     request a stack capture: ingest makes one request per batch, a per-call
  *     publisher one per call, so with nats.js's default options the reference
- *     would be 1.7-2.1 times slower than it needs to be (measured here:
- *     22-33k against 42-53k publishes/s). That reference, nats.js with its
- *     defaults, is measured too and reported beside the judged one, since
- *     results before 2026-11-24 were judged against it.
+ *     would be slower than it needs to be. That reference, nats.js with its
+ *     defaults, is measured too and reported beside the judged one.
  *
  * Both sides are timed over comparable stretches, a few seconds each (600,000
- * calls through ingest, 2 × 200,000 raw publishes): this 2-core VM's speed
- * drifts by 10-30 % within seconds, and a short window on one side only (it
- * was 1.5 s of ingest against 14 s of raw) made the ratio swing with it.
+ * calls through ingest, 2 × 200,000 raw publishes): a shared machine's speed
+ * drifts within seconds, and a short window on one side only would make the
+ * ratio swing with it.
  *
  * Each run also reports CPU time (user + system, during the timed part): per
  * call, of the ingest processes, this benchmark's gRPC client and nats-server;

@@ -5,9 +5,9 @@
  * The same 100-call bodies as bench:ingest-http (segment-bodies.ts,
  * sample-calls.ts), each read two ways, both in this process, one after the
  * other:
- *  - parse + encode: what ingest's HTTP path did before the transcoder, the
- *    body decoded to text, JSON.parse, each call copied as the batch endpoint
- *    copies it, then encodeJsonCall;
+ *  - parse + encode: ingest's straightforward HTTP path, the body decoded to
+ *    text, JSON.parse, each call copied as the batch endpoint copies it, then
+ *    encodeJsonCall;
  *  - transcode: transcodeBatchBody straight from the bytes.
  * Reports µs per call, best of --runs runs (the machine may be shared: the
  * load average is printed with the figures). No service, no bus, no network.

@@ -16,14 +16,14 @@
  * Two things the benchmark itself does are kept out of the timed loop, for both libraries alike:
  *  - The messages are made before the clock starts, then a full GC moves them out of the young
  *    generation. Otherwise the first scavenge in the loop copies all of them (the benchmark keeps
- *    them alive, not the library): about 20 ms, a tenth of a Switchyard run of 20,000 calls and
- *    under 1% of a Segment one. A message an application makes and drops dies young and costs no
+ *    them alive, not the library), a cost that weighs on the faster library most. A message an
+ *    application makes and drops dies young and costs no
  *    copying; if anything this favours a library that keeps the messages themselves (they are
  *    already old). What it keeps of them is still in the heap counted.
  *  - The forced GCs of the heap baseline (and the one above) come in a row, and V8 then drops the
  *    maps of objects that none is alive of, such as the per-call objects of a library, and with
  *    them the optimised code that relied on them: the next few thousand calls run slower while it
- *    is compiled again (a Switchyard run made its first 3,000 calls at half its speed or less).
+ *    is compiled again.
  *    So REWARM_CALLS more calls are made after the GCs and before the clock; they are queued
  *    calls like the others and count in the heap per call (retained / (REWARM_CALLS + N)).
  */

@@ -9,9 +9,9 @@ import http2 from "node:http2";
  *
  * Why not grpc-js: the throughput benchmarks run their clients on the machine
  * being measured, where every microsecond a client spends is taken from the
- * service. grpc-js spends about twice this client's CPU per request (call
- * objects, interceptors, metadata, deadlines), which on a 2-core machine cost
- * ingest a sixth of its measured rate. Production clients run elsewhere.
+ * service. grpc-js spends much more CPU per request than this client (call
+ * objects, interceptors, metadata, deadlines), which on a small machine is
+ * taken from ingest's measured rate. Production clients run elsewhere.
  */
 export class GrpcHttp2Sender {
   private constructor(

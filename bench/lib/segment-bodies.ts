@@ -18,8 +18,8 @@ const STAMP_DIGITS = 12;
  * characters of each in place with a counter: ingest derives an HTTP batch's
  * id from its messageIds and JetStream drops a repeated one as a duplicate,
  * so a body sent twice unchanged would be cheaper than a real one. Stamping
- * writes 100 short strings into a buffer (a few µs per request, counted as
- * the client's CPU); everything else is built before the clock starts.
+ * writes 100 short strings into a buffer (counted as the client's CPU);
+ * everything else is built before the clock starts.
  * A body must not be stamped while it is in flight: each lane owns its own.
  */
 export class StampableBody {

@@ -4,8 +4,8 @@ const ENTRY_OVERHEAD_BYTES = 256;
 /**
  * The state blobs this process committed most recently, so that the next sync
  * of the same audience or trait diffs against the blob in memory instead of
- * reading it back from the object store (at 100,000 members that read was
- * about half a re-sync's time).
+ * reading it back from the object store (a read that would otherwise be a
+ * large part of a re-sync).
  *
  * An entry is tied to the KV revision its commit produced and to the object it
  * made current. A lookup names both as the state record has them now, so a

@@ -40,7 +40,7 @@ async function audienceParts(
   const replicas = config.SWITCHYARD_STREAM_REPLICAS;
   const metaKv = await prepare("the audience state bucket", () => new Kvm(js).create(names.audienceStateBucket, { history: 1, replicas }));
   // The object store digests every state object it writes and reads; node:crypto
-  // does so many times faster than the default pure-JS SHA-256.
+  // does so natively, where the default SHA-256 is pure JavaScript.
   setSha256Backend("native");
   const objects = await prepare("the audience object store", () => new Objm(js).create(names.audienceStateObjects, { replicas }));
   await prepare(`replicas of ${kvStream(names.audienceStateBucket)}`, () =>

@@ -38,7 +38,7 @@ type CounterChild = ReturnType<Counter["labels"]>;
  * What every webhook counts (its request, its delivery) is counted in plain
  * numbers and added to the prom-client counters when they are read, and its
  * times go to LocalHistograms: prom-client looks up a label set on every
- * increment, which cost delivery more than a microsecond a webhook.
+ * increment, too much to pay for every webhook.
  */
 export class DeliveryMetrics {
   /** [outcome][status class] */

@@ -17,8 +17,8 @@ import { MalformedWireError } from "@switchyard/wire";
  *   found (the quick rules of @switchyard/calls; the zod schema on a small outline of the call
  *   when those cannot tell) and published from the client's own bytes, so the
  *   free-form Structs are never decoded or re-encoded;
- * - JsonCall, the exact path: decoded in full and re-encoded, as every call was
- *   before the fast path; taken when the bytes are irregular (see WalkNotes) or
+ * - JsonCall, the exact path: decoded in full and re-encoded by the generated
+ *   code; taken when the bytes are irregular (see WalkNotes) or
  *   the JSON-size bound is over the 32 KB limit, so the exact size decides;
  * - MalformedCall: bytes that are not a valid Call, refused on their own; or
  *   a Call with text that is not UTF-8, refused naming the field (rule utf8)

@@ -213,8 +213,8 @@ async function handle(deps: Deps, request: IncomingMessage, response: ServerResp
 const WIRE_SLACK_BYTES = 64 * 1024;
 /**
  * Raw bytes of a refused body read on (and never inflated) so the client can
- * take the answer on a connection it may keep. Reading them raw costs about
- * a millisecond a megabyte; past this the connection is closed instead.
+ * take the answer on a connection it may keep. Reading them raw is cheap but
+ * not free; past this the connection is closed instead.
  */
 const MAX_DRAIN_BYTES = 4 * 1024 * 1024;
 

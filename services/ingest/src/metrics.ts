@@ -3,7 +3,7 @@ import { ChildCache, Counter, Histogram, METRIC_PREFIX, childrenByLabel, type Re
 export const TRANSPORTS = ["grpc", "http"] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 
-/** Publish latency: a local JetStream confirms in about a millisecond, a replicated one in a few; 5 s is the timeout. */
+/** Publish latency: from a local JetStream's quick confirmation to a replicated one's, up to the 5 s timeout. */
 const PUBLISH_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 type CounterChild = ReturnType<Counter["labels"]>;

@@ -13,10 +13,10 @@ import type { BatchPublisher, EncodedBatch } from "@switchyard/bus";
 import { anyCall, callBytes, callNearSize, deeplyNestedCall, lengthDelimited } from "@switchyard/testkit";
 
 /**
- * The gRPC fast path against the path it replaced: for the same call bytes it
- * must make the same decisions (accept, or refuse with the same index, field,
- * rule and message; refuse the batch as a whole over 500 KB) and publish calls
- * that decode to exactly what the old path published.
+ * The gRPC fast path against the exact path (decode, check, re-encode): for the
+ * same call bytes it must make the same decisions (accept, or refuse with the
+ * same index, field, rule and message; refuse the batch as a whole over 500 KB)
+ * and publish calls that decode to exactly what the exact path publishes.
  */
 
 const SOURCE: SourceRecord = { id: "web", writeKeyHashes: [`sha256:${"0".repeat(64)}`] };
@@ -116,8 +116,8 @@ function slowPath(bytes: Buffer[], receivedAt: Date): Outcome {
 
 /**
  * A list element whose Value has no kind (it held only fields the decoder
- * skips) decodes as undefined. The old path stored it so; the fast path writes
- * it as JSON does, null, which is what every reader of the call showed anyway.
+ * skips) decodes as undefined. The exact path stores it so; the fast path writes
+ * it as JSON does, null, which is what every reader of the call shows anyway.
  */
 function kindlessListValuesAsNull<T>(value: T): T {
   if (Array.isArray(value)) return value.map((member: unknown) => (member === undefined ? null : kindlessListValuesAsNull(member))) as T;
@@ -172,7 +172,7 @@ describe("gRPC fast path", () => {
       fc.property(anyCall, (value) => {
         const calls = grpcBatchCalls([Buffer.from(Call.encode(value).finish())]);
         const json = protoCallToJson(value);
-        // Those over the limit are measured exactly, by the old path; so are those the rules refuse for a number
+        // Those over the limit are measured exactly, by the exact path; so are those the rules refuse for a number
         // (NaN, ±Infinity), so that the refusal names its field.
         let finite = true;
         JSON.stringify(json, (_key, member: unknown) => {
@@ -214,7 +214,7 @@ describe("gRPC fast path", () => {
         // What the decoder could not read is refused; the fast path may refuse more (a zero tag, a stray end-group
         // tag: bytes the decoder half-reads instead of refusing).
         for (const index of "malformedAt" in slow ? slow.malformedAt : []) expect(malformed.has(index)).toBe(true);
-        // Whatever was accepted was accepted by the old path too, and published the same.
+        // Whatever was accepted was accepted by the exact path too, and published the same.
         const fastAccepted = acceptedIndices(bytes.length, fast.rejections);
         const slowAccepted = acceptedIndices(
           bytes.length,

@@ -11,14 +11,14 @@ export const DEFAULT_FLUSH_INTERVAL_MS = 1_000;
 /**
  * The niceness insights runs at: its counting is never urgent, so on a busy machine the
  * scheduler gives ingest and delivery the CPU first and insights catches up afterwards. The
- * lowest priority, since reading a call costs insights about half what accepting it costs ingest:
- * at niceness 10 it still took enough of a saturated 2-core machine to slow ingest by 5-10 %.
+ * lowest priority, since reading a call costs insights a good part of what accepting it costs
+ * ingest: at a milder niceness it still takes enough of a saturated machine to slow ingest.
  */
 export const DEFAULT_NICE = 19;
 /**
  * Once a stream is read to its end, the wait before reading on: counts trail by about this much,
- * and nats-server is spared following the tail (see StreamReader), which at full load doubled
- * its CPU per stored call.
+ * and nats-server is spared following the tail (see StreamReader), which at full load costs it
+ * a fresh buffer for every block written.
  */
 export const DEFAULT_READ_PAUSE_MS = 1_000;
 /** Counts waiting for the next write (one entry per message and counter); past this, reading pauses until they are written. */

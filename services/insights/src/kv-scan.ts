@@ -22,8 +22,8 @@ export async function readLatestValues<Value>(
   const values = new Map<string, Value | undefined>();
   // One message per key at the start (its last). Every key there then is delivered at least once
   // (a deleted one as its marker), so fewer keys than that are not yet all of them, whatever the
-  // messages' own pending count says: nats-server 2.9 once reported none pending after the second
-  // of 40 keys while writers rewrote them.
+  // messages' own pending count says: nats-server 2.9 can report none pending early while writers
+  // rewrite keys.
   const keysAtStart = (await consumer.info(true)).num_pending;
   if (keysAtStart === 0) return [];
   const decoder = new TextDecoder();

@@ -22,8 +22,8 @@ export interface StreamReaderOptions {
  * is closed, and the next one starts `pauseMs` later from the next sequence. Rounds are cheaper
  * for nats-server than following the tail: its file store keeps everything written to a block
  * in memory while the block has been read within the last few seconds, and a reader at the tail
- * reads every block as it is written, which doubled nats-server's CPU per stored call at ingest's
- * full rate. A round that fails (nats-server gone, say) is retried from the next sequence, so
+ * reads every block as it is written, which makes nats-server grow a fresh buffer for each block.
+ * A round that fails (nats-server gone, say) is retried from the next sequence, so
  * nothing is skipped or read twice.
  */
 /** One round of reading: its consumer and what it delivers. */
@@ -76,7 +76,7 @@ export class StreamReader {
    * Ends a round that opened as the reader stopped, and so was never read. Its close() resolves
    * only once its messages are read (nats.js queues the stop behind them), so they are read here,
    * none handled: they are read again from the checkpoint at the next start. Awaiting close()
-   * alone waited forever (a CI teardown's 60 s, about one run in 30 under load).
+   * alone can wait forever.
    */
   private async discard(round: Round): Promise<void> {
     const closed = round.messages.close();

@@ -2,7 +2,7 @@
  * Reading the usual timestamp text once, by hand: "2026-11-21T10:00:00.000Z", or with one to
  * three digits of milliseconds, or none. The quick check of a call (quick-accept.ts) needs to know
  * the text is a real date and the client's encoder needs its milliseconds; a regular expression plus
- * Date.parse, twice, cost more than the rest of the check. Anything else (offsets, impossible
+ * Date.parse, twice, would cost more than the rest of the check. Anything else (offsets, impossible
  * dates such as February 30, which Date.parse rolls over, hour 24) gives NaN here and is left to
  * Date.parse and the call rules.
  */

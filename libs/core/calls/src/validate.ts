@@ -18,8 +18,8 @@ export interface Rejection {
 }
 
 /**
- * The same rules, with zod's generated fast path for valid calls (several
- * times faster, and ingest checks every call). A call the fast path refuses
+ * The same rules, with zod's generated fast path for valid calls (ingest
+ * checks every call, and most are valid). A call the fast path refuses
  * is parsed again by the ordinary parser, so refusals read the same; a schema
  * the compiler cannot model simply keeps the ordinary parser.
  */

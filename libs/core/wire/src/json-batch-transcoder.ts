@@ -20,7 +20,7 @@ import { ProtoWriter, writeVarint } from "./writer.js";
  * escaped key, a lone surrogate, a number JSON cannot carry, deep nesting, a
  * size near the 32 KB limit, a field of an unexpected JSON type, anything the
  * quick rules do not pass) comes back as its byte span, to be parsed and
- * checked as before; a body with anything unusual (not valid JSON as far as
+ * checked by the straightforward path; a body with anything unusual (not valid JSON as far as
  * the scan can tell, a batch-level context or integrations to merge, a
  * non-text or escaped writeKey, a byte order mark) makes the whole function
  * return undefined. The quick rules are those of quickAcceptJson

@@ -16,7 +16,7 @@ import { ProtoWriter, textFieldSize, Unrepresentable, writeTextField } from "./w
  * publishes for the same call, byte for byte (json-call-encoder.test.ts).
  *
  * Anything else returns undefined and is left to that path, so refusals read
- * exactly as before: a call the quick check is unsure of, a value the encoder
+ * exactly as that path words them: a call the quick check is unsure of, a value the encoder
  * cannot carry (NaN, a lone surrogate), nesting past the decoders' limit, and
  * a call whose JSON size is near the 32 KB limit.
  */

@@ -57,7 +57,7 @@ export function jsonStringSize(buf: Buffer, start: number, end: number): number 
   let extra = 0;
   let highBits = 0;
   let index = start;
-  // Four bytes a round: nearly every byte of a call is in a string, and this loop is a third of a call's scan.
+  // Four bytes a round: nearly every byte of a call is in a string, so this loop is much of a call's scan.
   for (; index + 4 <= end; index += 4) {
     const a = buf[index]!;
     const b = buf[index + 1]!;

@@ -45,7 +45,7 @@ export function enterMessage(level: number): void {
  * or Value without a value, a Value with two kinds, a NULL_VALUE or bool not
  * encoded as 0 or 1, and a number that is not finite (which the call rules
  * refuse, naming its field: the exact path finds it). Such a call takes the
- * exact path: decoded and re-encoded, as before the fast path.
+ * exact path: decoded and re-encoded by the generated code.
  * `invalidText` marks text that is not valid UTF-8 (the decoder would replace
  * it with U+FFFD): such a call is refused (see invalid-text.ts).
  */

@@ -17,9 +17,9 @@ interface Waiting {
  *
  * nats.js makes each `js.publish` a request of its own, and after every acknowledged one builds an
  * Error with a stack (its request object rejects its already settled promise with a new
- * "cancelled" error) and a TextDecoder to read the acknowledgement: more than half of the client's
- * CPU per publish (`npm run bench:publish`: 13.0 µs here against 28.5 µs, publishes with a message
- * id and a header, 64 in flight). Every service publishes (ingest a message per batch, delivery
+ * "cancelled" error) and a TextDecoder to read the acknowledgement: most of the client's CPU per
+ * publish goes there (`npm run bench:publish` compares the two). Every service publishes (ingest a
+ * message per batch, delivery
  * several per message it handles), so the JetStream client each service gets publishes this way
  * (`withAckedPublish`); the acknowledgement, its errors and its timeout are those of nats.js.
  */

@@ -201,8 +201,8 @@ export async function ensureDeliveryStreams(
     max_bytes: deliveredLogMaxBytes,
     max_msgs: options.deliveredLogMaxMessages ?? DEFAULT_DELIVERED_LOG_MAX_MESSAGES,
   });
-  // An index entry is about a seventh of the attempt it points at: with a quarter of the delivered
-  // log's cap, entries outlast what they point at rather than the other way round.
+  // An index entry is a small fraction of the attempt it points at (it leaves out the exchange): with a
+  // quarter of the delivered log's cap, entries outlast what they point at rather than the other way round.
   await upsertStream(jsm, {
     ...log,
     name: names.attemptIndexStream,

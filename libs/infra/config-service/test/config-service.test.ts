@@ -361,7 +361,7 @@ describe("rate limits (maxRequestsPerSecond)", () => {
 
     await api.putDestination({ destination: destination("hook", { maxRequestsPerSecond: 0 }) });
     expect((await api.getDestination({ id: "hook" })).destination?.maxRequestsPerSecond).toBe(0);
-    // No limit is stored as none: the record is what it was before limits existed.
+    // No limit is stored as none: the record has no such key at all.
     expect(Object.keys(await storedJson(kvKeys.destination("hook")))).not.toContain("maxRequestsPerSecond");
   });
 

@@ -14,7 +14,7 @@ export interface PasswordHash {
   key: Buffer;
 }
 
-/** scrypt's cost settings for new hashes: about 50 ms and 16 MB on a current core. */
+/** scrypt's cost settings for new hashes: costly enough to slow guessing, cheap enough for a sign-in (16 MB of memory). */
 const DEFAULT_COST = { N: 16_384, r: 8, p: 1 } as const;
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;

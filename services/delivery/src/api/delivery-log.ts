@@ -106,7 +106,7 @@ export class DeliveryLog {
    */
   delivered(round: LoggedRound, attempt: UrlAttempt): void {
     const { destinationId } = round;
-    // Encoded at once (a few µs): holding the request's objects until the batch goes out would
+    // Encoded at once: holding the request's objects until the batch goes out would
     // keep them past the young generation's collections, which costs the whole process more.
     const entry: DeliveredEntry = {
       destinationId,

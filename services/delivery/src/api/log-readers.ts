@@ -13,8 +13,8 @@ const READERS = 4;
 /**
  * The NATS connections the attempt log is read over, apart from the one delivery works on.
  * nats-server serves what one connection asks one request at a time, and to read a message of a
- * file-store block that is not in memory it first loads the whole block (8 MB, 15-25 ms on a
- * small machine). Over delivery's own connection a console page would hold up delivery's pulls
+ * file-store block that is not in memory it first loads the whole block (8 MB). Over delivery's
+ * own connection a console page would hold up delivery's pulls
  * and acks that long, and a page's block loads would run one after another. Opened when the first
  * page is asked for.
  */

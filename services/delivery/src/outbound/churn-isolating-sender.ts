@@ -16,9 +16,8 @@ interface Churn {
  * Sends each destination's requests on the main thread, except for destinations whose answers
  * close their connection (a body cut at the size limit, `Connection: close`): theirs go to a
  * sender thread. Every such request costs a new connection (the connect, the socket, its close,
- * the garbage: about half a millisecond of CPU each on a 2-core VM, several times a request on a
- * kept connection), and at hundreds a second that work, done on the event loop, delayed every other
- * destination's answers (docs/performance.md, latency isolation). On a thread of its own it
+ * the garbage: several times a request on a kept connection), and at hundreds a second that work,
+ * done on the event loop, would delay every other destination's answers. On a thread of its own it
  * delays nobody's but theirs. Failures (no answer, resets) are not counted: the circuit breaker
  * deals with those.
  */

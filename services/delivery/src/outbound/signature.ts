@@ -1,9 +1,9 @@
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
 
 /**
- * Each shared secret as a KeyObject, made once: createHmac takes one about a
- * microsecond faster than the string (which it turns into a key every call),
- * of the 60 or so delivery spends a webhook. Bounded, as secrets change.
+ * Each shared secret as a KeyObject, made once: createHmac takes one for less
+ * than the string (which it turns into a key every call), and every webhook
+ * is signed. Bounded, as secrets change.
  */
 const keys = new Map<string, KeyObject>();
 const MAX_KEYS = 10_000;

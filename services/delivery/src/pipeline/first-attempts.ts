@@ -60,9 +60,9 @@ const CHECK_MS = 25;
  * Calls deferred to one destination by batches handled within this time of
  * each other go to the retry stream as one DeferredCalls message (up to
  * MAX_DEFERRED_CALLS). With small batches (a call each, from the HTTP API)
- * and a failing destination, one message per batch meant hundreds of
+ * and a failing destination, one message per batch would mean hundreds of
  * publishes a second, each parked message coming back every cool-down: CPU
- * for the bus and this process that the healthy destinations then lacked.
+ * for the bus and this process that the healthy destinations would lack.
  * The batches' acks wait for that message, their healthy calls do not.
  */
 const DEFER_LINGER_MS = 100;

@@ -16,8 +16,8 @@ import { lengthDelimitedSize, writeLengthDelimitedHeader } from "@switchyard/wir
  * A task's schedule is repeated in headers of its retry message (RETRY_HEADERS),
  * so a task that is not due, or whose destination is failing, can be parked
  * again without decoding the calls it carries: parked tasks come back many
- * times, and decoding a call's free-form objects each time cost more CPU than
- * anything else the retry path did.
+ * times, and decoding a call's free-form objects is the costliest step the
+ * retry path could repeat.
  */
 const TASK_TYPE = BUS_MESSAGE_TYPE_NAMES.deliveryTask;
 const DEFERRED_TYPE = BUS_MESSAGE_TYPE_NAMES.deferredCalls;
@@ -31,8 +31,8 @@ export interface TaskTiming {
 
 /**
  * Calls deferred together, each a decoded Call or its switchyard.v1.Call bytes as stored: a call
- * deferred from a stored batch is copied, not decoded (decoding its free-form objects cost more
- * than anything else about deferring it, most of all in a process whose decoder had not run yet).
+ * deferred from a stored batch is copied, not decoded (decoding its free-form objects would be
+ * the costliest part of deferring it, most of all in a process whose decoder has not run yet).
  */
 export type Deferral = Omit<DeferredCalls, "calls"> & { calls: readonly (Call | Uint8Array)[] };
 

@@ -22,8 +22,8 @@ interface HistogramValue {
 
 /**
  * A histogram without labels for hot paths. prom-client's Histogram looks up
- * its label set and allocates on every observation (about 0.2 µs, twice per
- * webhook in delivery); here an observation is a bucket search and three
+ * its label set and allocates on every observation (twice per webhook in
+ * delivery); here an observation is a bucket search and three
  * additions in plain numbers. It registers like prom-client's own metrics,
  * and what a registry shows of it (/metrics text, the JSON that worker
  * processes send to be added up) is exactly what a prom-client Histogram
