@@ -45,9 +45,10 @@ export function repeatCommand(file: string, seed?: number): string {
 }
 
 /**
- * Prints one summary line per scenario (easy to copy into docs/reliability.md)
- * and, when RELIABILITY_RESULTS=1 (npm run test:reliability sets it), merges
- * the figures into bench/results/reliability-<profile>-latest.json. Plain
+ * Prints one summary line per scenario and, when RELIABILITY_RESULTS=1 (npm
+ * run test:reliability sets it), merges the figures into
+ * bench/results/reliability-<profile>-latest.json, from which npm run
+ * gen:perf-doc writes docs/reliability.md's table. Plain
  * `npm test` writes nothing, so CI leaves the checkout clean.
  */
 export async function recordScenario(figures: ScenarioFigures, nc: NatsConnection): Promise<void> {
