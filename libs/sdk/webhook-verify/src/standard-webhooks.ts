@@ -3,7 +3,7 @@ import { bodyBytes, type RawBody } from "./bytes.js";
 import { headerValue, type HeadersLike } from "./headers.js";
 
 /**
- * Standard Webhooks (https://www.standardwebhooks.com/) symmetric signatures:
+ * Standard Webhooks symmetric signatures:
  * `webhook-signature` holds space-separated `v1,<base64 HMAC-SHA256>` entries
  * over `${webhook-id}.${webhook-timestamp}.${body}`, keyed with the base64
  * bytes of a `whsec_…` secret. Several entries appear while a rotated secret

@@ -3,7 +3,7 @@ import { headerSafeId } from "@switchyard/bus";
 import { type StandardWebhooksSettings } from "@switchyard/workspace";
 
 /**
- * Standard Webhooks signing (https://www.standardwebhooks.com/), for destinations that opted in:
+ * Standard Webhooks signing, for destinations that opted in:
  * webhook-id is the call's messageId (the same on every retry, so receivers can de-duplicate; an id
  * that is not visible ASCII is sent as its digest, see headerSafeId),
  * webhook-timestamp the second of this request, and webhook-signature one `v1,<base64>` entry of
