@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Generates the TypeScript contracts from proto/ with ts-proto (options pinned in
-# buf.gen.yaml), an embedded descriptor set for gRPC reflection and tooling, and
+# buf.gen.yaml: the runtime code, and in gen/json the proto3 JSON shapes as types),
+# an embedded descriptor set for gRPC reflection and tooling, and
 # the messages' field numbers as constants (field-numbers.ts) for libs/core/wire.
 # With --check it regenerates into a temp copy and fails when the committed code is stale.
 set -euo pipefail
@@ -27,6 +28,8 @@ fi
 "$buf" lint
 rm -rf "$out"
 "$buf" generate --template buf.gen.yaml
+# proto3 JSON carries bytes as base64 text; ts-proto's JSON types keep them as Uint8Array.
+find "$out/json" -name '*.ts' -exec sed -i 's/\bUint8Array\b/string/g' {} +
 # The descriptor set (with google/protobuf imports) serves gRPC reflection and
 # lets tools decode bus payloads without the .proto files at run time.
 descriptor_b64=$("$buf" build -o -#format=binpb | base64 -w0)

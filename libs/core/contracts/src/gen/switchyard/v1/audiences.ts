@@ -1808,6 +1808,76 @@ export const RequestDeletionResponse: MessageFns<RequestDeletionResponse> = {
  *
  * Every call needs the admin token: `authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>`.
  */
+export type AudienceServiceDefinition = typeof AudienceServiceDefinition;
+export const AudienceServiceDefinition = {
+  name: "AudienceService",
+  fullName: "switchyard.v1.AudienceService",
+  methods: {
+    /**
+     * A full snapshot of an audience's members. The first message carries the
+     * header; every message may carry members. Nothing is applied unless the
+     * stream ends normally (a cut-off stream changes nothing).
+     */
+    syncAudienceSnapshot: {
+      name: "SyncAudienceSnapshot",
+      requestType: SyncAudienceSnapshotRequest as typeof SyncAudienceSnapshotRequest,
+      requestStream: true,
+      responseType: SyncAudienceSnapshotResponse as typeof SyncAudienceSnapshotResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Members added and removed since the last sync. */
+    syncAudienceIncrement: {
+      name: "SyncAudienceIncrement",
+      requestType: SyncAudienceIncrementRequest as typeof SyncAudienceIncrementRequest,
+      requestStream: false,
+      responseType: SyncAudienceIncrementResponse as typeof SyncAudienceIncrementResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** A full snapshot of a computed trait's values. Users absent from it lose the trait (value null). */
+    syncTraitSnapshot: {
+      name: "SyncTraitSnapshot",
+      requestType: SyncTraitSnapshotRequest as typeof SyncTraitSnapshotRequest,
+      requestStream: true,
+      responseType: SyncTraitSnapshotResponse as typeof SyncTraitSnapshotResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Values set and users removed since the last sync. */
+    syncTraitIncrement: {
+      name: "SyncTraitIncrement",
+      requestType: SyncTraitIncrementRequest as typeof SyncTraitIncrementRequest,
+      requestStream: false,
+      responseType: SyncTraitIncrementResponse as typeof SyncTraitIncrementResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Every audience and computed trait with a stored state, by source then name, each with what
+     * its last applied sync did.
+     */
+    listAudiences: {
+      name: "ListAudiences",
+      requestType: ListAudiencesRequest as typeof ListAudiencesRequest,
+      requestStream: false,
+      responseType: ListAudiencesResponse as typeof ListAudiencesResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * Syncs audiences and computed traits of a source. Each change becomes an
+ * identify call whose trait is the snake_case form of the name, with true or
+ * false (audiences) or the value (computed traits); the calls travel the calls
+ * stream like client calls, so every destination connected to the source
+ * receives them. The first sync emits a call per member; later syncs emit only
+ * the users whose membership or value changed. State lives in JetStream.
+ *
+ * Every call needs the admin token: `authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>`.
+ */
 export type AudienceServiceService = typeof AudienceServiceService;
 export const AudienceServiceService = {
   /**
@@ -1998,6 +2068,27 @@ export const AudienceServiceClient = makeGenericClientConstructor(
   service: typeof AudienceServiceService;
   serviceName: string;
 };
+
+/**
+ * Forwards deletion requests: one delete notification per affected source
+ * that has an enabled webhook destination, delivered like any call.
+ * Every call needs the admin token.
+ */
+export type DeletionServiceDefinition = typeof DeletionServiceDefinition;
+export const DeletionServiceDefinition = {
+  name: "DeletionService",
+  fullName: "switchyard.v1.DeletionService",
+  methods: {
+    requestDeletion: {
+      name: "RequestDeletion",
+      requestType: RequestDeletionRequest as typeof RequestDeletionRequest,
+      requestStream: false,
+      responseType: RequestDeletionResponse as typeof RequestDeletionResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
 
 /**
  * Forwards deletion requests: one delete notification per affected source

@@ -4459,6 +4459,195 @@ export const ApplyWorkspaceResponse: MessageFns<ApplyWorkspaceResponse> = {
  * the workspace file owns the configuration: every write is refused with
  * FAILED_PRECONDITION, reads still work.
  */
+export type ConfigServiceDefinition = typeof ConfigServiceDefinition;
+export const ConfigServiceDefinition = {
+  name: "ConfigService",
+  fullName: "switchyard.v1.ConfigService",
+  methods: {
+    /** Creates a source with a new write key. The key is returned once and stored only as a digest. */
+    createSource: {
+      name: "CreateSource",
+      requestType: CreateSourceRequest as typeof CreateSourceRequest,
+      requestStream: false,
+      responseType: CreateSourceResponse as typeof CreateSourceResponse,
+      responseStream: false,
+      options: {},
+    },
+    getSource: {
+      name: "GetSource",
+      requestType: GetSourceRequest as typeof GetSourceRequest,
+      requestStream: false,
+      responseType: GetSourceResponse as typeof GetSourceResponse,
+      responseStream: false,
+      options: {},
+    },
+    listSources: {
+      name: "ListSources",
+      requestType: ListSourcesRequest as typeof ListSourcesRequest,
+      requestStream: false,
+      responseType: ListSourcesResponse as typeof ListSourcesResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Deletes a source and its connections. Its write keys stop working. */
+    deleteSource: {
+      name: "DeleteSource",
+      requestType: DeleteSourceRequest as typeof DeleteSourceRequest,
+      requestStream: false,
+      responseType: DeleteSourceResponse as typeof DeleteSourceResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Rotates a source's write key. The new key (returned once) works at once; the keys that worked
+     * until now keep working for grace_seconds, then ingest refuses them (UNAUTHENTICATED / 401).
+     */
+    rotateWriteKey: {
+      name: "RotateWriteKey",
+      requestType: RotateWriteKeyRequest as typeof RotateWriteKeyRequest,
+      requestStream: false,
+      responseType: RotateWriteKeyResponse as typeof RotateWriteKeyResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Sets (or, with allowed_origins unset, clears) the browser origins a source's write keys may
+     * be used from. Ingest applies the change within a second.
+     */
+    setAllowedOrigins: {
+      name: "SetAllowedOrigins",
+      requestType: SetAllowedOriginsRequest as typeof SetAllowedOriginsRequest,
+      requestStream: false,
+      responseType: SetAllowedOriginsResponse as typeof SetAllowedOriginsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Blocks call types or track event names at the source: ingest still accepts such calls (the
+     * client must not retry them) and counts them as filtered, but forwards them to no destination.
+     * Applies to calls accepted after the change, on every ingest replica within a second.
+     */
+    blockCalls: {
+      name: "BlockCalls",
+      requestType: BlockCallsRequest as typeof BlockCallsRequest,
+      requestStream: false,
+      responseType: BlockCallsResponse as typeof BlockCallsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Lifts blocks set by BlockCalls, for calls accepted after the change. */
+    unblockCalls: {
+      name: "UnblockCalls",
+      requestType: UnblockCallsRequest as typeof UnblockCallsRequest,
+      requestStream: false,
+      responseType: UnblockCallsResponse as typeof UnblockCallsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Creates or replaces a webhook destination. */
+    putDestination: {
+      name: "PutDestination",
+      requestType: PutDestinationRequest as typeof PutDestinationRequest,
+      requestStream: false,
+      responseType: PutDestinationResponse as typeof PutDestinationResponse,
+      responseStream: false,
+      options: {},
+    },
+    getDestination: {
+      name: "GetDestination",
+      requestType: GetDestinationRequest as typeof GetDestinationRequest,
+      requestStream: false,
+      responseType: GetDestinationResponse as typeof GetDestinationResponse,
+      responseStream: false,
+      options: {},
+    },
+    listDestinations: {
+      name: "ListDestinations",
+      requestType: ListDestinationsRequest as typeof ListDestinationsRequest,
+      requestStream: false,
+      responseType: ListDestinationsResponse as typeof ListDestinationsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Deletes a destination and its connections. */
+    deleteDestination: {
+      name: "DeleteDestination",
+      requestType: DeleteDestinationRequest as typeof DeleteDestinationRequest,
+      requestStream: false,
+      responseType: DeleteDestinationResponse as typeof DeleteDestinationResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Replaces a destination's Standard Webhooks signing secret. The new secret (returned once) signs
+     * at once; the secrets that signed until now keep signing beside it for grace_seconds, so
+     * receivers can switch without rejecting a request. Needs Standard Webhooks to be on.
+     */
+    rotateSigningSecret: {
+      name: "RotateSigningSecret",
+      requestType: RotateSigningSecretRequest as typeof RotateSigningSecretRequest,
+      requestStream: false,
+      responseType: RotateSigningSecretResponse as typeof RotateSigningSecretResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Connects a source to a destination: the destination receives the source's calls (those its
+     * filter matches, when it has one). Connecting again replaces the filter.
+     */
+    connect: {
+      name: "Connect",
+      requestType: ConnectRequest as typeof ConnectRequest,
+      requestStream: false,
+      responseType: ConnectResponse as typeof ConnectResponse,
+      responseStream: false,
+      options: {},
+    },
+    disconnect: {
+      name: "Disconnect",
+      requestType: DisconnectRequest as typeof DisconnectRequest,
+      requestStream: false,
+      responseType: DisconnectResponse as typeof DisconnectResponse,
+      responseStream: false,
+      options: {},
+    },
+    listConnections: {
+      name: "ListConnections",
+      requestType: ListConnectionsRequest as typeof ListConnectionsRequest,
+      requestStream: false,
+      responseType: ListConnectionsResponse as typeof ListConnectionsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * Applies a workspace file (the format of config/workspace.example.json, as JSON text): every
+     * source, destination and connection in it is created or replaced; records not in it are
+     * kept. Applying the same file again changes nothing. An invalid file is refused as a whole,
+     * naming each problem. Like every write here it is a change through the API, which
+     * SWITCHYARD_WORKSPACE_FILE applied at start-up does not overwrite.
+     */
+    applyWorkspace: {
+      name: "ApplyWorkspace",
+      requestType: ApplyWorkspaceRequest as typeof ApplyWorkspaceRequest,
+      requestStream: false,
+      responseType: ApplyWorkspaceResponse as typeof ApplyWorkspaceResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * Manages the workspace configuration: sources and their write keys, webhook
+ * destinations, and the connections between them. Changes reach every
+ * service within a second, without a restart. Every call needs the admin
+ * token: `authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>`.
+ *
+ * Invalid settings are refused with INVALID_ARGUMENT and a message naming
+ * the field and the rule; nothing is stored then. With SWITCHYARD_CONFIG_SOURCE=file
+ * the workspace file owns the configuration: every write is refused with
+ * FAILED_PRECONDITION, reads still work.
+ */
 export type ConfigServiceService = typeof ConfigServiceService;
 export const ConfigServiceService = {
   /** Creates a source with a new write key. The key is returned once and stored only as a digest. */

@@ -2586,6 +2586,66 @@ export const GetDeliveryStatsResponse: MessageFns<GetDeliveryStatsResponse> = {
  * Reads and replays what delivery could not finish. Protected by the admin
  * token (`authorization: Bearer <token>`).
  */
+export type DeliveryServiceDefinition = typeof DeliveryServiceDefinition;
+export const DeliveryServiceDefinition = {
+  name: "DeliveryService",
+  fullName: "switchyard.v1.DeliveryService",
+  methods: {
+    /** Dead letters, oldest first, optionally of one destination. */
+    listDeadLetters: {
+      name: "ListDeadLetters",
+      requestType: ListDeadLettersRequest as typeof ListDeadLettersRequest,
+      requestStream: false,
+      responseType: ListDeadLettersResponse as typeof ListDeadLettersResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Puts dead letters back on the retry path with a fresh window, and removes them from the dead letters. */
+    replayDeadLetters: {
+      name: "ReplayDeadLetters",
+      requestType: ReplayDeadLettersRequest as typeof ReplayDeadLettersRequest,
+      requestStream: false,
+      responseType: ReplayDeadLettersResponse as typeof ReplayDeadLettersResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * The attempt log: every request made to a destination's URLs (delivered or
+     * failed) and every dead letter, newest first, a page at a time.
+     */
+    listDeliveryAttempts: {
+      name: "ListDeliveryAttempts",
+      requestType: ListDeliveryAttemptsRequest as typeof ListDeliveryAttemptsRequest,
+      requestStream: false,
+      responseType: ListDeliveryAttemptsResponse as typeof ListDeliveryAttemptsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** One attempt from the log with the request sent and the response received. */
+    getDeliveryAttempt: {
+      name: "GetDeliveryAttempt",
+      requestType: GetDeliveryAttemptRequest as typeof GetDeliveryAttemptRequest,
+      requestStream: false,
+      responseType: GetDeliveryAttemptResponse as typeof GetDeliveryAttemptResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Counts of deliveries per destination. */
+    getDeliveryStats: {
+      name: "GetDeliveryStats",
+      requestType: GetDeliveryStatsRequest as typeof GetDeliveryStatsRequest,
+      requestStream: false,
+      responseType: GetDeliveryStatsResponse as typeof GetDeliveryStatsResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * Reads and replays what delivery could not finish. Protected by the admin
+ * token (`authorization: Bearer <token>`).
+ */
 export type DeliveryServiceService = typeof DeliveryServiceService;
 export const DeliveryServiceService = {
   /** Dead letters, oldest first, optionally of one destination. */

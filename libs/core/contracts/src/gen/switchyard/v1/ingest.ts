@@ -607,6 +607,46 @@ export const IngestCallResponse: MessageFns<IngestCallResponse> = {
  * the publish (retry with the same batch_id: it is stored once),
  * RESOURCE_EXHAUSTED when rate limited.
  */
+export type IngestServiceDefinition = typeof IngestServiceDefinition;
+export const IngestServiceDefinition = {
+  name: "IngestService",
+  fullName: "switchyard.v1.IngestService",
+  methods: {
+    /**
+     * Accepts many calls at once. Valid calls are published even when others
+     * in the same batch are rejected; each rejection is reported by index.
+     */
+    ingestBatch: {
+      name: "IngestBatch",
+      requestType: IngestBatchRequest as typeof IngestBatchRequest,
+      requestStream: false,
+      responseType: IngestBatchResponse as typeof IngestBatchResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Accepts one call. An invalid call is refused with INVALID_ARGUMENT. */
+    ingestCall: {
+      name: "IngestCall",
+      requestType: IngestCallRequest as typeof IngestCallRequest,
+      requestStream: false,
+      responseType: IngestCallResponse as typeof IngestCallResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * Accepts calls from backends. Authenticate every request with the source's
+ * write key as HTTP Basic credentials (user = write key, empty password) in
+ * the `authorization` metadata: "Basic base64(<write key>:)".
+ *
+ * Status codes: UNAUTHENTICATED for a missing or unknown write key,
+ * INVALID_ARGUMENT for a request that is wrong as a whole (empty batch, over
+ * 500 KB or 18,285 calls, an invalid single call), UNAVAILABLE when JetStream did not confirm
+ * the publish (retry with the same batch_id: it is stored once),
+ * RESOURCE_EXHAUSTED when rate limited.
+ */
 export type IngestServiceService = typeof IngestServiceService;
 export const IngestServiceService = {
   /**

@@ -1461,6 +1461,37 @@ export const DeliveryOutcomes: MessageFns<DeliveryOutcomes> = {
  * service builds both from the bus, off ingest's path, and keeps them in JetStream KV so they
  * survive restarts. Protected by the admin token (`authorization: Bearer <token>`).
  */
+export type InsightsServiceDefinition = typeof InsightsServiceDefinition;
+export const InsightsServiceDefinition = {
+  name: "InsightsService",
+  fullName: "switchyard.v1.InsightsService",
+  methods: {
+    /** The calls a source has sent, grouped by type and name, with counts and the keys seen. */
+    getSourceSchema: {
+      name: "GetSourceSchema",
+      requestType: GetSourceSchemaRequest as typeof GetSourceSchemaRequest,
+      requestStream: false,
+      responseType: GetSourceSchemaResponse as typeof GetSourceSchemaResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** Calls accepted, filtered and rejected per source and UTC day, and their outcome per destination. */
+    getUsage: {
+      name: "GetUsage",
+      requestType: GetUsageRequest as typeof GetUsageRequest,
+      requestStream: false,
+      responseType: GetUsageResponse as typeof GetUsageResponse,
+      responseStream: false,
+      options: {},
+    },
+  },
+} as const;
+
+/**
+ * What each source sends (its schema) and what became of it (usage per day). The insights
+ * service builds both from the bus, off ingest's path, and keeps them in JetStream KV so they
+ * survive restarts. Protected by the admin token (`authorization: Bearer <token>`).
+ */
 export type InsightsServiceService = typeof InsightsServiceService;
 export const InsightsServiceService = {
   /** The calls a source has sent, grouped by type and name, with counts and the keys seen. */
