@@ -191,7 +191,7 @@ export interface Destination {
 }
 
 /**
- * Standard Webhooks (https://www.standardwebhooks.com/): every request also carries webhook-id
+ * Standard Webhooks: every request also carries webhook-id
  * (the call's messageId, the same on every retry), webhook-timestamp (seconds, of this attempt)
  * and webhook-signature ("v1,<base64 HMAC-SHA256 of id.timestamp.body>", one entry per signing
  * secret, space-separated).
