@@ -1,186 +1,103 @@
-import { Client, credentials, Metadata, status, type ServiceError } from "@grpc/grpc-js";
-import { audiencesApi, configApi, deliveryApi, ingestApi, insightsApi } from "@switchyard/contracts";
-import { writeKeyAuthorization } from "./write-key-auth.js";
+import { credentials, Metadata, status } from "@grpc/grpc-js";
+// The invoker's own entry, not the platform's index: a command that calls an API loads the gRPC
+// client and the contracts, not NATS, pino and the server scaffolding.
+import {
+  findJsonMethod,
+  GrpcCallError,
+  GrpcJsonInvoker,
+  JsonRequestError,
+  jsonMethods,
+  type JsonCallTarget,
+  type JsonMethod,
+} from "@switchyard/platform/grpc-json-invoker";
 import type { Connection } from "./args.js";
 import { CliError } from "./cli-error.js";
+import { writeKeyAuthorization } from "./write-key-auth.js";
 
 /**
- * Calls any Switchyard gRPC method by name with proto3 JSON in and out, using the generated
- * contracts (no reflection needed): the request and response types are found by the
- * `<Method>Request` / `<Method>Response` naming every Switchyard service follows.
+ * The CLI's side of the one client layer (@switchyard/platform's GrpcJsonInvoker, which knows
+ * every method from the generated contracts): where each service is, how its calls
+ * authenticate, and how a failure is worded for the terminal.
  */
 
-interface MessageType {
-  fromJSON(object: unknown): unknown;
-  toJSON(message: never): unknown;
-}
-interface MethodDefinition {
-  path: string;
-  requestStream: boolean;
-  responseStream: boolean;
-  requestSerialize(value: never): Buffer;
-  responseDeserialize(bytes: Buffer): unknown;
-}
-
-type Target = "ingest" | "delivery" | "audience" | "insights";
-interface ServiceEntry {
-  /** Fully qualified, e.g. switchyard.v1.ConfigService. */
-  name: string;
-  target: Target;
-  /** How its calls authenticate: the source's write key (HTTP Basic) or the admin token (Bearer). */
-  auth: "write-key" | "admin";
-  definition: Record<string, MethodDefinition>;
-  messages: Record<string, unknown>;
-}
-
-const SERVICES: ServiceEntry[] = [
-  {
-    name: "switchyard.v1.IngestService",
-    target: "ingest",
-    auth: "write-key",
-    definition: ingestApi.IngestServiceService,
-    messages: ingestApi,
-  },
-  {
-    name: "switchyard.v1.ConfigService",
-    target: "delivery",
-    auth: "admin",
-    definition: configApi.ConfigServiceService,
-    messages: configApi,
-  },
-  {
-    name: "switchyard.v1.DeliveryService",
-    target: "delivery",
-    auth: "admin",
-    definition: deliveryApi.DeliveryServiceService,
-    messages: deliveryApi,
-  },
-  {
-    name: "switchyard.v1.AudienceService",
-    target: "audience",
-    auth: "admin",
-    definition: audiencesApi.AudienceServiceService,
-    messages: audiencesApi,
-  },
-  {
-    name: "switchyard.v1.DeletionService",
-    target: "audience",
-    auth: "admin",
-    definition: audiencesApi.DeletionServiceService,
-    messages: audiencesApi,
-  },
-  {
-    name: "switchyard.v1.InsightsService",
-    target: "insights",
-    auth: "admin",
-    definition: insightsApi.InsightsServiceService,
-    messages: insightsApi,
-  },
-];
-
-export interface RpcMethod {
-  /** e.g. switchyard.v1.ConfigService/ListSources */
-  fullName: string;
-  service: ServiceEntry;
-  definition: MethodDefinition;
-  request: MessageType;
-  response: MessageType;
-}
-
-function methods(): RpcMethod[] {
-  return SERVICES.flatMap((service) =>
-    Object.values(service.definition).map((definition) => {
-      const method = definition.path.split("/").at(-1)!;
-      const request = service.messages[`${method}Request`] as MessageType | undefined;
-      const response = service.messages[`${method}Response`] as MessageType | undefined;
-      if (!request || !response) throw new Error(`no ${method}Request/${method}Response in the contracts`);
-      return { fullName: definition.path.slice(1), service, definition, request, response };
-    }),
-  );
-}
+/** Which connection setting a service's address is, and its credential: the source's write key (HTTP Basic) or the admin token (Bearer). */
+const TARGETS: Readonly<Record<string, { address: "ingest" | "delivery" | "audience" | "insights"; auth: "write-key" | "admin" }>> = {
+  "switchyard.v1.IngestService": { address: "ingest", auth: "write-key" },
+  "switchyard.v1.ConfigService": { address: "delivery", auth: "admin" },
+  "switchyard.v1.DeliveryService": { address: "delivery", auth: "admin" },
+  "switchyard.v1.AudienceService": { address: "audience", auth: "admin" },
+  "switchyard.v1.DeletionService": { address: "audience", auth: "admin" },
+  "switchyard.v1.InsightsService": { address: "insights", auth: "admin" },
+};
 
 /** Every method, as `switchyard.v1.Service/Method`. */
 export function methodNames(): string[] {
-  return methods().map((method) => method.fullName);
+  return [...jsonMethods().keys()];
 }
 
 /** Finds a method by `switchyard.v1.Service/Method`, `Service/Method` or `Service.Method`. */
-export function findMethod(name: string): RpcMethod | undefined {
-  const normalized = name.replace(/^\//, "").replace(/^(?:switchyard\.v1\.)?([A-Za-z]+)[./]([A-Za-z]+)$/, "switchyard.v1.$1/$2");
-  return methods().find((method) => method.fullName.toLowerCase() === normalized.toLowerCase());
+export function findMethod(name: string): JsonMethod | undefined {
+  return findJsonMethod(jsonMethods(), name);
 }
 
-export function requireMethod(name: string): RpcMethod {
+export function requireMethod(name: string): JsonMethod {
   const method = findMethod(name);
   if (!method) throw new Error(`no method ${name}`);
   return method;
 }
 
-function metadataFor(service: ServiceEntry, connection: Connection): Metadata {
-  const metadata = new Metadata();
-  if (service.auth === "write-key") {
-    if (!connection.writeKey) throw new CliError(`${service.name} needs a write key: pass --write-key or set SWITCHYARD_WRITE_KEY`, 2);
-    metadata.set("authorization", writeKeyAuthorization(connection.writeKey));
-  } else {
-    if (!connection.adminToken) throw new CliError(`${service.name} needs the admin token: pass --token or set SWITCHYARD_ADMIN_TOKEN`, 2);
-    metadata.set("authorization", `Bearer ${connection.adminToken}`);
-  }
-  return metadata;
-}
-
 /**
  * Calls a method with JSON requests (one for a unary method, any number for a client-streaming
- * one) and resolves with the JSON response. gRPC failures become CliErrors naming the status.
+ * one) and resolves with the JSON response. Failures become CliErrors naming the status.
  */
-export async function invoke(method: RpcMethod, requests: unknown[], connection: Connection): Promise<unknown> {
-  return invokeMessages(
-    method,
-    requests.map((json) => method.request.fromJSON(json)),
-    connection,
-  );
+export async function invoke(method: JsonMethod, requests: unknown[], connection: Connection): Promise<unknown> {
+  return withInvoker(connection, (calls) => calls.call(method, requests));
 }
 
 /** As invoke, with request messages the caller built (for JSON the generated fromJSON would not read faithfully). */
-export async function invokeMessages(method: RpcMethod, messages: unknown[], connection: Connection): Promise<unknown> {
-  const { definition, service } = method;
-  const metadata = metadataFor(service, connection);
+export async function invokeMessages(method: JsonMethod, messages: unknown[], connection: Connection): Promise<unknown> {
+  return withInvoker(connection, (calls) => calls.callMessages(method, messages));
+}
+
+async function withInvoker(connection: Connection, run: (calls: GrpcJsonInvoker) => Promise<unknown>): Promise<unknown> {
   const { tls } = connection;
-  const channel = tls ? credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null) : credentials.createInsecure();
-  const client = new Client(connection[service.target], channel);
-  const serialize = (value: unknown) => definition.requestSerialize(value as never);
-  const deserialize = (bytes: Buffer) => definition.responseDeserialize(bytes);
-  const options = { deadline: Date.now() + connection.timeoutMs };
+  const calls = new GrpcJsonInvoker({
+    target: (service) => targetOf(service, connection),
+    credentials: tls ? credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null) : undefined,
+    timeoutMs: connection.timeoutMs,
+  });
   try {
-    const response = await new Promise<unknown>((resolve, reject) => {
-      const done = (error: ServiceError | null, value?: unknown) => (error ? reject(error) : resolve(value));
-      if (definition.requestStream) {
-        const call = client.makeClientStreamRequest(definition.path, serialize, deserialize, metadata, options, done);
-        for (const message of messages) call.write(message);
-        call.end();
-      } else {
-        if (messages.length !== 1) throw new CliError(`${method.fullName} takes exactly one request message`, 2);
-        client.makeUnaryRequest(definition.path, serialize, deserialize, messages[0], metadata, options, done);
-      }
-    });
-    return method.response.toJSON(response as never);
+    return await run(calls);
   } catch (error) {
-    throw describeRpcError(error, method, connection[service.target]);
+    throw describeRpcError(error);
   } finally {
-    client.close();
+    calls.close();
   }
 }
 
-function describeRpcError(error: unknown, method: RpcMethod, target: string): Error {
-  if (error instanceof CliError) return error;
-  const grpcError = error as Partial<ServiceError>;
-  if (typeof grpcError.code !== "number") return error instanceof Error ? error : new Error(String(error));
-  const name = status[grpcError.code] ?? String(grpcError.code);
-  const details = grpcError.details ?? grpcError.message ?? "";
+function targetOf(service: string, connection: Connection): JsonCallTarget {
+  const target = TARGETS[service];
+  if (!target) throw new CliError(`${service}: the CLI knows no address for it`, 2);
+  const metadata = new Metadata();
+  if (target.auth === "write-key") {
+    if (!connection.writeKey) throw new CliError(`${service} needs a write key: pass --write-key or set SWITCHYARD_WRITE_KEY`, 2);
+    metadata.set("authorization", writeKeyAuthorization(connection.writeKey));
+  } else {
+    if (!connection.adminToken) throw new CliError(`${service} needs the admin token: pass --token or set SWITCHYARD_ADMIN_TOKEN`, 2);
+    metadata.set("authorization", `Bearer ${connection.adminToken}`);
+  }
+  return { address: connection[target.address], metadata };
+}
+
+function describeRpcError(error: unknown): unknown {
+  // A request that was not sent (not the method's message, or not as many as it takes) is bad usage.
+  if (error instanceof JsonRequestError) return new CliError(error.message, 2);
+  if (!(error instanceof GrpcCallError)) return error;
   const hint =
-    grpcError.code !== status.UNAVAILABLE
+    error.code !== status.UNAVAILABLE
       ? ""
-      : /certificate|SSL|TLS/i.test(details)
+      : /certificate|SSL|TLS/i.test(error.details)
         ? " (TLS: trust the server's CA with --ca-file)"
-        : ` (is the service running at ${target}, plaintext or --tls as it serves?)`;
-  return new CliError(`${method.fullName}: ${name}: ${details}${hint}`);
+        : ` (is the service running at ${error.address}, plaintext or --tls as it serves?)`;
+  return new CliError(`${error.message}${hint}`);
 }

@@ -45,9 +45,8 @@ export async function call(argv: string[]): Promise<void> {
   } catch {
     throw usageError(`the request is not valid JSON: ${text.slice(0, 80)}`, "call");
   }
-  const requests = method.definition.requestStream ? (Array.isArray(json) ? json : [json]) : [json];
-  if (!method.definition.requestStream && Array.isArray(json))
-    throw usageError(`${method.fullName} takes one JSON object, not an array`, "call");
+  const requests = method.requestStream ? (Array.isArray(json) ? json : [json]) : [json];
+  if (!method.requestStream && Array.isArray(json)) throw usageError(`${method.fullName} takes one JSON object, not an array`, "call");
   process.stdout.write(`${JSON.stringify(await invoke(method, requests, connection), null, 2)}\n`);
 }
 

@@ -78,6 +78,18 @@ export function jsonMethods(services: readonly GeneratedService[] = SWITCHYARD_S
   return methods;
 }
 
+/**
+ * A method of `methods` by `switchyard.v1.Service/Method`, `Service/Method` or `Service.Method`,
+ * in any case: for callers that name methods before they have an invoker (a CLI's usage checks).
+ */
+export function findJsonMethod(methods: ReadonlyMap<string, JsonMethod>, name: string): JsonMethod | undefined {
+  const normalized = name.replace(/^\//, "").replace(/^(?:switchyard\.v1\.)?([A-Za-z]+)[./]([A-Za-z]+)$/, "switchyard.v1.$1/$2");
+  const exact = methods.get(normalized);
+  if (exact) return exact;
+  const lower = normalized.toLowerCase();
+  return [...methods.values()].find((method) => method.fullName.toLowerCase() === lower);
+}
+
 /** A call the service answered with a gRPC error. */
 export class GrpcCallError extends Error {
   override readonly name = "GrpcCallError";
@@ -144,11 +156,7 @@ export class GrpcJsonInvoker {
 
   /** A method by `switchyard.v1.Service/Method`, `Service/Method` or `Service.Method`, in any case. */
   find(name: string): JsonMethod | undefined {
-    const normalized = name.replace(/^\//, "").replace(/^(?:switchyard\.v1\.)?([A-Za-z]+)[./]([A-Za-z]+)$/, "switchyard.v1.$1/$2");
-    const exact = this.methods.get(normalized);
-    if (exact) return exact;
-    const lower = normalized.toLowerCase();
-    return [...this.methods.values()].find((method) => method.fullName.toLowerCase() === lower);
+    return findJsonMethod(this.methods, name);
   }
 
   /** Calls `method` (a JsonMethod, or a name as find() reads it) with JSON requests. */

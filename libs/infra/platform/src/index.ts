@@ -12,7 +12,7 @@ export type {
   GrpcServiceRegistration,
   UnaryMethod,
 } from "./grpc-server.js";
-export { GrpcCallError, GrpcJsonInvoker, JsonRequestError, SWITCHYARD_SERVICES, jsonMethods } from "./grpc-json-invoker.js";
+export { GrpcCallError, GrpcJsonInvoker, JsonRequestError, SWITCHYARD_SERVICES, findJsonMethod, jsonMethods } from "./grpc-json-invoker.js";
 export type { GeneratedMessage, GeneratedService, GrpcJsonInvokerOptions, JsonCallTarget, JsonMethod } from "./grpc-json-invoker.js";
 export { GRPC_HANDLED_METRIC, GRPC_HANDLING_SECONDS_METRIC } from "./grpc-interceptor.js";
 export { REDACTED_PATHS, createLogger } from "./logger.js";
