@@ -130,9 +130,7 @@ export async function startConsole(config: ConsoleConfig, logger: Logger): Promi
 async function readDeliveryCounters(gateway: GrpcGateway): Promise<Map<string, DeliveryCounters> | undefined> {
   const result = await gateway.callByName("switchyard.v1.DeliveryService/GetDeliveryStats", {});
   if (!result.ok) return undefined;
-  const { destinations = [] } = result.json as {
-    destinations?: { destinationId?: string; delivered?: number; failedAttempts?: number; deadLettered?: number }[];
-  };
+  const { destinations = [] } = result.json;
   const counters = new Map<string, DeliveryCounters>();
   for (const entry of destinations) {
     counters.set(entry.destinationId ?? "", {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Logger } from "@switchyard/platform";
+import { JsonRequestError, type Logger } from "@switchyard/platform";
 import { ID_PATTERN, ID_RULE } from "@switchyard/workspace";
 import { errorBody, httpStatusOf, statusName } from "../api/http-errors.js";
 import type { GrpcGateway } from "../api/grpc-gateway.js";
@@ -162,12 +162,10 @@ export function consoleHandler(deps: ConsoleServerDeps): (request: IncomingMessa
     if (method !== "POST") throw new HttpError(405, "METHOD_NOT_ALLOWED", "gRPC methods are called with POST", { Allow: "POST" });
     requireCsrf(request, session);
     const body = await readJsonObject(request);
-    let result;
-    try {
-      result = await deps.gateway.call(gatewayMethod, body);
-    } catch (error) {
-      throw new HttpError(400, "INVALID_ARGUMENT", `request body: not a ${name.split("/")[1]}Request in proto3 JSON (${errorText(error)})`);
-    }
+    const result = await deps.gateway.call(gatewayMethod, body).catch((error: unknown) => {
+      if (error instanceof JsonRequestError) throw new HttpError(400, "INVALID_ARGUMENT", `request body: ${error.reason}`);
+      throw error;
+    });
     if (result.ok) return sendJson(response, 200, result.json);
     const status = httpStatusOf(result.code);
     if (status >= 500) deps.logger.warn({ method: name, code: statusName(result.code), message: result.message }, "a service call failed");
@@ -218,10 +216,6 @@ export function consoleHandler(deps: ConsoleServerDeps): (request: IncomingMessa
 
 function sessionJson(session: Session) {
   return { csrfToken: session.csrfToken, expiresAt: new Date(session.expiresAt).toISOString() };
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** A cookie's value from the Cookie header. */
