@@ -4,7 +4,8 @@
  * CSRF token, in memory, and sends it with every request that changes anything.
  */
 
-import type { CallFilter } from "./call-filter-draft";
+import type * as json from "@switchyard/contracts/json";
+import type { CallFilter, FieldCondition } from "./call-filter-draft";
 
 /** One field an error names, as the service spelled its path, with the rule it broke. */
 export interface FieldProblem {
@@ -78,9 +79,17 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   return json as T;
 }
 
-/** Calls a gRPC method, e.g. rpc("switchyard.v1.ConfigService/ListSources"). */
-export function rpc<T>(method: string, body: object = {}): Promise<T> {
-  return request<T>("POST", `/api/${method}`, body);
+/**
+ * Calls a gRPC method, e.g. rpc(Config("ListSources")): the method is one of the generated
+ * unary methods, and the request and the answer are its generated proto3 JSON shapes. Naming the
+ * answer's type, rpc<{ sources?: Source[] }>(...), reads it as that (which must be one of the
+ * methods' answers), e.g. with the fields the services always fill marked present.
+ */
+export function rpc<Response extends json.JsonResponse<Name>, Name extends json.UnaryJsonMethod = json.UnaryJsonMethod>(
+  method: Name,
+  body?: json.JsonRequest<Name>,
+): Promise<Response> {
+  return request<Response>("POST", `/api/${method}`, body ?? {});
 }
 
 /** The current session, or undefined when signed out. */
@@ -106,135 +115,36 @@ export async function signOut(): Promise<void> {
   csrfToken = undefined;
 }
 
-// The methods the pages use, by service.
-export const Config = (method: string) => `switchyard.v1.ConfigService/${method}`;
-export const Delivery = (method: string) => `switchyard.v1.DeliveryService/${method}`;
-export const Audience = (method: string) => `switchyard.v1.AudienceService/${method}`;
-export const Insights = (method: string) => `switchyard.v1.InsightsService/${method}`;
+// The methods the pages use, by service: full names, so rpc() knows each one's request and answer.
+export const Config = <Method extends string>(method: Method) => `switchyard.v1.ConfigService/${method}` as const;
+export const Delivery = <Method extends string>(method: Method) => `switchyard.v1.DeliveryService/${method}` as const;
+export const Audience = <Method extends string>(method: Method) => `switchyard.v1.AudienceService/${method}` as const;
+export const Insights = <Method extends string>(method: Method) => `switchyard.v1.InsightsService/${method}` as const;
 
-// Proto3 JSON shapes of the messages the pages read (fields absent when empty, as proto3 JSON has it).
-export interface Source {
-  id: string;
-  name?: string;
-  writeKeyCount?: number;
-  retiringWriteKeyCount?: number;
-  retiringWriteKeysExpireAt?: string;
-  allowedOrigins?: { origins?: string[] };
-  blocked?: BlockedCalls;
-}
+/**
+ * A generated message with the fields `K` present. Proto3 JSON leaves out empty fields, so the
+ * generated shapes mark every field optional; these are the ones the services always fill (ids,
+ * URLs, keys), which the pages use as such.
+ */
+type Filled<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: Exclude<T[P], undefined> };
 
-/** What a source blocks: call types, and track events by name. */
-export interface BlockedCalls {
-  types?: string[];
-  trackEvents?: string[];
-}
-
-export interface WebhookEntry {
-  url: string;
-  headers?: Record<string, string>;
-}
-
-export interface Destination {
-  id: string;
-  name?: string;
-  enabled?: boolean;
-  webhooks?: WebhookEntry[];
-  sharedSecret?: string;
-  standardWebhooks?: { signingSecret?: string; retiringSecretsExpireAt?: string[] };
-  maxRequestsPerSecond?: number;
-}
-
-export type { CallFilter, FieldCondition } from "./call-filter-draft";
-
-export interface Connection {
-  sourceId: string;
-  destinationId: string;
-  filter?: CallFilter;
-}
-
-export interface DeliveryAttempt {
-  destinationId?: string;
-  messageId?: string;
-  url?: string;
-  status?: number;
-  error?: string;
-  latencyMs?: number;
-  attempt?: number;
-  at?: string;
-  outcome?: string;
-  sourceId?: string;
-  attemptId?: string;
-  exchange?: AttemptExchange;
-}
-
-export interface HttpHeader {
-  name?: string;
-  value?: string;
-}
-
-/** What one attempt sent and got back; bodies are base64, as proto3 JSON gives bytes. */
-export interface AttemptExchange {
-  method?: string;
-  url?: string;
-  requestHeaders?: HttpHeader[];
-  requestBody?: string;
-  responseHeaders?: HttpHeader[];
-  responseBody?: string;
-  responseBodyTruncated?: boolean;
-}
-
-export interface DeadLetterEntry {
-  sequence: number | string;
-  deadLetter?: {
-    task?: { call?: Record<string, unknown>; sourceId?: string; destinationId?: string };
-    reason?: string;
-    lastAttempt?: DeliveryAttempt;
-    deadAt?: string;
-    attempts?: number;
-  };
-}
-
-export interface AudienceState {
-  sourceId: string;
-  kind: string;
-  name?: string;
-  trait?: string;
-  total?: number | string;
-  lastSync?: { syncId?: string; mode?: string; emitted?: number | string; appliedAt?: string };
-}
-
-export interface SchemaEntry {
-  type: string;
-  name?: string;
-  overflow?: boolean;
-  count24h?: number | string;
-  count7d?: number | string;
-  countTotal?: number | string;
-  filteredTotal?: number | string;
-  firstSeen?: string;
-  lastSeen?: string;
-  keys?: { key: string; types?: string[] }[];
-  blocked?: boolean;
-}
-
-export interface SourceSchema {
-  sourceId?: string;
-  entries?: SchemaEntry[];
-  nameLimit?: number;
-  updatedAt?: string;
-}
-
-export interface SourceUsage {
-  sourceId: string;
-  day: string;
-  accepted?: number | string;
-  filtered?: number | string;
-  rejected?: number | string;
-  destinations?: {
-    destinationId: string;
-    delivered?: number | string;
-    filtered?: number | string;
-    failed?: number | string;
-    deadLettered?: number | string;
-  }[];
-}
+// The messages the pages read: the generated proto3 JSON shapes (types only: nothing generated
+// is bundled), with the fields the services always fill marked present.
+export type Source = Filled<json.Source, "id">;
+export type BlockedCalls = json.BlockedCalls;
+export type WebhookEntry = Filled<json.WebhookEntry, "url">;
+export type Destination = Filled<Omit<json.Destination, "webhooks"> & { webhooks?: WebhookEntry[] }, "id">;
+export type { CallFilter, FieldCondition };
+/** Its filter as the destination form reads it: exactly one of all, any, not, field. */
+export type Connection = Filled<Omit<json.Connection, "filter"> & { filter?: CallFilter }, "sourceId" | "destinationId">;
+export type DeliveryAttempt = json.DeliveryAttempt;
+export type HttpHeader = json.HttpHeader;
+export type AttemptExchange = json.AttemptExchange;
+export type DeadLetterEntry = Filled<json.DeadLetterEntry, "sequence">;
+export type AudienceState = Filled<json.AudienceState, "sourceId" | "kind">;
+export type SchemaEntry = Filled<Omit<json.SchemaEntry, "keys"> & { keys?: Filled<json.SchemaKey, "key">[] }, "type">;
+export type SourceSchema = Omit<json.GetSourceSchemaResponse, "entries"> & { entries?: SchemaEntry[] };
+export type SourceUsage = Filled<
+  Omit<json.SourceUsage, "destinations"> & { destinations?: Filled<json.DestinationUsage, "destinationId">[] },
+  "sourceId" | "day"
+>;

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import type { Call } from "@switchyard/contracts/json";
 import { Config, Delivery, rpc, type DeadLetterEntry, type Destination } from "../api";
 import type { PageProps } from "../app";
 import { Confirm, Empty, Notice, PageHeader, formatCount, formatTime } from "../components";
@@ -230,9 +231,9 @@ export function DeadLettersPage({ query }: PageProps) {
 }
 
 /** "track Signed Up (u1)": the call's type, name and user, from its proto3 JSON. */
-function callSummary(call: Record<string, unknown>): string {
+function callSummary(call: Call): string {
   const type = ["identify", "track", "page", "screen", "group", "alias", "delete"].find((kind) => kind in call) ?? "call";
-  const payload = (call[type] ?? {}) as Record<string, unknown>;
+  const payload = ((call as Record<string, unknown>)[type] ?? {}) as Record<string, unknown>;
   const name = payload.event ?? payload.name ?? payload.groupId ?? "";
   const user = call.userId ?? call.anonymousId ?? "";
   return [type, name, user ? `(${String(user)})` : ""].filter(Boolean).join(" ");
