@@ -10,6 +10,7 @@ import {
   type JsonCallTarget,
   type JsonMethod,
 } from "@switchyard/platform/grpc-json-invoker";
+import type { JsonRequest, JsonResponse, UnaryJsonMethod } from "@switchyard/contracts/json";
 import type { Connection } from "./args.js";
 import { CliError } from "./cli-error.js";
 import { writeKeyAuthorization } from "./write-key-auth.js";
@@ -52,6 +53,15 @@ export function requireMethod(name: string): JsonMethod {
  */
 export async function invoke(method: JsonMethod, requests: unknown[], connection: Connection): Promise<unknown> {
   return withInvoker(connection, (calls) => calls.call(method, requests));
+}
+
+/** Calls a unary method by full name: the request and the answer are its generated proto3 JSON shapes. */
+export async function callUnary<Name extends UnaryJsonMethod>(
+  name: Name,
+  request: JsonRequest<Name>,
+  connection: Connection,
+): Promise<JsonResponse<Name>> {
+  return (await invoke(requireMethod(name), [request], connection)) as JsonResponse<Name>;
 }
 
 /** As invoke, with request messages the caller built (for JSON the generated fromJSON would not read faithfully). */

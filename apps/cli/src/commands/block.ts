@@ -1,6 +1,6 @@
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, parseCommandArgs, stringsOption } from "../args.js";
 import { usageError } from "../cli-error.js";
-import { invoke, requireMethod } from "../rpc.js";
+import { callUnary } from "../rpc.js";
 
 const OPTIONS_HELP = `  --type <type>     A call type: identify, track, page, screen, group or alias (repeatable)
   --event <name>    A track event name, exact and case-sensitive (repeatable)`;
@@ -57,7 +57,7 @@ async function change(command: "block" | "unblock", argv: string[]): Promise<voi
   if (calls.types.length === 0 && calls.trackEvents.length === 0) throw usageError(`${command}: give --type or --event, or both`, command);
   const response =
     command === "block"
-      ? await invoke(requireMethod("ConfigService/BlockCalls"), [{ sourceId, block: calls }], connection)
-      : await invoke(requireMethod("ConfigService/UnblockCalls"), [{ sourceId, unblock: calls }], connection);
+      ? await callUnary("switchyard.v1.ConfigService/BlockCalls", { sourceId, block: calls }, connection)
+      : await callUnary("switchyard.v1.ConfigService/UnblockCalls", { sourceId, unblock: calls }, connection);
   process.stdout.write(`${JSON.stringify(response, null, 2)}\n`);
 }

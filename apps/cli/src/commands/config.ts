@@ -9,7 +9,7 @@ import {
   type Connection,
 } from "../args.js";
 import { CliError, usageError } from "../cli-error.js";
-import { invoke, requireMethod } from "../rpc.js";
+import { callUnary } from "../rpc.js";
 
 export const CONFIG_HELP = `Usage: switchyard config <get | apply <file> | rotate-signing-secret <destination>> [options]
 
@@ -53,13 +53,13 @@ export async function config(argv: string[]): Promise<void> {
       } catch (error) {
         throw new CliError(`cannot read ${target}: ${error instanceof Error ? error.message : String(error)}`);
       }
-      return printPretty(await invoke(requireMethod("ConfigService/ApplyWorkspace"), [{ workspaceJson: text }], connection));
+      return printPretty(await callUnary("switchyard.v1.ConfigService/ApplyWorkspace", { workspaceJson: text }, connection));
     }
     case "rotate-signing-secret": {
       if (!target) throw usageError("rotate-signing-secret: which destination?", "config");
       const graceSeconds = integerOption(args.values, "grace-seconds", "config") ?? 86_400;
       const request = { destinationId: target, graceSeconds, signingSecret: stringOption(args.values, "secret") ?? "" };
-      return printPretty(await invoke(requireMethod("ConfigService/RotateSigningSecret"), [request], connection));
+      return printPretty(await callUnary("switchyard.v1.ConfigService/RotateSigningSecret", request, connection));
     }
     default:
       throw usageError(action ? `unknown config action "${action}"` : "config: get, apply or rotate-signing-secret?", "config");
@@ -67,15 +67,15 @@ export async function config(argv: string[]): Promise<void> {
 }
 
 async function workspace(connection: Connection): Promise<unknown> {
-  const [sources, destinations, connections] = await Promise.all(
-    ["ListSources", "ListDestinations", "ListConnections"].map((method) =>
-      invoke(requireMethod(`ConfigService/${method}`), [{}], connection),
-    ),
-  );
+  const [sources, destinations, connections] = await Promise.all([
+    callUnary("switchyard.v1.ConfigService/ListSources", {}, connection),
+    callUnary("switchyard.v1.ConfigService/ListDestinations", {}, connection),
+    callUnary("switchyard.v1.ConfigService/ListConnections", {}, connection),
+  ]);
   return {
-    sources: (sources as { sources?: unknown[] }).sources ?? [],
-    destinations: (destinations as { destinations?: unknown[] }).destinations ?? [],
-    connections: (connections as { connections?: unknown[] }).connections ?? [],
+    sources: sources.sources ?? [],
+    destinations: destinations.destinations ?? [],
+    connections: connections.connections ?? [],
   };
 }
 

@@ -9,7 +9,7 @@ import {
   stringsOption,
 } from "../args.js";
 import { usageError } from "../cli-error.js";
-import { invoke, requireMethod } from "../rpc.js";
+import { callUnary } from "../rpc.js";
 import { readableAttempt } from "./exchange-bodies.js";
 
 export const DELIVERIES_HELP = `Usage: switchyard deliveries <list | show | replay | stats> [options]
@@ -75,9 +75,7 @@ export async function deliveries(argv: string[]): Promise<void> {
   const [action, ...rest] = args.positionals;
   if (action === "show") {
     if (rest.length !== 1) throw usageError("show: which attempt? Pass one attempt_id (from deliveries list)", "deliveries");
-    const shown = (await invoke(requireMethod("DeliveryService/GetDeliveryAttempt"), [{ attemptId: rest[0] }], connection)) as {
-      attempt?: unknown;
-    };
+    const shown = await callUnary("switchyard.v1.DeliveryService/GetDeliveryAttempt", { attemptId: rest[0] }, connection);
     printJsonLine(values.raw === true ? (shown.attempt ?? {}) : readableAttempt(shown.attempt ?? {}));
     return;
   }
@@ -90,14 +88,7 @@ export async function deliveries(argv: string[]): Promise<void> {
     case "list": {
       if (values.dead === true) {
         const afterSequence = integerOption(values, "after", "deliveries") ?? 0;
-        const page = (await invoke(
-          requireMethod("DeliveryService/ListDeadLetters"),
-          [{ destinationId, afterSequence, limit }],
-          connection,
-        )) as {
-          entries?: unknown[];
-          nextAfterSequence?: number;
-        };
+        const page = await callUnary("switchyard.v1.DeliveryService/ListDeadLetters", { destinationId, afterSequence, limit }, connection);
         for (const entry of page.entries ?? []) printJsonLine(entry);
         if (page.nextAfterSequence) process.stderr.write(`deliveries: more after --after ${page.nextAfterSequence}\n`);
         return;
@@ -112,10 +103,7 @@ export async function deliveries(argv: string[]): Promise<void> {
       };
       let pageToken = stringOption(values, "page-token") ?? "";
       do {
-        const page = (await invoke(requireMethod("DeliveryService/ListDeliveryAttempts"), [{ ...request, pageToken }], connection)) as {
-          attempts?: unknown[];
-          nextPageToken?: string;
-        };
+        const page = await callUnary("switchyard.v1.DeliveryService/ListDeliveryAttempts", { ...request, pageToken }, connection);
         for (const attempt of page.attempts ?? []) printJsonLine(attempt);
         pageToken = page.nextPageToken ?? "";
       } while (pageToken && values.all === true);
@@ -129,13 +117,11 @@ export async function deliveries(argv: string[]): Promise<void> {
       });
       if (sequences.length === 0 && !destinationId)
         throw usageError("replay: which dead letters? Pass --sequence <n> (repeatable) or --destination <id>", "deliveries");
-      printJsonLine(await invoke(requireMethod("DeliveryService/ReplayDeadLetters"), [{ sequences, destinationId }], connection));
+      printJsonLine(await callUnary("switchyard.v1.DeliveryService/ReplayDeadLetters", { sequences, destinationId }, connection));
       return;
     }
     case "stats": {
-      const stats = (await invoke(requireMethod("DeliveryService/GetDeliveryStats"), [{ destinationId }], connection)) as {
-        destinations?: unknown[];
-      };
+      const stats = await callUnary("switchyard.v1.DeliveryService/GetDeliveryStats", { destinationId }, connection);
       for (const entry of stats.destinations ?? []) printJsonLine(entry);
       return;
     }

@@ -1,6 +1,6 @@
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, parseCommandArgs, stringOption } from "../args.js";
 import { usageError } from "../cli-error.js";
-import { invoke, requireMethod } from "../rpc.js";
+import { callUnary } from "../rpc.js";
 
 export const SCHEMA_HELP = `Usage: switchyard schema <source> [--json] [options]
 
@@ -37,41 +37,6 @@ Examples:
   npx switchyard usage
   npx switchyard usage --source web-backend --from 2026-11-01 --to 2026-11-30`;
 
-interface SchemaAnswer {
-  sourceId?: string;
-  entries?: {
-    type?: string;
-    name?: string;
-    overflow?: boolean;
-    count24h?: number | string;
-    count7d?: number | string;
-    countTotal?: number | string;
-    filteredTotal?: number | string;
-    lastSeen?: string;
-    keys?: { key?: string; types?: string[] }[];
-    blocked?: boolean;
-  }[];
-  nameLimit?: number;
-  updatedAt?: string;
-}
-
-interface UsageAnswer {
-  days?: {
-    sourceId?: string;
-    day?: string;
-    accepted?: number | string;
-    filtered?: number | string;
-    rejected?: number | string;
-    destinations?: {
-      destinationId?: string;
-      delivered?: number | string;
-      filtered?: number | string;
-      failed?: number | string;
-      deadLettered?: number | string;
-    }[];
-  }[];
-}
-
 /** Longest name and key list shown in a table cell; --json has them whole. */
 const MAX_NAME_CHARS = 40;
 const MAX_KEYS_CHARS = 80;
@@ -83,7 +48,7 @@ export async function schema(argv: string[]): Promise<void> {
   const [sourceId, ...rest] = args.positionals;
   if (!sourceId) throw usageError("which source? e.g. switchyard schema web-backend", "schema");
   if (rest.length > 0) throw usageError(`unexpected argument "${rest[0]}"`, "schema");
-  const answer = (await invoke(requireMethod("InsightsService/GetSourceSchema"), [{ sourceId }], connection)) as SchemaAnswer;
+  const answer = await callUnary("switchyard.v1.InsightsService/GetSourceSchema", { sourceId }, connection);
   if (args.values.json === true) return void process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
 
   const entries = answer.entries ?? [];
@@ -124,7 +89,7 @@ export async function usage(argv: string[]): Promise<void> {
     return value;
   };
   const request = { sourceId: stringOption(args.values, "source") ?? "", fromDay: day("from"), toDay: day("to") };
-  const answer = (await invoke(requireMethod("InsightsService/GetUsage"), [request], connection)) as UsageAnswer;
+  const answer = await callUnary("switchyard.v1.InsightsService/GetUsage", request, connection);
   if (args.values.json === true) return void process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
 
   const days = answer.days ?? [];

@@ -1,7 +1,7 @@
 import { Metadata, Server, ServerCredentials, status, type ServerReadableStream, type ServerUnaryCall } from "@grpc/grpc-js";
 import { audiencesApi, configApi } from "@switchyard/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GrpcCallError, GrpcJsonInvoker, JsonRequestError, SWITCHYARD_SERVICES, jsonMethods } from "../src/index.js";
+import { GrpcCallError, GrpcJsonInvoker, JsonRequestError, SWITCHYARD_SERVICES, findJsonMethod, jsonMethods } from "../src/index.js";
 
 /**
  * The by-name JSON invoker against a real gRPC server on loopback, serving the generated
@@ -86,6 +86,8 @@ describe("the JSON invoker", () => {
     ])
       expect(calls.find(name)?.fullName, name).toBe("switchyard.v1.ConfigService/GetSource");
     expect(calls.find("ConfigService/DropEverything")).toBeUndefined();
+    // The same lookup without an invoker, as a CLI checks a name before it has a connection.
+    expect(findJsonMethod(methods, "deliveryservice.getdeliverystats")?.fullName).toBe("switchyard.v1.DeliveryService/GetDeliveryStats");
     calls.close();
   });
 
