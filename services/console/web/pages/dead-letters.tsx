@@ -49,7 +49,7 @@ export function DeadLettersPage({ query }: PageProps) {
   const replay = async (request: { sequences?: string[]; destinationId?: string }, what: string) => {
     setBusy(true);
     try {
-      const result = await rpc<{ replayed?: number }>(Delivery("ReplayDeadLetters"), request);
+      const result = await rpc(Delivery("ReplayDeadLetters"), { ...request, sequences: request.sequences?.map(Number) });
       setMessage(`Replayed ${formatCount(result.replayed ?? 0)} ${what}: they are delivered again with a fresh retry window.`);
       setSelected(new Set());
       setError(undefined);

@@ -70,7 +70,7 @@ export function DeliveriesPage({ query }: PageProps) {
         setErrors({ byField: local, general: undefined });
         return;
       }
-      const listed = await rpc<{ attempts?: DeliveryAttempt[]; nextPageToken?: string }>(Delivery("ListDeliveryAttempts"), {
+      const listed = await rpc(Delivery("ListDeliveryAttempts"), {
         destinationId,
         limit: PAGE_SIZE,
         outcomes: filters.outcomes,
@@ -302,7 +302,7 @@ function AttemptDetail({ attemptId }: { attemptId: string }) {
   const [attempt, setAttempt] = useState<DeliveryAttempt>();
   const [error, setError] = useState<string>();
   useEffect(() => {
-    rpc<{ attempt?: DeliveryAttempt }>(Delivery("GetDeliveryAttempt"), { attemptId }).then(
+    rpc(Delivery("GetDeliveryAttempt"), { attemptId }).then(
       (found) => setAttempt(found.attempt ?? {}),
       (caught: unknown) => setError(caught instanceof Error ? caught.message : String(caught)),
     );
