@@ -2,7 +2,8 @@
 # Generates the TypeScript contracts from proto/ with ts-proto (options pinned in
 # buf.gen.yaml: the runtime code, and in gen/json the proto3 JSON shapes as types),
 # an embedded descriptor set for gRPC reflection and tooling, and
-# the messages' field numbers as constants (field-numbers.ts) for libs/core/wire.
+# the messages' field numbers as constants (field-numbers.ts) for libs/core/wire, and
+# the Call model (call-model.ts): the table of Call's and the payloads' fields.
 # With --check it regenerates into a temp copy and fails when the committed code is stale.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,5 +52,7 @@ export const healthDescriptorSetBase64 =
 TS
 # The field numbers as constants: the hand-written wire code (libs/core/wire) uses these, never literals.
 printf '%s' "$descriptor_b64" | base64 -d | node scripts/gen-field-numbers.mjs > "$out/field-numbers.ts"
+# The Call model: one table of Call's and the payloads' fields that every call codec, rule and filter reads.
+printf '%s' "$descriptor_b64" | base64 -d | node scripts/gen-call-model.mjs > "$out/call-model.ts"
 npx --no-install prettier --log-level warn --write "$out" >/dev/null
 echo "generated $out"
