@@ -16,6 +16,8 @@ export type { IngestServiceServer } from "./gen/switchyard/v1/ingest.js";
 export { descriptorSetBase64, healthDescriptorSetBase64 } from "./gen/descriptor-set.js";
 // Field numbers (CallField.MESSAGE_ID, ValueField.STRING_VALUE, ...), for the hand-written wire code.
 export * from "./gen/field-numbers.js";
+// The Call model (each field of Call and of its payloads, with its kind), for code that reads every field alike.
+export { CALL_FIELDS, PAYLOAD_MESSAGE_FIELDS } from "./gen/call-model.js";
 export type { CallType } from "./call-type.js";
 export { CALL_TYPES, callTypeOf } from "./call-type.js";
 export {
