@@ -43,12 +43,19 @@ const MAX_TRIES = 20;
 /** A report that could not be folded comes back after this, doubling with each redelivery, up to the maximum. */
 const RETRY_DELAY_MS = 1_000;
 const MAX_RETRY_DELAY_MS = 30_000;
+/**
+ * How long each pull waits. It also paces nats.js's recovery after a reconnect: it retries the
+ * consumer's info at this interval while JetStream elects new leaders, and its idle heartbeat (half
+ * of it) notices a pull lost with a server; the default (30 s) would leave the stats that far behind
+ * after a NATS node is lost.
+ */
+const PULL_EXPIRES_MS = 5_000;
 /** The consumer's ack floor is asked at most this often (it only lets records forget `recent`). */
 const ACK_FLOOR_EVERY_MS = 1_000;
 
 /** What the folder needs of its durable consumer (the nats.js Consumer has it). */
 export interface StatsConsumer {
-  consume(options: { max_messages: number }): Promise<AsyncIterable<JsMsg> & { close(): Promise<void | Error> }>;
+  consume(options: { max_messages: number; expires: number }): Promise<AsyncIterable<JsMsg> & { close(): Promise<void | Error> }>;
   info(cached?: boolean): Promise<ConsumerInfo>;
 }
 
@@ -113,7 +120,7 @@ export class DeliveryStats {
   /** Starts folding the consumer's reports (it may be shared with other replicas). */
   async start(consumer: StatsConsumer): Promise<void> {
     this.consumer = consumer;
-    this.messages = await consumer.consume({ max_messages: MAX_BATCH });
+    this.messages = await consumer.consume({ max_messages: MAX_BATCH, expires: PULL_EXPIRES_MS });
     this.reading = this.read(this.messages);
   }
 
