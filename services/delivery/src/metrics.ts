@@ -1,7 +1,7 @@
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { Counter, Gauge, LocalHistogram, METRIC_PREFIX, childrenByLabel, type BusConnection, type Registry } from "@switchyard/platform";
 import { type BusNames } from "@switchyard/bus";
-import type { UrlAttempt } from "./pipeline/fan-out.js";
+import type { UrlAttempt } from "./kinds/index.js";
 import type { PoisonReason } from "./retries/poison.js";
 import type { AttemptOutcome, DeadLetterReason } from "./retries/retry-policy.js";
 

@@ -91,7 +91,7 @@ describe("Retries: a parked retry", () => {
     call: undefined,
     sourceId: "web",
     destinationId: "hook",
-    urlIndexes: [0],
+    targetIndexes: [0],
     windowStart: new Date(),
     attemptsBefore: 1,
     notBefore: undefined,

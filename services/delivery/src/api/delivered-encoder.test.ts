@@ -1,6 +1,6 @@
 import { DeliveryAttempts } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
-import type { EntryRequest, UrlAttempt } from "../pipeline/fan-out.js";
+import type { EntryRequest, UrlAttempt } from "../kinds/index.js";
 import { exchangeOf } from "./delivery-log.js";
 import {
   encodedSize,

@@ -1,5 +1,5 @@
 import { AttemptExchangeField, DeliveryAttemptField, DeliveryAttemptsField, HttpHeaderField } from "@switchyard/contracts";
-import type { EntryRequest, UrlAttempt } from "../pipeline/fan-out.js";
+import type { EntryRequest, UrlAttempt } from "../kinds/index.js";
 
 /** A delivered attempt as the attempt log's writer holds it until its batch is published. */
 export interface DeliveredEntry {

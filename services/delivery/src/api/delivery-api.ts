@@ -5,7 +5,7 @@ import { type Destination, type WorkspaceView } from "@switchyard/workspace";
 import type { DeadLetters } from "../retries/dead-letters.js";
 import type { AttemptPages } from "./attempt-pages.js";
 import type { DeliveryStats } from "./delivery-stats.js";
-import { allUrlIndexes } from "../pipeline/fan-out.js";
+import { kindOf } from "../kinds/index.js";
 import type { RetryQueue } from "../retries/retry-queue.js";
 
 const DEFAULT_LIMIT = 100;
@@ -57,7 +57,7 @@ export function deliveryApi(deps: DeliveryApiDeps): AsyncService<DeliveryService
         // A replay is a fresh delivery: every URL, a new window, due now.
         const now = new Date();
         await deps.retryQueue.schedule(
-          { ...task, urlIndexes: allUrlIndexes(destination), windowStart: now, attemptsBefore: 0, notBefore: now },
+          { ...task, targetIndexes: kindOf(destination).targets(destination), windowStart: now, attemptsBefore: 0, notBefore: now },
           `replay:${sequence}`,
         );
         await deps.deadLetters.remove(sequence);

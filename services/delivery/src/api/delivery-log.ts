@@ -2,7 +2,7 @@ import type { JetStreamClient } from "@nats-io/jetstream";
 import { type AttemptExchange, DeliveryAttempt, type HttpHeader } from "@switchyard/contracts";
 import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusNames } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
-import type { UrlAttempt } from "../pipeline/fan-out.js";
+import type { UrlAttempt } from "../kinds/index.js";
 
 /** What one delivered attempt is, as the log takes it (exported with the log for its benchmark). */
 export type { UrlAttempt };

@@ -4,10 +4,9 @@ import type { CallRoute, Destination, Masker, WorkspaceView } from "@switchyard/
 import type { Logger } from "@switchyard/platform";
 import { callMatches } from "./call-filter.js";
 import type { DestinationGate, DestinationGates, Release } from "./destination-gate.js";
-import { allUrlIndexes, fanOut, type FanOutResult } from "./fan-out.js";
-import { webhooksEnabled } from "./integrations.js";
+import { kindOf, type DestinationKind, type RoundResult } from "../kinds/index.js";
 import type { DeliveryMetrics } from "../metrics.js";
-import { readOutgoingBatch, undeliverableReason, type OutgoingBatch, type OutgoingCall } from "./outgoing-calls.js";
+import { readOutgoingBatch, type OutgoingBatch, type OutgoingCall } from "./outgoing-calls.js";
 import type { AttemptOutcome } from "../retries/retry-policy.js";
 import type { HandlingFailures } from "./handling-failures.js";
 import { OutcomeTally, type OutcomeReports } from "./outcome-reports.js";
@@ -177,9 +176,19 @@ export class FirstAttempts {
   private async deliverBatch(batch: OutgoingBatch, origin: string, waiting: WaitingCalls[]): Promise<void> {
     const routes = this.deps.workspace.webhookConnectionsOf(batch.sourceId);
     if (routes.length === 0) return;
-    const calls = batch.calls.filter((call) => webhooksEnabled(call.integrations));
-    if (calls.length === 0) return;
-    await Promise.all(routes.map((route) => this.deliverTo(route, batch, calls, origin, waiting)));
+    // The calls each kind takes, found once per batch whatever the number of its destinations.
+    const callsOfKind = new Map<DestinationKind, OutgoingCall[]>();
+    const deliveries: Promise<void>[] = [];
+    for (const route of routes) {
+      const kind = kindOf(route.destination);
+      let calls = callsOfKind.get(kind);
+      if (!calls) {
+        calls = batch.calls.filter((call) => kind.enabledFor(call.integrations));
+        callsOfKind.set(kind, calls);
+      }
+      if (calls.length > 0) deliveries.push(this.deliverTo(route, batch, calls, origin, waiting));
+    }
+    await Promise.all(deliveries);
   }
 
   /**
@@ -200,14 +209,14 @@ export class FirstAttempts {
       tally.filtered = calls.length - matching.length;
       this.deps.metrics.filtered(tally.filtered);
     }
-    const urlIndexes = allUrlIndexes(destination);
+    const targetIndexes = kindOf(destination).targets(destination);
     const rounds = matching.map((call) =>
       firstRoundOf(
         call,
         {
           sourceId: batch.sourceId,
           destinationId: destination.id,
-          urlIndexes,
+          targetIndexes,
           windowStart: call.receivedAt ?? batch.receivedAt ?? new Date(),
         },
         tally,
@@ -243,7 +252,7 @@ export class FirstAttempts {
     toSend: WaitingCalls,
   ): Promise<void> {
     const slots = await Promise.all(
-      rounds.map((round) => this.deps.rateLimits.firstAttempt(destination.id, limit, round.urlIndexes.length)),
+      rounds.map((round) => this.deps.rateLimits.firstAttempt(destination.id, limit, round.targetIndexes.length)),
     );
     toSend.calls = 0;
     const intervalMs = 1000 / limit;
@@ -281,7 +290,7 @@ export class FirstAttempts {
     const destination = this.deps.workspace.destination(group.destinationId);
     const stored =
       destination?.maxRequestsPerSecond !== undefined
-        ? this.deferToWaitingRoom(group, destination.maxRequestsPerSecond, allUrlIndexes(destination).length)
+        ? this.deferToWaitingRoom(group, destination.maxRequestsPerSecond, kindOf(destination).targets(destination).length)
         : this.deps.retryQueue.defer(group.message(), group.origin());
     stored.then(
       () => {
@@ -298,12 +307,12 @@ export class FirstAttempts {
    * group comes back TURN_LEAD_MS before its place. Their retry window starts
    * at their place: waiting for the limit does not use it up.
    */
-  private async deferToWaitingRoom(group: DeferralGroup, limit: number, urls: number): Promise<void> {
-    const parts = group.parts(callsPerTurn(limit, urls));
+  private async deferToWaitingRoom(group: DeferralGroup, limit: number, targets: number): Promise<void> {
+    const parts = group.parts(callsPerTurn(limit, targets));
     const places = await this.deps.rateLimits.places(
       group.destinationId,
       limit,
-      parts.map((calls) => calls.length * urls),
+      parts.map((calls) => calls.length * targets),
     );
     await Promise.all(
       parts.map((calls, index) => this.deps.retryQueue.defer(group.message(calls, places[index]!), `${group.origin()}#${index}`)),
@@ -430,15 +439,16 @@ async function roundInSlot(
     if (waiting) waiting.calls--;
     if (!release) return false;
   }
-  const problem = undeliverableReason(round.call);
+  const kind = kindOf(destination);
+  const problem = kind.undeliverable(round.call);
   if (problem !== undefined) {
     release("permanent");
     await deps.settler.deadLetter(round.task(), "undeliverable", 0, undeliverableAttempt(problem), round.tally);
     return true;
   }
-  let result: FanOutResult | undefined;
+  let result: RoundResult | undefined;
   try {
-    result = await fanOut(deps.sender, deps.masker, destination, round.call, round.urlIndexes, "all", pace);
+    result = await kind.send(deps, destination, round.call, round.targetIndexes, "all", pace);
   } finally {
     release(roundOutcome(result));
   }
@@ -449,7 +459,7 @@ async function roundInSlot(
 }
 
 /** How a round of requests went, for the destination's circuit breaker. */
-export function roundOutcome(result: FanOutResult | undefined): AttemptOutcome {
+export function roundOutcome(result: RoundResult | undefined): AttemptOutcome {
   if (!result) return "retryable";
   if (result.delivered) return "delivered";
   return result.retryableUrlIndexes.length > 0 ? "retryable" : "permanent";

@@ -13,8 +13,8 @@ export interface Round {
   readonly sourceId: string;
   /** The number of this round's attempts (1 for the first), as the attempt log shows it. */
   readonly attempt: number;
-  /** The URLs this round posts to, by position in the destination's settings. */
-  readonly urlIndexes: number[];
+  /** The targets this round sends to, by position (see DestinationKind.targets). */
+  readonly targetIndexes: number[];
   /** Where the call's retry window starts. */
   readonly windowStart: Date;
   /** Where what comes of the round is counted, for the handled message's usage report. */
@@ -26,7 +26,7 @@ export interface Round {
 export interface FirstRoundTarget {
   sourceId: string;
   destinationId: string;
-  urlIndexes: number[];
+  targetIndexes: number[];
   windowStart: Date;
 }
 
@@ -37,7 +37,7 @@ export function firstRoundOf(call: OutgoingCall, to: FirstRoundTarget, tally?: O
     destinationId: to.destinationId,
     sourceId: to.sourceId,
     attempt: 1,
-    urlIndexes: to.urlIndexes,
+    targetIndexes: to.targetIndexes,
     windowStart: to.windowStart,
     tally,
     task: () => firstTask(call.call(), to),
@@ -49,15 +49,15 @@ export function firstTask(call: Call, to: FirstRoundTarget): DeliveryTask {
   return { ...to, call, attemptsBefore: 0, notBefore: undefined, lastFailure: undefined };
 }
 
-/** The next round of a stored task, to the given URLs. */
-export function retryRoundOf(task: DeliveryTask, urlIndexes: number[], tally?: OutcomeTally): Round {
-  const round: DeliveryTask = { ...task, urlIndexes };
+/** The next round of a stored task, to the given targets. */
+export function retryRoundOf(task: DeliveryTask, targetIndexes: number[], tally?: OutcomeTally): Round {
+  const round: DeliveryTask = { ...task, targetIndexes };
   return {
     call: outgoingCall(task.call!),
     destinationId: task.destinationId,
     sourceId: task.sourceId,
     attempt: task.attemptsBefore + 1,
-    urlIndexes,
+    targetIndexes,
     windowStart: task.windowStart ?? new Date(),
     tally,
     task: () => round,

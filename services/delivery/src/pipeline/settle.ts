@@ -2,7 +2,7 @@ import type { DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
 import { type Logger } from "@switchyard/platform";
 import type { DeadLetters } from "../retries/dead-letters.js";
 import { exchangeOf, type DeliveryLog } from "../api/delivery-log.js";
-import type { FanOutResult, UrlAttempt } from "./fan-out.js";
+import type { RoundResult, UrlAttempt } from "../kinds/index.js";
 import type { DeliveryMetrics } from "../metrics.js";
 import { nextStep, type DeadLetterReason, type RetrySchedule } from "../retries/retry-policy.js";
 import type { RetryQueue } from "../retries/retry-queue.js";
@@ -33,7 +33,7 @@ export class Settler {
   ) {}
 
   /** The outcome of the round just made. */
-  settle(round: Round, result: FanOutResult): Promise<void> {
+  settle(round: Round, result: RoundResult): Promise<void> {
     // The common case, every request answered 2xx: only a count, nothing to store or wait for.
     if (result.delivered && result.attempts.every((a) => a.outcome === "delivered")) {
       for (const attempt of result.attempts) this.deps.log.delivered(round, attempt);
@@ -45,7 +45,7 @@ export class Settler {
     return this.settleFailures(round, result);
   }
 
-  private async settleFailures(round: Round, result: FanOutResult): Promise<void> {
+  private async settleFailures(round: Round, result: RoundResult): Promise<void> {
     const task = round.task();
     const { tally } = round;
     this.deps.metrics.requestsMade(result.attempts);
@@ -82,7 +82,7 @@ export class Settler {
     }
     await this.deps.retryQueue.schedule({
       ...task,
-      urlIndexes: result.retryableUrlIndexes,
+      targetIndexes: result.retryableUrlIndexes,
       attemptsBefore: attempt,
       notBefore: new Date(now + step.delayMs),
       lastFailure: lastFailure ? attemptRecord(task, lastFailure, attempt) : task.lastFailure,
@@ -118,11 +118,11 @@ export class Settler {
   }
 }
 
-/** The attempt a dead letter records for a call whose body cannot be made: no request, the reason as its error. */
+/** The attempt a dead letter records for a call its kind can send nothing for: no request, the reason as its error. */
 export function undeliverableAttempt(reason: string): UrlAttempt {
   return {
     status: 0,
-    error: `no webhook body can be made: ${reason}`,
+    error: reason,
     latencyMs: 0,
     outcome: "permanent",
     retryAfterMs: undefined,

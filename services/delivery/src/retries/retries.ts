@@ -2,12 +2,12 @@ import type { JsMsg } from "@nats-io/jetstream";
 import type { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
 import type { Destination } from "@switchyard/workspace";
 import type { Release } from "../pipeline/destination-gate.js";
-import { allUrlIndexes, fanOut, type FanOutResult } from "../pipeline/fan-out.js";
+import { kindOf, type RoundResult } from "../kinds/index.js";
 import { firstRound, firstRoundWhenFree, pacedRound, roundOutcome, type DeliveryDeps } from "../pipeline/first-attempts.js";
 import type { HandlingFailures } from "../pipeline/handling-failures.js";
 import { isLate, TURN_HORIZON_MS, waitUntil, type Pace, type RateLimits } from "../pipeline/rate-limits.js";
 import { decodeRetryWork, timingFromHeaders, timingOf, type RetryWork } from "./retry-queue.js";
-import { outgoingCall, undeliverableReason } from "../pipeline/outgoing-calls.js";
+import { outgoingCall } from "../pipeline/outgoing-calls.js";
 import { firstRoundOf, firstTask, retryRoundOf, type FirstRoundTarget, type Round } from "../pipeline/round.js";
 import { OutcomeTally } from "../pipeline/outcome-reports.js";
 import { undeliverableAttempt } from "../pipeline/settle.js";
@@ -164,9 +164,9 @@ export class Retries {
     const rounds =
       work.kind === "task"
         ? [this.retryRound(work.task, destination, tally)]
-        : deferredRounds(work.group, allUrlIndexes(destination), tally);
+        : deferredRounds(work.group, kindOf(destination).targets(destination), tally);
     const sending = probing ? rounds.slice(0, 1) : rounds;
-    const slots = sending.reduce((sum, round) => sum + round.urlIndexes.length, 0);
+    const slots = sending.reduce((sum, round) => sum + round.targetIndexes.length, 0);
     let turn: Awaited<ReturnType<RateLimits["turn"]>>;
     try {
       turn = await this.deps.rateLimits.turn(destination.id, limit, Math.max(1, slots));
@@ -231,7 +231,7 @@ export class Retries {
     let at = pace.at;
     for (const round of rounds) {
       paces.push({ at, intervalMs: pace.intervalMs });
-      at += round.urlIndexes.length * pace.intervalMs;
+      at += round.targetIndexes.length * pace.intervalMs;
     }
     const [first, ...rest] = rounds;
     const sendFirst = async (): Promise<boolean> => {
@@ -260,26 +260,28 @@ export class Retries {
     this.deps.metrics.deferred(still.length);
   }
 
-  /** A due task's round: its remaining URLs that still exist (all of them when none does). */
+  /** A due task's round: its remaining targets that still exist (all of them when none does). */
   private retryRound(task: DeliveryTask, destination: Destination, tally: OutcomeTally): Round {
-    const known = task.urlIndexes.filter((index) => index < destination.settings.webhooks.length);
-    return retryRoundOf(task, known.length > 0 ? known : allUrlIndexes(destination), tally);
+    const targets = kindOf(destination).targets(destination);
+    const known = task.targetIndexes.filter((index) => index < targets.length);
+    return retryRoundOf(task, known.length > 0 ? known : targets, tally);
   }
 
   /** Tries a due task on its remaining URLs and settles the outcome; the slot is freed either way. */
   private async attempt(task: DeliveryTask, destination: Destination, release: Release, tally: OutcomeTally, pace?: Pace): Promise<void> {
     const round = this.retryRound(task, destination, tally);
-    const problem = undeliverableReason(round.call);
+    const kind = kindOf(destination);
+    const problem = kind.undeliverable(round.call);
     if (problem !== undefined) {
       release("permanent");
       await this.deps.settler.deadLetter(task, "undeliverable", task.attemptsBefore, undeliverableAttempt(problem), tally);
       return;
     }
-    let result: FanOutResult | undefined;
+    let result: RoundResult | undefined;
     try {
       // A call handed over before its first attempt still gets the first attempt's rule: every URL.
       const mode = task.attemptsBefore === 0 ? "all" : "until_success";
-      result = await fanOut(this.deps.sender, this.deps.masker, destination, round.call, round.urlIndexes, mode, pace);
+      result = await kind.send(this.deps, destination, round.call, round.targetIndexes, mode, pace);
     } finally {
       release(roundOutcome(result));
     }
@@ -300,7 +302,7 @@ export class Retries {
     release: Release,
     tally: OutcomeTally,
   ): Promise<void> {
-    const [probe, ...rest] = deferredRounds(group, allUrlIndexes(destination), tally);
+    const [probe, ...rest] = deferredRounds(group, kindOf(destination).targets(destination), tally);
     if (!probe) {
       release("unused");
       return;
@@ -319,8 +321,8 @@ export class Retries {
 }
 
 /** The deferred calls' first rounds, to the given URLs. */
-function deferredRounds(group: DeferredCalls, urlIndexes: number[], tally: OutcomeTally): Round[] {
-  const to = deferredTarget(group, urlIndexes);
+function deferredRounds(group: DeferredCalls, targetIndexes: number[], tally: OutcomeTally): Round[] {
+  const to = deferredTarget(group, targetIndexes);
   return group.calls.map((call) => firstRoundOf(outgoingCall(call), to, tally));
 }
 
@@ -335,6 +337,6 @@ function deferredTasks(group: DeferredCalls): DeliveryTask[] {
   return group.calls.map((call) => firstTask(call, to));
 }
 
-function deferredTarget(group: DeferredCalls, urlIndexes: number[]): FirstRoundTarget {
-  return { sourceId: group.sourceId, destinationId: group.destinationId, urlIndexes, windowStart: group.windowStart ?? new Date() };
+function deferredTarget(group: DeferredCalls, targetIndexes: number[]): FirstRoundTarget {
+  return { sourceId: group.sourceId, destinationId: group.destinationId, targetIndexes, windowStart: group.windowStart ?? new Date() };
 }

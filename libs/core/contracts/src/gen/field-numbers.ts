@@ -482,7 +482,7 @@ export const DeliveryTaskField = {
   CALL: 1,
   SOURCE_ID: 2,
   DESTINATION_ID: 3,
-  URL_INDEXES: 4,
+  TARGET_INDEXES: 4,
   WINDOW_START: 5,
   ATTEMPTS_BEFORE: 6,
   NOT_BEFORE: 7,

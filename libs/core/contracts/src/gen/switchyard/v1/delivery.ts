@@ -26,7 +26,7 @@ export const protobufPackage = "switchyard.v1";
 export const protobufFileName = "switchyard/v1/delivery.proto";
 
 /**
- * One call owed to one webhook destination that is not delivered yet. The
+ * One call owed to one destination that is not delivered yet. The
  * delivery service puts it on the retry stream after a retryable failure, and
  * JetStream redelivers it (nak with delay) until it is delivered or its
  * window ends. Subject: <ns>.retry.<destination_id>.
@@ -36,10 +36,11 @@ export interface DeliveryTask {
   sourceId: string;
   destinationId: string;
   /**
-   * Positions (0-based) in the destination's configured URL list still to
-   * try, in order. URLs that failed permanently are left out.
+   * The destination's targets still to try, by position (0-based) in its kind's
+   * list (a Webhooks destination's URLs), in order. Targets that failed
+   * permanently are left out.
    */
-  urlIndexes: number[];
+  targetIndexes: number[];
   /**
    * Start of the retry window: when ingest accepted the call (or when a dead
    * letter was replayed). No attempt is scheduled later than this plus the window.
@@ -276,7 +277,7 @@ function createBaseDeliveryTask(): DeliveryTask {
     call: undefined,
     sourceId: "",
     destinationId: "",
-    urlIndexes: [],
+    targetIndexes: [],
     windowStart: undefined,
     attemptsBefore: 0,
     notBefore: undefined,
@@ -295,9 +296,9 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
     if (message.destinationId !== "") {
       writer.uint32(26).string(message.destinationId);
     }
-    if (message.urlIndexes.length !== 0) {
+    if (message.targetIndexes.length !== 0) {
       writer.uint32(34).fork();
-      for (const v of message.urlIndexes) {
+      for (const v of message.targetIndexes) {
         writer.uint32(v);
       }
       writer.join();
@@ -356,7 +357,7 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
           }
           case 4: {
             if (tag === 32) {
-              message.urlIndexes.push(reader.uint32());
+              message.targetIndexes.push(reader.uint32());
 
               continue;
             }
@@ -364,7 +365,7 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
             if (tag === 34) {
               const end2 = reader.uint32() + reader.pos;
               while (reader.pos < end2) {
-                message.urlIndexes.push(reader.uint32());
+                message.targetIndexes.push(reader.uint32());
               }
 
               continue;
@@ -429,10 +430,10 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
         : isSet(object.destination_id)
         ? globalThis.String(object.destination_id)
         : "",
-      urlIndexes: globalThis.Array.isArray(object?.urlIndexes)
-        ? object.urlIndexes.map((e: any) => globalThis.Number(e))
-        : globalThis.Array.isArray(object?.url_indexes)
-        ? object.url_indexes.map((e: any) => globalThis.Number(e))
+      targetIndexes: globalThis.Array.isArray(object?.targetIndexes)
+        ? object.targetIndexes.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.target_indexes)
+        ? object.target_indexes.map((e: any) => globalThis.Number(e))
         : [],
       windowStart: isSet(object.windowStart)
         ? fromJsonTimestamp(object.windowStart)
@@ -468,8 +469,8 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
     if (message.destinationId !== "") {
       obj.destinationId = message.destinationId;
     }
-    if (message.urlIndexes?.length) {
-      obj.urlIndexes = message.urlIndexes.map((e) => Math.round(e));
+    if (message.targetIndexes?.length) {
+      obj.targetIndexes = message.targetIndexes.map((e) => Math.round(e));
     }
     if (message.windowStart !== undefined) {
       obj.windowStart = message.windowStart.toISOString();
@@ -494,7 +495,7 @@ export const DeliveryTask: MessageFns<DeliveryTask> = {
     message.call = (object.call !== undefined && object.call !== null) ? Call.fromPartial(object.call) : undefined;
     message.sourceId = object.sourceId ?? "";
     message.destinationId = object.destinationId ?? "";
-    message.urlIndexes = object.urlIndexes?.map((e) => e) || [];
+    message.targetIndexes = object.targetIndexes?.map((e) => e) || [];
     message.windowStart = object.windowStart ?? undefined;
     message.attemptsBefore = object.attemptsBefore ?? 0;
     message.notBefore = object.notBefore ?? undefined;

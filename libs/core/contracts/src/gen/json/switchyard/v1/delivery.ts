@@ -8,7 +8,7 @@
 import type { Call } from "./calls.js";
 
 /**
- * One call owed to one webhook destination that is not delivered yet. The
+ * One call owed to one destination that is not delivered yet. The
  * delivery service puts it on the retry stream after a retryable failure, and
  * JetStream redelivers it (nak with delay) until it is delivered or its
  * window ends. Subject: <ns>.retry.<destination_id>.
@@ -20,10 +20,11 @@ export interface DeliveryTask {
     | string
     | undefined;
   /**
-   * Positions (0-based) in the destination's configured URL list still to
-   * try, in order. URLs that failed permanently are left out.
+   * The destination's targets still to try, by position (0-based) in its kind's
+   * list (a Webhooks destination's URLs), in order. Targets that failed
+   * permanently are left out.
    */
-  urlIndexes?:
+  targetIndexes?:
     | number[]
     | undefined;
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WEBHOOKS_INTEGRATION, webhooksEnabled } from "./integrations.js";
+import { WEBHOOKS_INTEGRATION, webhooksEnabled } from "./index.js";
 
 describe("webhooksEnabled (docs/contract.md §8.1)", () => {
   it('names the destination "Webhooks"', () => {

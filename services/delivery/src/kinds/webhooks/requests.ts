@@ -1,9 +1,9 @@
 import type { Destination, Masker } from "@switchyard/workspace";
-import type { OutgoingCall } from "./outgoing-calls.js";
-import { waitUntil, type Pace } from "./rate-limits.js";
-import { webhookSignature } from "../outbound/signature.js";
-import { standardWebhookHeaders } from "../outbound/standard-webhooks.js";
-import type { SendResult, Sender } from "../outbound/webhook-sender.js";
+import type { OutgoingCall } from "../../pipeline/outgoing-calls.js";
+import { waitUntil, type Pace } from "../../pipeline/rate-limits.js";
+import { webhookSignature } from "../../outbound/signature.js";
+import { standardWebhookHeaders } from "../../outbound/standard-webhooks.js";
+import type { EntryRequest, RoundMode, RoundResult, SendContext, UrlAttempt } from "../kind.js";
 
 export const USER_AGENT = "Switchyard/1.0";
 
@@ -16,16 +16,6 @@ type WebhookEntry = Destination["settings"]["webhooks"][number];
  * Made once per entry; a changed destination brings new entries.
  */
 const entryRequests = new WeakMap<WebhookEntry, { masker: Masker; request: EntryRequest }>();
-
-/** What every request to a webhook entry sends, and how the attempt log shows it. */
-export interface EntryRequest {
-  /** The headers sent, as undici's flat list. */
-  readonly headers: string[];
-  /** The same headers with the static ones' values masked (as GetDestination shows them); a prefix of what is sent. */
-  readonly loggedHeaders: string[];
-  /** The URL with its query values masked (the attempt log and dead letters show it). */
-  readonly loggedUrl: string;
-}
 
 function entryRequest(entry: WebhookEntry, masker: Masker): EntryRequest {
   const cached = entryRequests.get(entry);
@@ -42,23 +32,6 @@ function entryRequest(entry: WebhookEntry, masker: Masker): EntryRequest {
   return request;
 }
 
-export interface UrlAttempt extends SendResult {
-  urlIndex: number;
-  url: string;
-  /** What the attempt log needs of the request, all by reference (nothing is copied per request). */
-  request?: { entry: EntryRequest; headers: string[]; body: Buffer } | undefined;
-}
-
-export interface FanOutResult {
-  delivered: boolean;
-  /** Every request made, in order. */
-  attempts: UrlAttempt[];
-  /** URLs whose failure was retryable (empty once delivered). */
-  retryableUrlIndexes: number[];
-  /** The longest Retry-After any URL asked for. */
-  retryAfterMs: number | undefined;
-}
-
 /**
  * Sends one call to a destination's URLs, one after the other in configured
  * order. On a first attempt every URL gets its request ("all"); on a retry
@@ -67,15 +40,14 @@ export interface FanOutResult {
  * `pace` (a rate-limited destination), the n-th request goes no earlier than
  * its slot, `pace.at + n × pace.intervalMs`.
  */
-export async function fanOut(
-  sender: Sender,
-  masker: Masker,
+export async function sendToUrls(
+  { sender, masker }: SendContext,
   destination: Destination,
   call: OutgoingCall,
   urlIndexes: readonly number[],
-  mode: "all" | "until_success",
+  mode: RoundMode,
   pace?: Pace,
-): Promise<FanOutResult> {
+): Promise<RoundResult> {
   const body = call.body;
   if (!body) throw new Error(`call ${call.messageId} has no type: there is nothing to send`);
   const signature = destination.settings.sharedSecret ? webhookSignature(body, destination.settings.sharedSecret) : undefined;
@@ -125,9 +97,4 @@ export async function fanOut(
     retryableUrlIndexes: retryable.map((attempt) => attempt.urlIndex),
     retryAfterMs: retryAfters.length > 0 && Math.max(...retryAfters) > 0 ? Math.max(...retryAfters) : undefined,
   };
-}
-
-/** Every URL position of a destination, in order. */
-export function allUrlIndexes(destination: Destination): number[] {
-  return destination.settings.webhooks.map((_, index) => index);
 }

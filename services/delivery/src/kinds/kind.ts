@@ -1,0 +1,83 @@
+import type { Destination, Masker } from "@switchyard/workspace";
+import type { OutgoingCall } from "../pipeline/outgoing-calls.js";
+import type { Pace } from "../pipeline/rate-limits.js";
+import type { SendResult, Sender } from "../outbound/webhook-sender.js";
+
+/**
+ * What the pipeline knows of a destination kind, and all it knows. Everything
+ * else a delivery goes through (gates and isolation, rate limits, retries and
+ * the window, dead letters and replay, filters, usage, the attempt log's
+ * storage) is shared and blind to the kind.
+ *
+ * A kind has targets, addressed by position (a DeliveryTask's
+ * `target_indexes`): the Webhooks kind's URLs. A round sends a call to some of
+ * them and says, per request, what it came to. A kind that batches gathers
+ * calls into one request and reports that request's outcome for each of them;
+ * a kind that transforms a call does so in `send`, before the request is made.
+ */
+export interface DestinationKind {
+  /** The destination's `type` in the workspace model (the case of the Destination's `kind` oneof in proto). */
+  readonly type: Destination["type"];
+  /** Whether a call's `integrations` object lets it through to a destination of this kind. */
+  enabledFor(integrations: Record<string, unknown> | undefined): boolean;
+  /** Every target of the destination, by position, in order: what a first round sends to. */
+  targets(destination: Destination): number[];
+  /**
+   * Why nothing can be sent for the call, now or on any retry (it is dead-lettered as
+   * "undeliverable", without a request), or undefined when something can.
+   */
+  undeliverable(call: OutgoingCall): string | undefined;
+  /**
+   * One round of requests for a call: to every target in `targets` ("all", a first attempt) or
+   * until one succeeds ("until_success", a retry). Each request is classified delivered,
+   * retryable or permanent, and carries what the attempt log records of it. With a `pace`, the
+   * n-th request goes no earlier than `pace.at + n × pace.intervalMs`.
+   */
+  send(
+    context: SendContext,
+    destination: Destination,
+    call: OutgoingCall,
+    targets: readonly number[],
+    mode: RoundMode,
+    pace?: Pace,
+  ): Promise<RoundResult>;
+}
+
+export type RoundMode = "all" | "until_success";
+
+/** What a kind sends with. */
+export interface SendContext {
+  readonly sender: Sender;
+  /** Masks header and query values for the attempt log and dead letters, as ConfigService reads do. */
+  readonly masker: Masker;
+}
+
+/** What every request to one target sends, and how the attempt log shows it. */
+export interface EntryRequest {
+  /** The headers sent, as undici's flat list. */
+  readonly headers: string[];
+  /** The same headers with the static ones' values masked (as GetDestination shows them); a prefix of what is sent. */
+  readonly loggedHeaders: string[];
+  /** The URL with its query values masked (the attempt log and dead letters show it). */
+  readonly loggedUrl: string;
+}
+
+/** One request of a round, classified, with what the attempt log records of it. */
+export interface UrlAttempt extends SendResult {
+  /** The target's position. */
+  urlIndex: number;
+  url: string;
+  /** What the attempt log needs of the request, all by reference (nothing is copied per request). */
+  request?: { entry: EntryRequest; headers: string[]; body: Buffer } | undefined;
+}
+
+/** What a round of requests came to. */
+export interface RoundResult {
+  delivered: boolean;
+  /** Every request made, in order. */
+  attempts: UrlAttempt[];
+  /** Targets whose failure was retryable (empty once delivered). */
+  retryableUrlIndexes: number[];
+  /** The longest Retry-After any target asked for. */
+  retryAfterMs: number | undefined;
+}

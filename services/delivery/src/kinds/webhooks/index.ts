@@ -1,0 +1,30 @@
+import type { Destination } from "@switchyard/workspace";
+import { integrationEnabled } from "../../pipeline/integrations.js";
+import { undeliverableReason } from "../../pipeline/outgoing-calls.js";
+import type { DestinationKind } from "../kind.js";
+import { sendToUrls } from "./requests.js";
+
+/** The name of this destination in a call's `integrations` object (case-sensitive). */
+export const WEBHOOKS_INTEGRATION = "Webhooks";
+
+/** Whether a call's integrations let it through to the Webhooks destination (see integrationEnabled). */
+export function webhooksEnabled(integrations: Record<string, unknown> | undefined): boolean {
+  return integrationEnabled(integrations, WEBHOOKS_INTEGRATION);
+}
+
+/**
+ * The classic Webhooks destination: 1 to 5 URLs, each POSTed the call's
+ * webhook body as it is, signed over exactly those bytes; a request's outcome
+ * is the sender's (2xx delivered; 408, 429, 5xx and transport failures
+ * retryable; any other status, a refused address or a bad certificate permanent).
+ */
+export const webhooksKind: DestinationKind = {
+  type: "webhooks",
+  enabledFor: webhooksEnabled,
+  targets: (destination: Destination) => destination.settings.webhooks.map((_, index) => index),
+  undeliverable(call) {
+    const reason = undeliverableReason(call);
+    return reason === undefined ? undefined : `no webhook body can be made: ${reason}`;
+  },
+  send: sendToUrls,
+};
