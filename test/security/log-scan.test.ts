@@ -171,6 +171,7 @@ describe("logs of a full run", () => {
               sharedSecret: API_SHARED_SECRET,
               standardWebhooks: undefined,
               maxRequestsPerSecond: 0,
+              kind: undefined,
             },
           },
           admin,

@@ -42,6 +42,7 @@ function destination(id: string, overrides: Partial<configApi.Destination> = {})
     sharedSecret: "",
     standardWebhooks: undefined,
     maxRequestsPerSecond: 0,
+    kind: undefined,
     ...overrides,
   };
 }

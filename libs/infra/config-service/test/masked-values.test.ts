@@ -50,6 +50,7 @@ describe("ConfigService on two replicas", () => {
       sharedSecret: "",
       maxRequestsPerSecond: 0,
       standardWebhooks: undefined,
+      kind: undefined,
     };
     await a.putDestination({ destination }, metadata);
     const read = (await a.getDestination({ id: "hook" }, metadata)).destination!;

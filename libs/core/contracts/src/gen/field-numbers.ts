@@ -327,6 +327,12 @@ export const DestinationField = {
   SHARED_SECRET: 5,
   STANDARD_WEBHOOKS: 6,
   MAX_REQUESTS_PER_SECOND: 7,
+  WEBHOOKS_KIND: 8,
+} as const;
+
+/** Field numbers of switchyard.v1.WebhooksKind (switchyard/v1/config.proto). */
+export const WebhooksKindField = {
+  WEBHOOKS: 1,
 } as const;
 
 /** Field numbers of switchyard.v1.StandardWebhooks (switchyard/v1/config.proto). */

@@ -155,14 +155,24 @@ export interface SetAllowedOriginsResponse {
   source: Source | undefined;
 }
 
-/** A webhook destination (the `Webhooks` destination of docs/contract.md §1.2). */
+/**
+ * A destination: where a source's calls are delivered, and how (its kind). Its name, switch,
+ * signing and rate limit are the same for every kind.
+ */
 export interface Destination {
   /** 1-64 letters, digits, '-' or '_'. */
   id: string;
   name: string;
   /** Disabled destinations receive nothing. */
   enabled: boolean;
-  /** 1 to 5 entries, called in this order. */
+  /**
+   * A Webhooks destination's URLs, as clients from before `kind` give and read them: on a write
+   * without `kind` they make a Webhooks destination (`webhooks_kind.webhooks`); with both set they
+   * must be equal (a client that does not know `kind` may send back what it read of it). Reads fill
+   * it for every Webhooks destination.
+   *
+   * @deprecated
+   */
   webhooks: WebhookEntry[];
   /**
    * When set, every request carries X-Signature: hex HMAC-SHA1 of the body with this key.
@@ -179,6 +189,18 @@ export interface Destination {
    * nor dead-letters them.
    */
   maxRequestsPerSecond: number;
+  /** What the destination is, with its kind's own settings. Reads always set it. */
+  kind:
+    | //
+    /** The Webhooks destination (docs/contract.md §1.2): every call POSTed to each URL. */
+    { $case: "webhooksKind"; value: WebhooksKind }
+    | undefined;
+}
+
+/** The Webhooks destination's own settings. */
+export interface WebhooksKind {
+  /** 1 to 5 entries, called in this order. */
+  webhooks: WebhookEntry[];
 }
 
 /**
@@ -1986,6 +2008,7 @@ function createBaseDestination(): Destination {
     sharedSecret: "",
     standardWebhooks: undefined,
     maxRequestsPerSecond: 0,
+    kind: undefined,
   };
 }
 
@@ -2011,6 +2034,11 @@ export const Destination: MessageFns<Destination> = {
     }
     if (message.maxRequestsPerSecond !== 0) {
       writer.uint32(56).uint32(message.maxRequestsPerSecond);
+    }
+    switch (message.kind?.$case) {
+      case "webhooksKind":
+        WebhooksKind.encode(message.kind.value, writer.uint32(66).fork()).join();
+        break;
     }
     return writer;
   },
@@ -2084,6 +2112,14 @@ export const Destination: MessageFns<Destination> = {
             message.maxRequestsPerSecond = reader.uint32();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.kind = { $case: "webhooksKind", value: WebhooksKind.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2119,6 +2155,11 @@ export const Destination: MessageFns<Destination> = {
         : isSet(object.max_requests_per_second)
         ? globalThis.Number(object.max_requests_per_second)
         : 0,
+      kind: isSet(object.webhooksKind)
+        ? { $case: "webhooksKind", value: WebhooksKind.fromJSON(object.webhooksKind) }
+        : isSet(object.webhooks_kind)
+        ? { $case: "webhooksKind", value: WebhooksKind.fromJSON(object.webhooks_kind) }
+        : undefined,
     };
   },
 
@@ -2145,6 +2186,9 @@ export const Destination: MessageFns<Destination> = {
     if (message.maxRequestsPerSecond !== 0) {
       obj.maxRequestsPerSecond = Math.round(message.maxRequestsPerSecond);
     }
+    if (message.kind?.$case === "webhooksKind") {
+      obj.webhooksKind = WebhooksKind.toJSON(message.kind.value);
+    }
     return obj;
   },
 
@@ -2162,6 +2206,85 @@ export const Destination: MessageFns<Destination> = {
       ? StandardWebhooks.fromPartial(object.standardWebhooks)
       : undefined;
     message.maxRequestsPerSecond = object.maxRequestsPerSecond ?? 0;
+    switch (object.kind?.$case) {
+      case "webhooksKind": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "webhooksKind", value: WebhooksKind.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseWebhooksKind(): WebhooksKind {
+  return { webhooks: [] };
+}
+
+export const WebhooksKind: MessageFns<WebhooksKind> = {
+  encode(message: WebhooksKind, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.webhooks) {
+      WebhookEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WebhooksKind {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWebhooksKind();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.webhooks.push(WebhookEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WebhooksKind {
+    return {
+      webhooks: globalThis.Array.isArray(object?.webhooks)
+        ? object.webhooks.map((e: any) => WebhookEntry.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: WebhooksKind): unknown {
+    const obj: any = {};
+    if (message.webhooks?.length) {
+      obj.webhooks = message.webhooks.map((e) => WebhookEntry.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WebhooksKind>): WebhooksKind {
+    return WebhooksKind.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WebhooksKind>): WebhooksKind {
+    const message = createBaseWebhooksKind();
+    message.webhooks = object.webhooks?.map((e) => WebhookEntry.fromPartial(e)) || [];
     return message;
   },
 };

@@ -156,7 +156,10 @@ export interface SetAllowedOriginsResponse {
   source?: Source | undefined;
 }
 
-/** A webhook destination (the `Webhooks` destination of docs/contract.md §1.2). */
+/**
+ * A destination: where a source's calls are delivered, and how (its kind). Its name, switch,
+ * signing and rate limit are the same for every kind.
+ */
 export interface Destination {
   /** 1-64 letters, digits, '-' or '_'. */
   id?: string | undefined;
@@ -167,7 +170,14 @@ export interface Destination {
   enabled?:
     | boolean
     | undefined;
-  /** 1 to 5 entries, called in this order. */
+  /**
+   * A Webhooks destination's URLs, as clients from before `kind` give and read them: on a write
+   * without `kind` they make a Webhooks destination (`webhooks_kind.webhooks`); with both set they
+   * must be equal (a client that does not know `kind` may send back what it read of it). Reads fill
+   * it for every Webhooks destination.
+   *
+   * @deprecated
+   */
   webhooks?:
     | WebhookEntry[]
     | undefined;
@@ -187,7 +197,17 @@ export interface Destination {
    * together (1-100000). 0: no limit. Calls over the limit wait their turn; waiting neither drops
    * nor dead-letters them.
    */
-  maxRequestsPerSecond?: number | undefined;
+  maxRequestsPerSecond?:
+    | number
+    | undefined;
+  /** The Webhooks destination (docs/contract.md §1.2): every call POSTed to each URL. */
+  webhooksKind?: WebhooksKind | undefined;
+}
+
+/** The Webhooks destination's own settings. */
+export interface WebhooksKind {
+  /** 1 to 5 entries, called in this order. */
+  webhooks?: WebhookEntry[] | undefined;
 }
 
 /**
