@@ -133,7 +133,10 @@ type Filled<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: Exclude<T[P], und
 export type Source = Filled<json.Source, "id">;
 export type BlockedCalls = json.BlockedCalls;
 export type WebhookEntry = Filled<json.WebhookEntry, "url">;
-export type Destination = Filled<Omit<json.Destination, "webhooks"> & { webhooks?: WebhookEntry[] }, "id">;
+export type Destination = Filled<
+  Omit<json.Destination, "webhooks" | "webhooksKind"> & { webhooks?: WebhookEntry[]; webhooksKind?: { webhooks?: WebhookEntry[] } },
+  "id"
+>;
 export type { CallFilter, FieldCondition };
 /** Its filter as the destination form reads it: exactly one of all, any, not, field. */
 export type Connection = Filled<Omit<json.Connection, "filter"> & { filter?: CallFilter }, "sourceId" | "destinationId">;

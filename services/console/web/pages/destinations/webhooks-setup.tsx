@@ -1,211 +1,13 @@
-import type { FunctionComponent } from "preact";
-import { useEffect, useState } from "preact/hooks";
-import { ApiError, Config, rpc, type CallFilter, type Connection, type Destination, type Source } from "../api";
-import type { PageProps } from "../app";
-import { Confirm, Empty, Field, Link, Notice, PageHeader, formatCount } from "../components";
-import { fieldKey, formErrors, NO_ERRORS, type FormErrors } from "../fields";
-import { draftOf, filterOf, type FilterDraft } from "../call-filter-draft";
-import { FilterEditor } from "../filter-editor";
-import { navigate } from "../router";
+import { useState } from "preact/hooks";
+import { ApiError, Config, rpc, type CallFilter, type Destination, type WebhookEntry } from "../../api";
+import { Field, Link, Notice } from "../../components";
+import { fieldKey, formErrors, NO_ERRORS, type FormErrors } from "../../fields";
+import { draftOf, filterOf, type FilterDraft } from "../../call-filter-draft";
+import { FilterEditor } from "../../filter-editor";
+import { navigate } from "../../router";
+import { SECRET_PLACEHOLDER, type SetupProps } from "./setup";
 
-/** What reads show instead of a stored secret; putting it back keeps the secret. */
-const SECRET_PLACEHOLDER = "[set]";
 const MAX_URLS = 5;
-
-interface SetupProps {
-  /** The destination being edited; undefined for a new one. */
-  existing: Destination | undefined;
-  sources: Source[];
-  connectedSources: string[];
-  /** The filter of each connection to this destination, by source. */
-  filters: Record<string, CallFilter | undefined>;
-}
-
-/**
- * The kinds of destination the console can set up. Webhooks is the one Switchyard delivers to
- * today; another kind is one more entry with its own setup form, and the catalog, the routes
- * (/destinations/new?type=...) and the list pick it up.
- */
-const DESTINATION_TYPES: { type: string; name: string; description: string; Setup: FunctionComponent<SetupProps> }[] = [
-  {
-    type: "webhooks",
-    name: "Webhooks",
-    description: "Every call POSTed as JSON to 1-5 URLs of yours, in order, signed (X-Signature, Standard Webhooks), retried for 4 hours.",
-    Setup: WebhookSetup,
-  },
-];
-
-/** Destinations: the catalog, the setup form (new: /destinations/new, edit: /destinations/<id>), the list. */
-export function DestinationsPage({ subpath, query }: PageProps) {
-  const [destinations, setDestinations] = useState<Destination[]>();
-  const [sources, setSources] = useState<Source[]>([]);
-  const [connections, setConnections] = useState<Connection[]>([]);
-  const [loadError, setLoadError] = useState<string>();
-  const [confirmDelete, setConfirmDelete] = useState<string>();
-  const [message, setMessage] = useState<string>();
-
-  const load = async () => {
-    try {
-      const [listed, sourceList, connected] = await Promise.all([
-        rpc<{ destinations?: Destination[] }>(Config("ListDestinations")),
-        rpc<{ sources?: Source[] }>(Config("ListSources")),
-        rpc<{ connections?: Connection[] }>(Config("ListConnections")),
-      ]);
-      setDestinations((listed.destinations ?? []).sort((a, b) => a.id.localeCompare(b.id)));
-      setSources((sourceList.sources ?? []).sort((a, b) => a.id.localeCompare(b.id)));
-      setConnections(connected.connections ?? []);
-      setLoadError(undefined);
-    } catch (error) {
-      setLoadError(error instanceof Error ? error.message : String(error));
-    }
-  };
-  useEffect(() => void load(), [subpath]);
-
-  const saved = query.get("saved");
-  if (subpath !== "") {
-    if (!destinations) return <p>Loading…</p>;
-    const isNew = subpath === "new";
-    const existing = isNew ? undefined : destinations.find((d) => d.id === decodeURIComponent(subpath));
-    const kind = DESTINATION_TYPES.find((entry) => entry.type === (query.get("type") ?? "webhooks"));
-    if ((!isNew && !existing) || !kind)
-      return (
-        <>
-          <PageHeader title="Destination not found" />
-          <p>
-            There is no destination {isNew ? `type ${query.get("type")}` : decodeURIComponent(subpath)}.{" "}
-            <Link to="/destinations">Back to destinations</Link>
-          </p>
-        </>
-      );
-    const connected = existing ? connections.filter((c) => c.destinationId === existing.id) : [];
-    const connectedSources = connected.map((c) => c.sourceId);
-    const filters = Object.fromEntries(connected.map((c) => [c.sourceId, c.filter]));
-    return (
-      <>
-        <PageHeader title={existing ? `Edit ${existing.id}` : `New ${kind.name} destination`} />
-        {loadError && <Notice kind="error">{loadError}</Notice>}
-        <kind.Setup existing={existing} sources={sources} connectedSources={connectedSources} filters={filters} />
-      </>
-    );
-  }
-
-  const remove = async (id: string) => {
-    try {
-      await rpc(Config("DeleteDestination"), { id });
-      setMessage(`Destination ${id} deleted.`);
-    } catch (error) {
-      setLoadError(error instanceof Error ? error.message : String(error));
-    }
-    setConfirmDelete(undefined);
-    await load();
-  };
-
-  return (
-    <>
-      <PageHeader title="Destinations" />
-      {loadError && <Notice kind="error">{loadError}</Notice>}
-      {saved && !message && <Notice kind="success">Destination {saved} saved.</Notice>}
-      {message && <Notice kind="success">{message}</Notice>}
-      <section aria-labelledby="catalog-title">
-        <h2 id="catalog-title">Add a destination</h2>
-        <ul class="catalog">
-          {DESTINATION_TYPES.map((entry) => (
-            <li key={entry.type} class="card">
-              <h3>{entry.name}</h3>
-              <p>{entry.description}</p>
-              <Link to={`/destinations/new?type=${entry.type}`} class="button">
-                Set up {entry.name}
-              </Link>
-            </li>
-          ))}
-        </ul>
-      </section>
-      <section aria-labelledby="list-title">
-        <h2 id="list-title">Your destinations</h2>
-        {!destinations ? (
-          <p>Loading…</p>
-        ) : destinations.length === 0 ? (
-          <Empty>No destinations yet.</Empty>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Type</th>
-                <th scope="col">Status</th>
-                <th scope="col">URLs</th>
-                <th scope="col">Signing</th>
-                <th scope="col">Sources</th>
-                <th scope="col">Rate limit</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {destinations.map((destination) => {
-                const connected = connections.filter((c) => c.destinationId === destination.id).map((c) => c.sourceId);
-                return (
-                  <tr key={destination.id}>
-                    <th scope="row">
-                      <span class="mono">{destination.id}</span>
-                      {destination.name && <div class="hint">{destination.name}</div>}
-                    </th>
-                    <td>Webhooks</td>
-                    <td>
-                      <span class={`badge ${destination.enabled ? "good" : "muted"}`}>{destination.enabled ? "Enabled" : "Disabled"}</span>
-                    </td>
-                    <td>
-                      <ol class="urls">
-                        {(destination.webhooks ?? []).map((webhook, index) => (
-                          <li key={index} class="mono">
-                            {webhook.url}
-                          </li>
-                        ))}
-                      </ol>
-                    </td>
-                    <td>
-                      {[destination.sharedSecret ? "X-Signature" : "", destination.standardWebhooks ? "Standard Webhooks" : ""]
-                        .filter(Boolean)
-                        .join(", ") || "unsigned"}
-                    </td>
-                    <td>
-                      {connected.length === 0 ? "none" : connected.join(", ")}
-                      {connections.some((c) => c.destinationId === destination.id && c.filter) && <span class="hint"> (filtered)</span>}
-                    </td>
-                    <td>{destination.maxRequestsPerSecond ? `${formatCount(destination.maxRequestsPerSecond)}/s` : "none"}</td>
-                    <td class="actions">
-                      {confirmDelete === destination.id ? (
-                        <Confirm
-                          message={`Delete ${destination.id}? It receives nothing more; its connections go.`}
-                          confirmLabel={`Delete ${destination.id}`}
-                          onConfirm={() => void remove(destination.id)}
-                          onCancel={() => setConfirmDelete(undefined)}
-                        />
-                      ) : (
-                        <>
-                          <Link to={`/destinations/${encodeURIComponent(destination.id)}`} class="button secondary">
-                            Edit
-                          </Link>
-                          <Link to={`/deliveries?destination=${encodeURIComponent(destination.id)}`} class="button secondary">
-                            Deliveries
-                          </Link>
-                          <button type="button" class="danger" onClick={() => setConfirmDelete(destination.id)}>
-                            Delete
-                          </button>
-                        </>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        )}
-      </section>
-    </>
-  );
-}
 
 interface HeaderRow {
   name: string;
@@ -216,6 +18,11 @@ interface UrlRow {
   headers: HeaderRow[];
 }
 
+/** A Webhooks destination's URLs as read: its kind's (reads fill the older top-level field too). */
+export function webhookUrls(destination: Destination): WebhookEntry[] {
+  return destination.webhooksKind?.webhooks ?? destination.webhooks ?? [];
+}
+
 /** A new Standard Webhooks secret, made in the browser: "whsec_" + base64 of 32 random bytes. */
 function newSigningSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
@@ -223,13 +30,13 @@ function newSigningSecret(): string {
 }
 
 /** The webhook setup form: URLs with static headers, secrets (never shown back), enabled, sources. */
-function WebhookSetup({ existing, sources, connectedSources, filters }: SetupProps) {
+export function WebhookSetup({ existing, sources, connectedSources, filters }: SetupProps) {
   const [id, setId] = useState(existing?.id ?? "");
   const [name, setName] = useState(existing?.name ?? "");
   const [enabled, setEnabled] = useState(existing ? existing.enabled === true : true);
   const [urls, setUrls] = useState<UrlRow[]>(
-    existing?.webhooks?.length
-      ? existing.webhooks.map((webhook) => ({
+    existing && webhookUrls(existing).length > 0
+      ? webhookUrls(existing).map((webhook) => ({
           url: webhook.url,
           headers: Object.entries(webhook.headers ?? {}).map(([n, v]) => ({ name: n, value: v })),
         }))
@@ -314,10 +121,12 @@ function WebhookSetup({ existing, sources, connectedSources, filters }: SetupPro
         name,
         enabled,
         maxRequestsPerSecond: rateLimit.trim() === "" ? 0 : Number(rateLimit.trim()),
-        webhooks: urls.map((row) => ({
-          url: row.url,
-          headers: Object.fromEntries(row.headers.filter((h) => h.name.trim() !== "").map((h) => [h.name.trim(), h.value])),
-        })),
+        webhooksKind: {
+          webhooks: urls.map((row) => ({
+            url: row.url,
+            headers: Object.fromEntries(row.headers.filter((h) => h.name.trim() !== "").map((h) => [h.name.trim(), h.value])),
+          })),
+        },
         // A blank field keeps a stored secret (reads give the placeholder, and putting it back keeps the secret).
         sharedSecret: sharedSecret !== "" ? sharedSecret : hasSharedSecret && !removeSharedSecret ? SECRET_PLACEHOLDER : "",
         ...(standardWebhooks
