@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { insightsApi, type Call } from "@switchyard/contracts";
 import { kvKeys, openConfigBucket, sourceRecordSchema, type SourceRecord } from "@switchyard/workspace";
-import { MetricsSnapshot, readCallBatches, readStream, waitFor } from "@switchyard/testkit";
+import { MetricsSnapshot, readCallBatches, readStream, waitFor, makeCall } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isGrpcError, startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
@@ -52,16 +52,7 @@ function described(call: Call): string {
 }
 
 function grpcCall(messageId: string, payload: Call["payload"]): Call {
-  return {
-    messageId,
-    userId: "user-1",
-    anonymousId: "",
-    timestamp: undefined,
-    context: undefined,
-    integrations: undefined,
-    receivedAt: undefined,
-    payload,
-  };
+  return makeCall({ messageId, userId: "user-1", payload });
 }
 
 /** A batch with two calls that pass, one blocked by event name, one blocked by type, and one invalid (index 4). */

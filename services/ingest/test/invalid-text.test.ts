@@ -1,6 +1,6 @@
 import { Call } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
-import { lengthDelimited } from "@switchyard/testkit";
+import { lengthDelimited, makeCall } from "@switchyard/testkit";
 import { grpcCall } from "../src/grpc-calls.js";
 import { invalidTextIn } from "@switchyard/wire";
 
@@ -57,16 +57,15 @@ describe("text that is not UTF-8 in a gRPC call", () => {
 
   it("finds nothing in valid text, emoji and U+FFFD sent as such included", () => {
     const bytes = Buffer.from(
-      Call.encode({
-        messageId: "m-😀",
-        userId: "u\ufffd",
-        anonymousId: "",
-        timestamp: undefined,
-        context: { é: ["x", { y: "z" }] },
-        integrations: { All: true },
-        receivedAt: undefined,
-        payload: { $case: "track", value: { event: "E", properties: { a: "\ufffd" } } },
-      }).finish(),
+      Call.encode(
+        makeCall({
+          messageId: "m-😀",
+          userId: "u\ufffd",
+          context: { é: ["x", { y: "z" }] },
+          integrations: { All: true },
+          payload: { $case: "track", value: { event: "E", properties: { a: "\ufffd" } } },
+        }),
+      ).finish(),
     );
     expect(invalidTextIn(bytes)).toBeUndefined();
     expect(grpcCall(bytes).check(0).ok).toBe(true);

@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import type { Call } from "@switchyard/contracts";
-import { readCallBatches, waitFor } from "@switchyard/testkit";
+import { readCallBatches, waitFor, makeCall } from "@switchyard/testkit";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { isGrpcError, startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
@@ -12,16 +12,8 @@ afterEach(async () => {
   await fixture.dispose();
 });
 
-const call = (id: string): Call => ({
-  messageId: id,
-  userId: "u1",
-  anonymousId: "",
-  timestamp: undefined,
-  context: undefined,
-  integrations: undefined,
-  receivedAt: undefined,
-  payload: { $case: "track", value: { event: "Outage Test", properties: undefined } },
-});
+const call = (id: string): Call =>
+  makeCall({ messageId: id, userId: "u1", payload: { $case: "track", value: { event: "Outage Test", properties: undefined } } });
 
 async function grpcCode(batchId: string, messageId: string): Promise<string> {
   try {

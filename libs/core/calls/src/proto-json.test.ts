@@ -1,3 +1,4 @@
+import { makeCall } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
 import { checkCall } from "./validate.js";
 import { protoCallToJson, validCallToProto } from "./proto-json.js";
@@ -32,16 +33,14 @@ describe("conversion between Segment JSON and the protobuf Call", () => {
 
 describe("a timestamp outside the range of a JS Date", () => {
   it("is refused by the timestamp rule instead of throwing", () => {
-    const json = protoCallToJson({
-      messageId: "m1",
-      userId: "u",
-      anonymousId: "",
-      timestamp: new Date(1e15 * 1000),
-      context: undefined,
-      integrations: undefined,
-      receivedAt: undefined,
-      payload: { $case: "track", value: { event: "E", properties: undefined } },
-    });
+    const json = protoCallToJson(
+      makeCall({
+        messageId: "m1",
+        userId: "u",
+        timestamp: new Date(1e15 * 1000),
+        payload: { $case: "track", value: { event: "E", properties: undefined } },
+      }),
+    );
     const check = checkCall(json, 0);
     expect(check.ok).toBe(false);
     if (!check.ok) expect(check.rejection).toMatchObject({ field: "timestamp", rule: "format", messageId: "m1" });

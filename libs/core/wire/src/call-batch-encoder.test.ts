@@ -1,7 +1,7 @@
 import { Call, CallBatch } from "@switchyard/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anyCall, anyText } from "@switchyard/testkit";
+import { anyCall, anyText, makeCall } from "@switchyard/testkit";
 import { EncodedCallBytes, encodeCallBatch, encodeCallBatchParts } from "./call-batch-encoder.js";
 import { scanCall } from "./call-scanner.js";
 import { AcceptTime, PassThroughCall } from "./pass-through-call.js";
@@ -68,17 +68,14 @@ describe("CallBatch encoder", () => {
 
   it("drops a client's received_at rather than appending to it (protobuf would merge the two)", () => {
     const client = Buffer.from(
-      Call.encode({
-        messageId: "m",
-        userId: "u",
-        anonymousId: "",
-        timestamp: undefined,
-        context: undefined,
-        integrations: undefined,
-        // Nanos only: merged with ours (seconds only) it would read as a different time.
-        receivedAt: new Date(7),
-        payload: { $case: "alias", value: { previousId: "p" } },
-      }).finish(),
+      Call.encode(
+        makeCall({
+          messageId: "m",
+          userId: "u", // Nanos only: merged with ours (seconds only) it would read as a different time.
+          receivedAt: new Date(7),
+          payload: { $case: "alias", value: { previousId: "p" } },
+        }),
+      ).finish(),
     );
     const receivedAt = new Date(1_700_000_000_000);
     const passed = new PassThroughCall(scanCall(client), "unused", new AcceptTime(receivedAt));

@@ -1,4 +1,4 @@
-import { callBatchArbitrary, canonical, damagedBatchBytes } from "@switchyard/testkit";
+import { callBatchArbitrary, canonical, damagedBatchBytes, makeCall } from "@switchyard/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readCallBatch } from "./call-batch-reader.js";
@@ -23,16 +23,7 @@ function ours(bytes: Uint8Array): string {
 
 /** An encoded batch of one call with this context. */
 function batchWithContext(context: Record<string, unknown>): Uint8Array {
-  const only: Call = {
-    messageId: "m",
-    userId: "u",
-    anonymousId: "",
-    timestamp: undefined,
-    context,
-    integrations: undefined,
-    receivedAt: undefined,
-    payload: undefined,
-  };
+  const only: Call = makeCall({ messageId: "m", userId: "u", context, payload: undefined });
   return CallBatch.encode({ batchId: "b", sourceId: "s", receivedAt: undefined, calls: [only] }).finish();
 }
 

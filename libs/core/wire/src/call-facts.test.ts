@@ -1,5 +1,5 @@
 import { CallBatch, type Call } from "@switchyard/contracts";
-import { callBatchArbitrary, damagedBatchBytes } from "@switchyard/testkit";
+import { callBatchArbitrary, damagedBatchBytes, makeCall } from "@switchyard/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BatchFacts, readBatchFacts } from "./call-facts.js";
@@ -145,16 +145,7 @@ describe("readBatchFacts", () => {
   it("gives each key its own text when many keys share the cache's slots", () => {
     // 20,000 distinct keys, many with the same length and similar bytes: far more than the cache's slots.
     const properties = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i.toString(36)}\u00e9`, i]));
-    const call: Call = {
-      messageId: "m",
-      userId: "u",
-      anonymousId: "",
-      timestamp: undefined,
-      context: undefined,
-      integrations: undefined,
-      receivedAt: undefined,
-      payload: { $case: "track", value: { event: "Wide", properties } },
-    };
+    const call: Call = makeCall({ messageId: "m", userId: "u", payload: { $case: "track", value: { event: "Wide", properties } } });
     const bytes = CallBatch.encode({ batchId: "b", sourceId: "s", receivedAt: undefined, calls: [call, call] }).finish();
     const facts = readBatchFacts(bytes);
     expect(facts.keys.slice(0, 20_000)).toEqual(Object.keys(properties));
@@ -163,16 +154,8 @@ describe("readBatchFacts", () => {
 
   it("reads a batch ingest publishes: names, keys and types, the call's own received_at, without the decoder", () => {
     const receivedAt = new Date("2026-03-01T10:00:00.123Z");
-    const call = (payload: Call["payload"]): Call => ({
-      messageId: "m",
-      userId: "u",
-      anonymousId: "",
-      timestamp: receivedAt,
-      context: { ip: "1.2.3.4" },
-      integrations: undefined,
-      receivedAt,
-      payload,
-    });
+    const call = (payload: Call["payload"]): Call =>
+      makeCall({ messageId: "m", userId: "u", timestamp: receivedAt, context: { ip: "1.2.3.4" }, receivedAt, payload });
     const bytes = CallBatch.encode({
       batchId: "b",
       sourceId: "web",

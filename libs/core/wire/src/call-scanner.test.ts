@@ -2,21 +2,12 @@ import { protoCallToJson } from "@switchyard/calls";
 import { Call, IngestBatchRequest } from "@switchyard/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { callBytes, lengthDelimited, varint } from "@switchyard/testkit";
+import { callBytes, lengthDelimited, varint, makeCall } from "@switchyard/testkit";
 import { scanCall, type ScannedCall } from "./call-scanner.js";
 import { MAX_MESSAGE_LEVEL } from "./struct-walker.js";
 import { MalformedWireError } from "./reader.js";
 
-const EMPTY: Call = {
-  messageId: "",
-  userId: "",
-  anonymousId: "",
-  timestamp: undefined,
-  context: undefined,
-  integrations: undefined,
-  receivedAt: undefined,
-  payload: undefined,
-};
+const EMPTY: Call = makeCall({ messageId: "", userId: "", payload: undefined });
 
 const encode = (call: Partial<Call>) => Buffer.from(Call.encode({ ...EMPTY, ...call }).finish());
 const tag = (field: number, wireType: number) => varint((field << 3) | wireType);

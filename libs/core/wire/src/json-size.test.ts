@@ -2,7 +2,7 @@ import { protoCallToJson } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anyText, callBytes, callNearSize } from "@switchyard/testkit";
+import { anyText, callBytes, callNearSize, makeCall } from "@switchyard/testkit";
 import { scanCall } from "./call-scanner.js";
 import { INVALID_UTF8, jsonNumberSize, jsonStringSize } from "./json-size.js";
 import { MalformedWireError } from "./reader.js";
@@ -64,16 +64,15 @@ describe("JSON size from protobuf bytes", () => {
   });
 
   it("is exact for a call without fractional numbers", () => {
-    const call: Call = {
+    const call: Call = makeCall({
       messageId: "m-1",
       userId: 'u"\n',
       anonymousId: "é😀",
       timestamp: new Date("2024-02-03T04:05:06.789Z"),
       context: { ip: "203.0.113.7", nested: { list: [1, -2, null, true, false, "x\u0000"], empty: {} }, "k\t": [] },
       integrations: { All: false, Webhooks: { x: 1 } },
-      receivedAt: undefined,
       payload: { $case: "page", value: { name: "Home", category: "", properties: { url: "https://example.com/?q=1" } } },
-    };
+    });
     const bytes = Buffer.from(Call.encode(call).finish());
     expect(scanCall(bytes).jsonSizeBound).toBe(jsonBytesOf(protoCallToJson(Call.decode(bytes))));
   });

@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { Call } from "@switchyard/contracts";
 import { connectBus, createLogger, ServiceError, type BusConnection } from "@switchyard/platform";
-import { NatsServer, readCallBatches, uniqueNamespace, waitFor } from "@switchyard/testkit";
+import { NatsServer, readCallBatches, uniqueNamespace, waitFor, makeCall } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   BUS_MESSAGE_TYPE_NAMES,
@@ -31,16 +31,13 @@ afterEach(async () => {
 
 function identify(n: number): Call {
   const at = new Date("2026-01-01T00:00:00Z");
-  return {
+  return makeCall({
     messageId: `m-${n}`,
     userId: `user-${n}`,
-    anonymousId: "",
     timestamp: at,
     receivedAt: at,
-    context: undefined,
-    integrations: undefined,
     payload: { $case: "identify", value: { traits: { n } } },
-  };
+  });
 }
 
 describe("BatchPublisher", () => {

@@ -1,3 +1,4 @@
+import { makeCall } from "./calls.js";
 import type { Call, CallBatch } from "@switchyard/contracts";
 import fc from "fast-check";
 
@@ -49,16 +50,18 @@ const payload: fc.Arbitrary<Call["payload"]> = fc.oneof(
   fc.constant(undefined),
 );
 
-export const callArbitrary: fc.Arbitrary<Call> = fc.record({
-  messageId: text,
-  userId: text,
-  anonymousId: text,
-  timestamp: fc.option(date, { nil: undefined }),
-  context: fc.option(freeFormArbitrary, { nil: undefined }),
-  integrations: fc.option(freeFormArbitrary, { nil: undefined }),
-  receivedAt: fc.option(date, { nil: undefined }),
-  payload,
-});
+export const callArbitrary: fc.Arbitrary<Call> = fc
+  .record({
+    messageId: text,
+    userId: text,
+    anonymousId: text,
+    timestamp: fc.option(date, { nil: undefined }),
+    context: fc.option(freeFormArbitrary, { nil: undefined }),
+    integrations: fc.option(freeFormArbitrary, { nil: undefined }),
+    receivedAt: fc.option(date, { nil: undefined }),
+    payload,
+  })
+  .map(makeCall);
 
 export const callBatchArbitrary: fc.Arbitrary<CallBatch> = fc.record({
   batchId: text,

@@ -2,7 +2,7 @@ export { readCallBatches, readStream, uniqueNamespace } from "./bus.js";
 export type { StoredBatch, StoredMessage } from "./bus.js";
 export { callArbitrary, callBatchArbitrary, damagedBatchBytes } from "./call-arbitraries.js";
 export { anyCall, anyStruct, anyText, callBytes, callNearSize, deeplyNestedCall, lengthDelimited, varint } from "./wire-arbitraries.js";
-export { signedUpCall } from "./calls.js";
+export { makeCall, signedUpCall, type CallFields } from "./calls.js";
 export { canonical } from "./canonical.js";
 export { referenceWebhookBody } from "./reference-webhook-body.js";
 export { makeSelfSignedCertificate } from "./certificates.js";

@@ -1,3 +1,4 @@
+import { makeCall } from "./calls.js";
 import { MAX_CALL_BYTES } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import fc from "fast-check";
@@ -71,27 +72,21 @@ const payload: fc.Arbitrary<Call["payload"]> = fc.oneof(
   fc.record({ $case: fc.constant("delete" as const), value: fc.constant({}) }),
 );
 
-export const anyCall: fc.Arbitrary<Call> = fc.record({
-  messageId: id,
-  userId: fc.oneof(fc.constant("user-1"), id),
-  anonymousId: id,
-  timestamp: fc.option(date, { nil: undefined }),
-  context: optionalStruct,
-  integrations,
-  receivedAt: fc.option(date, { nil: undefined }),
-  payload,
-});
+export const anyCall: fc.Arbitrary<Call> = fc
+  .record({
+    messageId: id,
+    userId: fc.oneof(fc.constant("user-1"), id),
+    anonymousId: id,
+    timestamp: fc.option(date, { nil: undefined }),
+    context: optionalStruct,
+    integrations,
+    receivedAt: fc.option(date, { nil: undefined }),
+    payload,
+  })
+  .map(makeCall);
 
-const EMPTY_CALL: Call = {
-  messageId: "",
-  userId: "",
-  anonymousId: "",
-  timestamp: undefined,
-  context: undefined,
-  integrations: undefined,
-  receivedAt: undefined,
-  payload: undefined,
-};
+/** Every field at its default. */
+const EMPTY_CALL: Call = Call.fromPartial({});
 
 /** Each set field of a call encoded on its own: concatenated in any order they are still that call. */
 function fieldsOf(value: Call): Buffer[] {

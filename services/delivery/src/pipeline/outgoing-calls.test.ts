@@ -1,6 +1,6 @@
 import { Call, CallBatch } from "@switchyard/contracts";
 import { JsonBytes, readCallBatch, WireReader, writeWebhookBody } from "@switchyard/wire";
-import { callArbitrary, callBatchArbitrary, canonical, damagedBatchBytes, referenceWebhookBody } from "@switchyard/testkit";
+import { callArbitrary, callBatchArbitrary, canonical, damagedBatchBytes, referenceWebhookBody, makeCall } from "@switchyard/testkit";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { outgoingCall, readOutgoingBatch, type OutgoingBatch } from "./outgoing-calls.js";
@@ -113,26 +113,14 @@ describe("readOutgoingBatch", () => {
         sourceId: "s",
         receivedAt: undefined,
         calls: [
-          {
-            messageId: "untyped",
-            userId: "u",
-            anonymousId: "",
-            timestamp: undefined,
-            context: undefined,
-            integrations: undefined,
-            receivedAt: undefined,
-            payload: undefined,
-          },
-          {
+          makeCall({ messageId: "untyped", userId: "u", payload: undefined }),
+          makeCall({
             messageId: "routed",
             userId: "u",
-            anonymousId: "",
             timestamp: new Date("2026-11-21T10:00:00.000Z"),
-            context: undefined,
             integrations: { All: false, Webhooks: true },
-            receivedAt: undefined,
             payload: { $case: "alias", value: { previousId: "p" } },
-          },
+          }),
         ],
       }),
     );
@@ -145,16 +133,15 @@ describe("readOutgoingBatch", () => {
 
   it("keeps every body intact when the bodies outgrow the slab they are written into", () => {
     // Control characters take six bytes each in JSON: 40 bodies of 30 KB, more than one 1 MiB slab holds.
-    const calls = Array.from({ length: 40 }, (_, index): Call => ({
-      messageId: `m-${index}`,
-      userId: "u",
-      anonymousId: "",
-      timestamp: new Date("2026-11-21T10:00:00.000Z"),
-      context: { note: "\u0001".repeat(5_000 + index) },
-      integrations: undefined,
-      receivedAt: undefined,
-      payload: { $case: "track", value: { event: "E", properties: { n: index } } },
-    }));
+    const calls = Array.from({ length: 40 }, (_, index): Call =>
+      makeCall({
+        messageId: `m-${index}`,
+        userId: "u",
+        timestamp: new Date("2026-11-21T10:00:00.000Z"),
+        context: { note: "\u0001".repeat(5_000 + index) },
+        payload: { $case: "track", value: { event: "E", properties: { n: index } } },
+      }),
+    );
     const batch = readOutgoingBatch(encodeBatch({ batchId: "b", sourceId: "s", receivedAt: undefined, calls }));
     expect(batch.calls.map((call) => call.body?.toString())).toEqual(calls.map((call) => JSON.stringify(referenceWebhookBody(call))));
   });
@@ -168,16 +155,15 @@ describe("keys named like Object.prototype's members", () => {
     >;
     const context = JSON.parse('{"__proto__":"ctx","toString":1}') as Record<string, unknown>;
     const integrations = JSON.parse('{"__proto__":true,"Webhooks":{"__proto__":1}}') as Record<string, unknown>;
-    const call: Call = {
+    const call: Call = makeCall({
       messageId: "m",
       userId: "u",
-      anonymousId: "",
       timestamp: new Date(0),
       context,
       integrations,
       receivedAt: new Date(0),
       payload: { $case: "track", value: { event: "E", properties } },
-    };
+    });
     const bytes = encodeBatch({ batchId: "b", sourceId: "s", receivedAt: undefined, calls: [call] });
     const expected =
       '{"version":1,"type":"track","userId":"u","event":"E",' +

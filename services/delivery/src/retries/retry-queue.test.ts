@@ -1,18 +1,17 @@
+import { makeCall } from "@switchyard/testkit";
 import { Call, DeferredCalls } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
 import { encodeDeferral } from "./retry-queue.js";
 
 function call(messageId: string, propertyBytes: number): Call {
-  return {
+  return makeCall({
     messageId,
     userId: "user-1",
-    anonymousId: "",
     timestamp: new Date("2026-11-25T18:00:00.000Z"),
     context: { ip: "203.0.113.9" },
-    integrations: undefined,
     receivedAt: new Date("2026-11-25T18:00:00.123Z"),
     payload: { $case: "track", value: { event: "Order Completed", properties: { note: "x".repeat(propertyBytes), revenue: 10 } } },
-  };
+  });
 }
 
 describe("encodeDeferral", () => {

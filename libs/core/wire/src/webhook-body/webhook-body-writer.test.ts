@@ -1,5 +1,5 @@
 import { Call } from "@switchyard/contracts";
-import { callArbitrary, referenceWebhookBody } from "@switchyard/testkit";
+import { callArbitrary, referenceWebhookBody, makeCall } from "@switchyard/testkit";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { WireReader } from "../reader.js";
@@ -72,16 +72,14 @@ describe("writeWebhookBody (plain mode)", () => {
   });
 
   it("leaves objects whose JSON follows JavaScript's key rules to the decoder: integer-like, repeated or non-ASCII keys", () => {
-    const call = (context: Record<string, unknown>): Call => ({
-      messageId: "m",
-      userId: "u",
-      anonymousId: "",
-      timestamp: undefined,
-      context,
-      integrations: undefined,
-      receivedAt: new Date(0),
-      payload: { $case: "identify", value: { traits: undefined } },
-    });
+    const call = (context: Record<string, unknown>): Call =>
+      makeCall({
+        messageId: "m",
+        userId: "u",
+        context,
+        receivedAt: new Date(0),
+        payload: { $case: "identify", value: { traits: undefined } },
+      });
     expect(() => writtenBody(call({ b: 1, 2: "first in JSON" }))).toThrow(/left to the full decoder/);
     expect(() => writtenBody(call({ größe: 1 }))).toThrow(/left to the full decoder/);
     expect(writtenBody(call({ b: 1, a: [1, "x", null, true] }))).toBe(
@@ -113,16 +111,13 @@ describe("webhookBodyBytes (exact mode)", () => {
   });
 
   it("refuses a shown time no Date can format, as toISOString does, and ignores an accept time it does not show", () => {
-    const call: Call = {
+    const call: Call = makeCall({
       messageId: "m",
       userId: "u",
-      anonymousId: "",
       timestamp: new Date(Number.NaN),
-      context: undefined,
-      integrations: undefined,
       receivedAt: new Date(0),
       payload: { $case: "track", value: { event: "E", properties: undefined } },
-    };
+    });
     expect(() => exactBody(call)).toThrow(/Invalid time value/);
     const shown = { ...call, timestamp: new Date(0), receivedAt: new Date(Number.NaN) };
     expect(exactBody(shown)).toBe(JSON.stringify(referenceWebhookBody(shown)));
