@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { Call } from "@switchyard/contracts";
 import { basicAuthorization } from "@switchyard/workspace";
-import { WebhookReceiver, waitFor, type ReceivedRequest } from "@switchyard/testkit";
+import { makeCall, WebhookReceiver, waitFor, type ReceivedRequest } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "../helpers/stack.js";
 
@@ -300,16 +300,12 @@ describe("from the Segment-compatible HTTP API to a webhook receiver", () => {
     expect(viaHttp.raw.toString("utf8")).toContain(`"properties":${properties}`);
     expect(viaHttp.raw.toString("utf8")).toContain(`"context":${context}`);
 
-    const call: Call = {
+    const call: Call = makeCall({
       messageId: "proto-grpc",
       userId: "u",
-      anonymousId: "",
-      timestamp: undefined,
       context: JSON.parse(context) as Record<string, unknown>,
-      integrations: undefined,
-      receivedAt: undefined,
       payload: { $case: "identify", value: { traits: JSON.parse(properties) as Record<string, unknown> } },
-    };
+    });
     expect((await stack.grpc.ingestCall({ call }, WRITE_KEY)).messageId).toBe("proto-grpc");
     const viaGrpc = await arrived("proto-grpc");
     expect(viaGrpc.raw.toString("utf8")).toContain(`"traits":${properties}`);

@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import type { Call } from "@switchyard/contracts";
-import { readCallBatches } from "@switchyard/testkit";
+import { readCallBatches, makeCall } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isGrpcError, startIngestFixture, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
 
@@ -13,17 +13,13 @@ afterEach(async () => {
 });
 
 function trackCall(index: number, overrides: Partial<Call> = {}): Call {
-  return {
+  return makeCall({
     messageId: "",
     userId: `user-${index}`,
-    anonymousId: "",
-    timestamp: undefined,
     context: { ip: "203.0.113.7", library: { name: "test", version: "1" } },
-    integrations: undefined,
-    receivedAt: undefined,
     payload: { $case: "track", value: { event: "Order Completed", properties: { index, revenue: 12.5, items: ["a", "b"] } } },
     ...overrides,
-  };
+  });
 }
 
 async function expectGrpcError(promise: Promise<unknown>, code: status, pattern: RegExp): Promise<void> {

@@ -2,7 +2,7 @@ import { credentials, Metadata, status, type ServiceError as GrpcError } from "@
 import { MAX_BATCH_CALLS } from "@switchyard/calls";
 import { Call, IngestBatchResponse, IngestServiceClient, IngestServiceService } from "@switchyard/contracts";
 import { basicAuthorization } from "@switchyard/workspace";
-import { readCallBatches } from "@switchyard/testkit";
+import { readCallBatches, makeCall } from "@switchyard/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { lengthDelimited, varint } from "@switchyard/testkit";
 import { startIngestFixture, WRITE_KEY, type IngestFixture } from "@switchyard/testkit/fixtures/ingest";
@@ -47,17 +47,15 @@ async function grpcErrorOf(promise: Promise<unknown>): Promise<GrpcError> {
 
 const trackCall = (overrides: Partial<Call> = {}): Buffer =>
   Buffer.from(
-    Call.encode({
-      messageId: "",
-      userId: "u1",
-      anonymousId: "",
-      timestamp: undefined,
-      context: { ip: "203.0.113.7" },
-      integrations: undefined,
-      receivedAt: undefined,
-      payload: { $case: "track", value: { event: "Signed In", properties: { plan: "pro" } } },
-      ...overrides,
-    }).finish(),
+    Call.encode(
+      makeCall({
+        messageId: "",
+        userId: "u1",
+        context: { ip: "203.0.113.7" },
+        payload: { $case: "track", value: { event: "Signed In", properties: { plan: "pro" } } },
+        ...overrides,
+      }),
+    ).finish(),
   );
 
 describe("gRPC ingest from raw protobuf bytes", () => {

@@ -1,7 +1,7 @@
 import type { Call } from "@switchyard/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anyCall, callArbitrary } from "@switchyard/testkit";
+import { anyCall, callArbitrary, makeCall } from "@switchyard/testkit";
 import { FREE_FORM_FIELDS } from "./call-schema.js";
 import { unfaithfulValue } from "./faithful-values.js";
 import { MAX_CALL_BYTES, MAX_ID_LENGTH } from "./limits.js";
@@ -61,17 +61,8 @@ function hasLongId(facts: ScannedCallFacts): boolean {
   return ids.some((field) => facts.textBytes(field) > MAX_ID_LENGTH);
 }
 
-const call = (value: Partial<Call>): Call => ({
-  messageId: "",
-  userId: "u",
-  anonymousId: "",
-  timestamp: undefined,
-  context: undefined,
-  integrations: undefined,
-  receivedAt: undefined,
-  payload: { $case: "identify", value: { traits: undefined } },
-  ...value,
-});
+const call = (value: Partial<Call>): Call =>
+  makeCall({ messageId: "", userId: "u", payload: { $case: "identify", value: { traits: undefined } }, ...value });
 
 function factsOf(value: Call): ScannedCallFacts {
   const scan = scanned(value);

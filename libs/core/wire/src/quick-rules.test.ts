@@ -2,7 +2,7 @@ import { checkCall, MAX_ID_LENGTH, passesQuickly, ScannedText, type ScannedCallF
 import { Call } from "@switchyard/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anyCall, callBytes } from "@switchyard/testkit";
+import { anyCall, callBytes, makeCall } from "@switchyard/testkit";
 import { scanCall, TextFieldId, type ScannedCall } from "./call-scanner.js";
 import { MalformedWireError } from "./reader.js";
 
@@ -25,17 +25,7 @@ function hasLongId(scanned: ScannedCall): boolean {
 
 const encode = (value: Partial<Call>): Buffer =>
   Buffer.from(
-    Call.encode({
-      messageId: "",
-      userId: "u",
-      anonymousId: "",
-      timestamp: undefined,
-      context: undefined,
-      integrations: undefined,
-      receivedAt: undefined,
-      payload: { $case: "identify", value: { traits: undefined } },
-      ...value,
-    }).finish(),
+    Call.encode(makeCall({ messageId: "", userId: "u", payload: { $case: "identify", value: { traits: undefined } }, ...value })).finish(),
   );
 
 // The quick rules and their cases live with the schema (@switchyard/calls, quick-rules.test.ts);

@@ -1,3 +1,4 @@
+import { makeCall } from "@switchyard/testkit";
 import type { Call } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
 import { webhookBody } from "./webhook-body.js";
@@ -6,17 +7,7 @@ const AT = new Date("2026-11-21T10:00:00.000Z");
 const RECEIVED = new Date("2026-11-21T10:05:30.250Z");
 
 function call(payload: Call["payload"], overrides: Partial<Call> = {}): Call {
-  return {
-    messageId: "m-1",
-    userId: "user-1",
-    anonymousId: "",
-    timestamp: AT,
-    context: undefined,
-    integrations: undefined,
-    receivedAt: RECEIVED,
-    payload,
-    ...overrides,
-  };
+  return makeCall({ messageId: "m-1", userId: "user-1", timestamp: AT, receivedAt: RECEIVED, payload, ...overrides });
 }
 
 /** Asserts the exact keys, in order, and the exact values. */
