@@ -41,7 +41,7 @@ function pick<T>(random: () => number, items: readonly T[]): T {
   return item;
 }
 
-function commonFields(random: () => number, now: number): Omit<Call, "payload"> {
+function commonFields(random: () => number, now: number): Omit<Parameters<typeof Call.fromPartial>[0], "payload"> {
   const user = Math.floor(random() * 1_000_000);
   return {
     messageId: randomUUID(),
@@ -56,8 +56,6 @@ function commonFields(random: () => number, now: number): Omit<Call, "payload"> 
       locale: "en-US",
       timezone: "Europe/Berlin",
     },
-    integrations: undefined,
-    receivedAt: undefined,
   };
 }
 
@@ -70,7 +68,10 @@ function trackCall(random: () => number, now: number): Call {
     items: 1 + Math.floor(random() * 5),
     coupon: random() < 0.2 ? "SPRING24" : null,
   };
-  return { ...commonFields(random, now), payload: { $case: "track", value: { event: pick(random, EVENTS), properties } } };
+  return Call.fromPartial({
+    ...commonFields(random, now),
+    payload: { $case: "track", value: { event: pick(random, EVENTS), properties } },
+  });
 }
 
 function identifyCall(random: () => number, now: number): Call {
@@ -82,7 +83,7 @@ function identifyCall(random: () => number, now: number): Call {
     createdAt: new Date(now - Math.floor(random() * 3e10)).toISOString(),
     company: { id: `cmp_${id % 5000}`, name: `Company ${id % 5000}` },
   };
-  return { ...commonFields(random, now), payload: { $case: "identify", value: { traits } } };
+  return Call.fromPartial({ ...commonFields(random, now), payload: { $case: "identify", value: { traits } } });
 }
 
 function pageCall(random: () => number, now: number): Call {
@@ -94,7 +95,10 @@ function pageCall(random: () => number, now: number): Call {
     referrer: "https://www.google.com/",
     search: "?utm_source=newsletter",
   };
-  return { ...commonFields(random, now), payload: { $case: "page", value: { name: page.name, category: page.category, properties } } };
+  return Call.fromPartial({
+    ...commonFields(random, now),
+    payload: { $case: "page", value: { name: page.name, category: page.category, properties } },
+  });
 }
 
 export function sampleCall(random: () => number, now = Date.now()): Call {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Call, DeletionServiceServer } from "@switchyard/contracts";
+import { Call, type DeletionServiceServer } from "@switchyard/contracts";
 import { ServiceError, type AsyncService, type Logger } from "@switchyard/platform";
 import { type WorkspaceView } from "@switchyard/workspace";
 import { deterministicId, type BatchPublisher } from "@switchyard/bus";
@@ -31,16 +31,13 @@ export function deletionApi(deps: {
       const now = new Date();
       for (const sourceId of new Set(sourceIds)) {
         if (deps.workspace.webhookDestinationsOf(sourceId).length === 0) continue;
-        const call: Call = {
+        const call = Call.fromPartial({
           messageId: deterministicId("delete", sourceId, requestId, request.userId),
           userId: request.userId,
-          anonymousId: "",
           timestamp: now,
           receivedAt: now,
-          context: undefined,
-          integrations: undefined,
           payload: { $case: "delete", value: {} },
-        };
+        });
         await deps.emitter.publishCalls(sourceId, `delete:${deterministicId(requestId, request.userId)}`, [call]);
         deps.metrics.emitted("deletion", 1);
         notified.push(sourceId);

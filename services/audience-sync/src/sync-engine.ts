@@ -1,4 +1,4 @@
-import type { Call } from "@switchyard/contracts";
+import { Call } from "@switchyard/contracts";
 import { deterministicId, headerSafeId, type BatchPublisher } from "@switchyard/bus";
 import { ServiceError, type Logger } from "@switchyard/platform";
 import { type WorkspaceView } from "@switchyard/workspace";
@@ -156,10 +156,9 @@ export class SyncEngine {
   }
 
   private identifyCall(target: SyncTarget, trait: string, change: Change, now: Date): Call {
-    return {
+    return Call.fromPartial({
       messageId: deterministicId(target.kind, target.sourceId, trait, target.syncId, change.userId),
       userId: change.userId,
-      anonymousId: "",
       timestamp: now,
       receivedAt: now,
       context: {
@@ -169,9 +168,8 @@ export class SyncEngine {
           sync_id: target.syncId,
         },
       },
-      integrations: undefined,
       payload: { $case: "identify", value: { traits: { [trait]: JSON.parse(change.value) as unknown } } },
-    };
+    });
   }
 }
 
