@@ -1,23 +1,16 @@
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { setMember, Timestamp, type Call, type CallBatch } from "@switchyard/contracts";
+import { CALL_FIELDS, setMember, Timestamp, type Call, type CallBatch } from "@switchyard/contracts";
 import { PAYLOADS, type PayloadCase } from "./call-shape.js";
 import {
-  ANONYMOUS_ID,
   BATCH_CALLS as CALLS,
   BATCH_ID,
   BATCH_RECEIVED_AT,
   BATCH_SOURCE_ID as SOURCE_ID,
-  CONTEXT,
   ENTRY_KEY,
   ENTRY_VALUE,
-  INTEGRATIONS,
   lengthTag,
   LIST_VALUES,
-  MESSAGE_ID,
-  RECEIVED_AT,
   STRUCT_FIELDS,
-  TIMESTAMP,
-  USER_ID,
   VALUE_BOOL,
   VALUE_LIST,
   VALUE_NULL,
@@ -70,6 +63,27 @@ interface PayloadReadShape {
   /** The generated decoder's empty message: "" for a text, undefined for the Struct, keys in number order (a Struct may come before a text). */
   readonly empty: readonly { readonly key: string; readonly value: "" | undefined }[];
 }
+
+/** How one of Call's own fields (not the payload) is read. */
+const enum Read {
+  TEXT,
+  STRUCT,
+  TIMESTAMP,
+}
+
+/** Call's own fields by tag, from the Call model (tags are small: a sparse array is the quickest lookup). */
+const CALL_FIELD_BY_TAG: ({ readonly key: string; readonly read: Read } | undefined)[] = [];
+/** The generated decoder's empty Call: "" for a text, undefined for the rest, keys in number order. */
+const EMPTY_CALL: Record<string, unknown> = {};
+for (const field of CALL_FIELDS) {
+  if (field.kind === "payload") continue;
+  CALL_FIELD_BY_TAG[field.tag] = {
+    key: field.json,
+    read: field.kind === "text" ? Read.TEXT : field.kind === "struct" ? Read.STRUCT : Read.TIMESTAMP,
+  };
+  EMPTY_CALL[field.json] = field.kind === "text" ? "" : undefined;
+}
+EMPTY_CALL.payload = undefined;
 
 /** The payloads by their tag in Call (tags are small: a sparse array is the quickest lookup). */
 const PAYLOAD_BY_TAG: (PayloadReadShape | undefined)[] = [];
@@ -136,40 +150,19 @@ function readCall(reader: CallBatchReader, length: number, depth: number): Call 
   enter(depth);
   const end = reader.pos + length;
   const inner = depth + 1;
-  const call: Call = {
-    messageId: "",
-    userId: "",
-    anonymousId: "",
-    timestamp: undefined,
-    context: undefined,
-    integrations: undefined,
-    receivedAt: undefined,
-    payload: undefined,
-  };
+  const call = { ...EMPTY_CALL } as unknown as Call;
+  const fields = call as unknown as Record<string, unknown>;
   while (reader.pos < end) {
     const tag = reader.uint32();
-    switch (tag) {
-      case MESSAGE_ID:
-        call.messageId = reader.text();
-        continue;
-      case USER_ID:
-        call.userId = reader.text();
-        continue;
-      case ANONYMOUS_ID:
-        call.anonymousId = reader.text();
-        continue;
-      case TIMESTAMP:
-        call.timestamp = readTimestamp(reader, inner);
-        continue;
-      case CONTEXT:
-        call.context = readStruct(reader, reader.uint32(), inner);
-        continue;
-      case INTEGRATIONS:
-        call.integrations = readStruct(reader, reader.uint32(), inner);
-        continue;
-      case RECEIVED_AT:
-        call.receivedAt = readTimestamp(reader, inner);
-        continue;
+    const field = tag < CALL_FIELD_BY_TAG.length ? CALL_FIELD_BY_TAG[tag] : undefined;
+    if (field) {
+      fields[field.key] =
+        field.read === Read.TEXT
+          ? reader.text()
+          : field.read === Read.STRUCT
+            ? readStruct(reader, reader.uint32(), inner)
+            : readTimestamp(reader, inner);
+      continue;
     }
     const payload = tag < PAYLOAD_BY_TAG.length ? PAYLOAD_BY_TAG[tag] : undefined;
     if (payload) {
