@@ -5,15 +5,21 @@
  * so a refusal lands next to the input it names. Pure: no DOM, so it is unit-tested in Node.
  */
 
-/** A connection's filter in proto3 JSON: exactly one of all, any, not, field. */
-export type CallFilter =
-  { all: { filters?: CallFilter[] } } | { any: { filters?: CallFilter[] } } | { not: CallFilter } | { field: FieldCondition };
+import type * as json from "@switchyard/contracts/json";
 
-/** A test of one field: its path and exactly one test. */
-export interface FieldCondition {
-  path: string;
-  [test: string]: unknown;
-}
+/**
+ * A connection's filter: the generated proto3 JSON message with exactly one of its members set
+ * (the oneof), each nested filter read the same way.
+ */
+export type CallFilter = { [K in keyof json.CallFilter]-?: { [P in K]: FilterMember<P> } }[keyof json.CallFilter];
+type FilterMember<K extends keyof json.CallFilter> = K extends "not"
+  ? CallFilter
+  : K extends "field"
+    ? FieldCondition
+    : { filters?: CallFilter[] };
+
+/** A test of one field (the generated message): its path and exactly one test. */
+export type FieldCondition = json.FieldCondition & { path: string };
 
 export type FilterMode = "none" | "builder" | "json";
 export type Combine = "all" | "any";
@@ -33,7 +39,9 @@ export const OPERATORS = [
   { op: "contains", label: "contains" },
 ] as const;
 export type Operator = (typeof OPERATORS)[number]["op"];
-export const NUMERIC: Operator[] = ["greaterThan", "greaterOrEqual", "lessThan", "lessOrEqual"];
+const NUMERIC_OPERATORS = ["greaterThan", "greaterOrEqual", "lessThan", "lessOrEqual"] as const satisfies readonly Operator[];
+export const NUMERIC: readonly Operator[] = NUMERIC_OPERATORS;
+const isNumeric = (op: Operator): op is (typeof NUMERIC_OPERATORS)[number] => NUMERIC.includes(op);
 const TEST_NAMES = ["equals", "notEquals", "exists", "in", "notIn", "greaterThan", "greaterOrEqual", "lessThan", "lessOrEqual", "contains"];
 /** The proto's snake_case names, which proto3 JSON accepts too. */
 const SNAKE: Record<string, string> = {
@@ -156,7 +164,7 @@ export function filterOf(draft: FilterDraft): { filter: CallFilter | undefined; 
     const field: FieldCondition = { path: condition.path.trim() };
     if (condition.op === "exists" || condition.op === "absent") field.exists = condition.op === "exists";
     else if (condition.op === "in" || condition.op === "notIn") field[condition.op] = parseList(condition.value);
-    else if (NUMERIC.includes(condition.op)) {
+    else if (isNumeric(condition.op)) {
       const number = Number(condition.value);
       if (condition.value.trim() === "" || !Number.isFinite(number)) problems.set(`${key}.${condition.op}`, "must be a number");
       field[condition.op] = number;
