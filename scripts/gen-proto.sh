@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out=libs/core/contracts/src/gen
+sdk_out=libs/sdk/analytics/src/gen
 buf=./node_modules/.bin/buf
 
 
@@ -16,9 +17,11 @@ if [[ "${1:-}" == "--check" ]]; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   cp -r "$out" "$tmp/committed"
+  cp -r "$sdk_out" "$tmp/committed-sdk" 2>/dev/null || mkdir "$tmp/committed-sdk"
   bash "$0"
-  if ! diff -r "$tmp/committed" "$out" >/dev/null; then
+  if ! diff -r "$tmp/committed" "$out" >/dev/null || ! diff -r "$tmp/committed-sdk" "$sdk_out" >/dev/null; then
     diff -r "$tmp/committed" "$out" | head -40 || true
+    diff -r "$tmp/committed-sdk" "$sdk_out" | head -20 || true
     echo "generated contracts are stale: run 'npm run gen' and commit the result" >&2
     exit 1
   fi
@@ -54,5 +57,8 @@ TS
 printf '%s' "$descriptor_b64" | base64 -d | node scripts/gen-field-numbers.mjs > "$out/field-numbers.ts"
 # The Call model: one table of Call's and the payloads' fields that every call codec, rule and filter reads.
 printf '%s' "$descriptor_b64" | base64 -d | node scripts/gen-call-model.mjs > "$out/call-model.ts"
-npx --no-install prettier --log-level warn --write "$out" >/dev/null
+# The client library's messages take Call's own fields from the same model (its published types name no workspace package).
+mkdir -p "$sdk_out"
+printf '%s' "$descriptor_b64" | base64 -d | node scripts/gen-call-model.mjs --sdk-fields > "$sdk_out/call-fields.ts"
+npx --no-install prettier --log-level warn --write "$out" "$sdk_out" >/dev/null
 echo "generated $out"

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CLIENT_TEXT_KEYS } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import { loadDeliveryConfig, startDelivery } from "@switchyard/delivery";
 import { createLogger } from "@switchyard/platform";
@@ -148,6 +149,29 @@ describe("switchyard tail", () => {
       call: { messageId: "tail-2", identify: { traits: { email: "u2@example.com" } } },
     });
     expect(lines[2]).toMatchObject({ sourceId: "backend", call: { messageId: "tail-3", page: { name: "Pricing" } } });
+  });
+
+  it("shows every text field of the Call model a client sets, sent over gRPC and over HTTP", async () => {
+    // Each of Call's own text fields (a field added to calls.proto included), set to a value naming it.
+    const own = Object.fromEntries(CLIENT_TEXT_KEYS.filter((key) => key !== "messageId").map((key) => [key, `${key}-value`]));
+    const tail = await startTail(["calls", "--calls", "--count", "2"]);
+    const { child, exited } = tail;
+    try {
+      for (const [messageId, flags] of [
+        ["own-grpc", []],
+        ["own-http", ["--http"]],
+      ] as const) {
+        const json = JSON.stringify({ type: "track", event: "Own Fields", messageId, ...own });
+        const sent = await cli(["send", "--write-key", WRITE_KEY, "--json", json, ...flags]);
+        expect(sent, sent.stderr).toMatchObject({ code: 0 });
+      }
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill();
+    }
+    const calls = jsonLines(tail.stdout()).map((line) => line.call);
+    expect(calls.map((call) => call.messageId).sort()).toEqual(["own-grpc", "own-http"]);
+    for (const call of calls) expect(call).toMatchObject({ ...own, track: { event: "Own Fields" } });
   });
 
   it("without a subject follows every message of the namespace, delivery's included, each with its type", async () => {
@@ -321,7 +345,7 @@ describe("switchyard send, config and deliveries against the running services", 
       ]);
       expect(badPath.code).toBe(1);
       expect(badPath.stderr).toContain(
-        'switchyard.v1.ConfigService/Connect: INVALID_ARGUMENT: filter.field.path: must be "type", "event", "name", "userId",',
+        'switchyard.v1.ConfigService/Connect: INVALID_ARGUMENT: filter.field.path: must be "type", "messageId", "userId",',
       );
       expect(badShape.code).toBe(2);
       expect(badShape.stderr).toContain("--filter: filter.field.equal: is not allowed here: give one test: equals, notEquals, exists,");

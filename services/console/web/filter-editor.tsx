@@ -98,8 +98,8 @@ export function FilterEditor(props: {
         </select>
       </div>
       <p class="hint">
-        A path is type, event, name, userId, anonymousId, messageId, groupId, previousId, or a key under properties., traits. or context.
-        (dots go deeper: context.app.version).
+        A path is a text field of the call (type, event, name, category, userId, anonymousId, messageId, groupId, previousId, ...), or a key
+        under properties., traits. or context. (dots go deeper: context.app.version).
       </p>
       <ol class="conditions">
         {draft.conditions.map((condition, index) => {

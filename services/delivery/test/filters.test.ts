@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import { DeliverPolicy, jetstreamManager } from "@nats-io/jetstream";
 import { NATS_MSG_ID_HEADER } from "@switchyard/bus";
 import { configApi, insightsApi, type Call } from "@switchyard/contracts";
-import { kvKeys } from "@switchyard/workspace";
+import { FILTER_PATH_RULE, kvKeys } from "@switchyard/workspace";
 import { waitFor, type WebhookReceiver } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
 import {
@@ -372,9 +372,7 @@ describe("ConfigService: Connect with a filter", () => {
     );
     expect(badPath).toEqual({
       code: status.INVALID_ARGUMENT,
-      details:
-        'filter.all.filters.2.field.path: must be "type", "event", "name", "userId", "anonymousId", "messageId", "groupId", "previousId", ' +
-        'or start with "properties.", "traits." or "context." followed by keys separated by dots (none empty)',
+      details: `filter.all.filters.2.field.path: ${FILTER_PATH_RULE}`,
     });
     expect((await refused({ filter: undefined })).details).toBe('filter: give exactly one of "all", "any", "not", "field"');
     expect((await refused({ filter: { $case: "field", value: { path: "type", test: undefined } } })).details).toMatch(

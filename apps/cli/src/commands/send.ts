@@ -1,4 +1,4 @@
-import { CALL_TYPES } from "@switchyard/contracts";
+import { CALL_FIELDS, CALL_TYPES } from "@switchyard/contracts";
 import { writeKeyAuthorization } from "../write-key-auth.js";
 import { CONNECTION_HELP, CONNECTION_OPTIONS, connectionFrom, jsonOption, parseCommandArgs, printJsonLine, stringOption } from "../args.js";
 import { CliError, usageError } from "../cli-error.js";
@@ -114,8 +114,15 @@ function segmentCall(values: Record<string, unknown>): SegmentCall {
   return Object.fromEntries(Object.entries(call).filter(([, value]) => value !== undefined)) as SegmentCall;
 }
 
+/** Call's own fields (the Call model's), which stay at the top of its proto3 JSON. */
+const OWN_KEYS = new Set<string>(CALL_FIELDS.filter((field) => field.kind !== "payload").map((field) => field.json));
+
 /** The Segment JSON call as the proto3 JSON of switchyard.v1.Call (the type's fields go in its oneof member). */
 function protoJsonCall(call: SegmentCall): Record<string, unknown> {
-  const { type, messageId, userId, anonymousId, timestamp, context, integrations, ...fields } = call;
-  return { messageId, userId, anonymousId, timestamp, context, integrations, [type]: fields };
+  const { type, ...rest } = call;
+  const json: Record<string, unknown> = {};
+  const payload: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(rest)) (OWN_KEYS.has(key) ? json : payload)[key] = value;
+  json[type] = payload;
+  return json;
 }

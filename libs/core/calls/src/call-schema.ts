@@ -10,6 +10,7 @@ import {
   type CallKind,
   type PayloadRule,
 } from "./call-rules.js";
+import { CLIENT_FIELDS, CLIENT_OBJECT_KEYS, CLIENT_TEXT_KEYS, type ClientKey, type CommonRule, type RuleOf } from "./common-fields.js";
 import { unfaithfulValue } from "./faithful-values.js";
 import { isValidIsoDateTime } from "./iso-date.js";
 import { MAX_ID_LENGTH } from "./limits.js";
@@ -47,13 +48,19 @@ const integrations = freeFormObject.superRefine((object, ctx) => {
   }
 });
 
-const common = {
-  messageId,
-  userId: optionalId,
-  anonymousId: optionalId,
+/** The schema of each rule a common field can have (common-fields.ts). */
+const COMMON_SCHEMAS = {
+  text: stringField.optional(),
+  id: optionalId,
+  message_id: messageId,
   timestamp: timestamp.optional(),
-  context: freeFormObject.optional(),
+  object: freeFormObject.optional(),
   integrations: integrations.optional(),
+} as const satisfies Record<Exclude<CommonRule, "set_by_ingest">, z.ZodType>;
+
+/** The fields every call has, from the Call model, each with its rule's schema, in the model's order. */
+const common = Object.fromEntries(CLIENT_FIELDS.map((field) => [field.key, COMMON_SCHEMAS[field.rule as keyof typeof COMMON_SCHEMAS]])) as {
+  [K in ClientKey]: (typeof COMMON_SCHEMAS)[Exclude<RuleOf<K>, "set_by_ingest">];
 };
 
 type Rules = typeof PAYLOAD_RULES;
@@ -90,12 +97,9 @@ function payloadSchema<T extends CallKind>(type: T): z.ZodObject<PayloadShape<T>
 /** Every field that may hold a string or a free-form object, in the order they are checked for faithful values (here and by the client library). */
 export const FREE_FORM_FIELDS: readonly string[] = [
   ...new Set([
-    "messageId",
-    "userId",
-    "anonymousId",
+    ...CLIENT_TEXT_KEYS,
     ...CALL_KINDS.flatMap((type) => payloadTextsOf(PAYLOAD_RULES[type])),
-    "context",
-    "integrations",
+    ...CLIENT_OBJECT_KEYS,
     ...CALL_KINDS.flatMap((type) => PAYLOAD_RULES[type].object ?? []),
   ]),
 ];

@@ -1,6 +1,9 @@
 export { FREE_FORM_FIELDS, callSchema } from "./call-schema.js";
 export type { ValidCall } from "./call-schema.js";
 export { MAX_BATCH_BYTES, MAX_BATCH_CALLS, MAX_CALL_BYTES, MAX_ID_LENGTH, SMALLEST_CALL_JSON_BYTES } from "./limits.js";
+export { CLIENT_FIELDS, CLIENT_OBJECT_KEYS, CLIENT_TEXT_KEYS, COMMON_FIELD_RULES, COMMON_FIELDS } from "./common-fields.js";
+export type { ClientKey, ClientObjectKey, ClientTextKey, CommonField, CommonKey, CommonRule, RuleOf } from "./common-fields.js";
+export { FILTER_FIELD_NAMES, FILTER_OBJECT_NAMES } from "./filter-paths.js";
 export { protoCallToJson, validCallToProto } from "./proto-json.js";
 export type { Enrichment } from "./proto-json.js";
 export { checkCall } from "./validate.js";

@@ -1,4 +1,5 @@
 import { badIntegrationKey, isPlainObject, isValidId, isValidRequired, payloadRuleOf } from "./call-rules.js";
+import { CLIENT_FIELDS, type CommonField } from "./common-fields.js";
 import { isValidIsoDateTime } from "./iso-date.js";
 import { simpleIsoMillis } from "./iso-millis.js";
 import { isFourDigitYearTime } from "./iso-text.js";
@@ -48,12 +49,9 @@ export function quickAcceptJson(call: Record<string, unknown>): boolean {
 /** Every check of quickAccept but the timestamp's. */
 function acceptsAllButTimestamp(type: string, fields: Record<string, unknown>): boolean {
   if (!isPlainObject(fields)) return false;
-  if (!optionalId(fields.messageId) || !optionalId(fields.userId) || !optionalId(fields.anonymousId)) return false;
-  // The messageId goes into NATS and HTTP headers: the rules refuse control characters in it.
-  if (typeof fields.messageId === "string" && hasControlCharacter(fields.messageId)) return false;
-  if (!optionalObject(fields.context)) return false;
-  if (fields.integrations !== undefined && !(isPlainObject(fields.integrations) && badIntegrationKey(fields.integrations) === undefined)) {
-    return false;
+  for (let index = 0; index < CLIENT_FIELDS.length; index++) {
+    const field = CLIENT_FIELDS[index]!;
+    if (!commonFieldPasses(field, fields[field.key])) return false;
   }
   const rule = payloadRuleOf(type);
   if (!rule) return false;
@@ -66,8 +64,26 @@ function acceptsAllButTimestamp(type: string, fields: Record<string, unknown>): 
   return rule.object === undefined || optionalObject(fields[rule.object]);
 }
 
-function optionalId(value: unknown): boolean {
-  return value === undefined || isValidId(value);
+/** A common field's rule (common-fields.ts) on its value; the timestamp's is checked by the callers, another Timestamp's by the rules. */
+function commonFieldPasses(field: CommonField, value: unknown): boolean {
+  if (value === undefined) return true;
+  switch (field.rule) {
+    case "id":
+      return isValidId(value);
+    case "message_id":
+      // The messageId goes into NATS and HTTP headers: the rules refuse control characters in it.
+      return isValidId(value) && !hasControlCharacter(value);
+    case "text":
+      return typeof value === "string";
+    case "object":
+      return isPlainObject(value);
+    case "integrations":
+      return isPlainObject(value) && badIntegrationKey(value) === undefined;
+    case "timestamp":
+      return field.key === "timestamp";
+    default:
+      return true;
+  }
 }
 
 function optionalText(value: unknown): boolean {

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { anyCall, callArbitrary, makeCall } from "@switchyard/testkit";
 import { FREE_FORM_FIELDS } from "./call-schema.js";
+import { CLIENT_TEXT_KEYS } from "./common-fields.js";
 import { unfaithfulValue } from "./faithful-values.js";
 import { MAX_CALL_BYTES, MAX_ID_LENGTH } from "./limits.js";
 import { protoCallToJson } from "./proto-json.js";
@@ -44,7 +45,8 @@ function scanned(call: Call): { facts: ScannedCallFacts; json: Record<string, un
   const json = protoCallToJson(call);
   if (Buffer.byteLength(JSON.stringify(json)) > MAX_CALL_BYTES) return undefined;
   if (FREE_FORM_FIELDS.some((key) => json[key] !== undefined && unfaithfulValue(json[key], [key]) !== undefined)) return undefined;
-  const texts = [call.messageId, call.userId, call.anonymousId, ...payloadTexts(call)];
+  const own = call as unknown as Record<string, string>;
+  const texts = [...CLIENT_TEXT_KEYS.map((key) => own[key]), ...payloadTexts(call)];
   const facts: ScannedCallFacts = {
     type: call.payload?.$case,
     messageId: call.messageId,

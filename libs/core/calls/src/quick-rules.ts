@@ -1,15 +1,23 @@
 import { badIntegrationKey, idBytesSurelyValid, payloadRuleOf, requiredBytesSurelyValid } from "./call-rules.js";
+import { CLIENT_TEXT_KEYS } from "./common-fields.js";
 import { hasFourDigitYear } from "./iso-text.js";
 import { MAX_ID_LENGTH } from "./limits.js";
 import { hasControlCharacter } from "./text-rules.js";
 
 /**
- * The text fields of a scanned call, by position: the call's own three, then
- * its payload's text fields in field order (event, name, groupId or
+ * The text fields of a scanned call, by position: the call's own (the Call model's text fields,
+ * in its order), then its payload's text fields in field order (event, name, groupId or
  * previousId first; category second).
  */
-export const ScannedText = { MESSAGE_ID: 0, USER_ID: 1, ANONYMOUS_ID: 2, PAYLOAD_TEXT_0: 3, PAYLOAD_TEXT_1: 4 } as const;
-export type ScannedText = (typeof ScannedText)[keyof typeof ScannedText];
+export const ScannedText = {
+  MESSAGE_ID: CLIENT_TEXT_KEYS.indexOf("messageId"),
+  USER_ID: CLIENT_TEXT_KEYS.indexOf("userId"),
+  ANONYMOUS_ID: CLIENT_TEXT_KEYS.indexOf("anonymousId"),
+  PAYLOAD_TEXT_0: CLIENT_TEXT_KEYS.length,
+  PAYLOAD_TEXT_1: CLIENT_TEXT_KEYS.length + 1,
+} as const;
+/** A position in ScannedText's numbering. */
+export type ScannedText = number;
 
 /**
  * What the quick rules need to know of a call read from its protobuf bytes

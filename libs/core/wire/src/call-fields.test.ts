@@ -1,3 +1,4 @@
+import { CLIENT_TEXT_KEYS, FILTER_FIELD_NAMES, FILTER_OBJECT_NAMES } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import { callArbitrary } from "@switchyard/testkit";
 import fc from "fast-check";
@@ -16,6 +17,9 @@ function bodyLookup(call: Call, path: string): { found: false } | { found: true;
     body.previousId = body["Previous ID"];
     body.userId = body["User ID"];
   }
+  // The call's own texts the body leaves out (a field added to calls.proto) are there when set.
+  const own = call as unknown as Record<string, string>;
+  for (const key of CLIENT_TEXT_KEYS) if (!Object.hasOwn(body, key) && own[key] !== "") body[key] = own[key];
   let value: unknown = body;
   for (const key of path.split(".")) {
     if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, key)) return { found: false };
@@ -26,20 +30,7 @@ function bodyLookup(call: Call, path: string): { found: false } | { found: true;
 
 /** Every path worth trying on a call: each first name, and every key path below its objects (and some that are not there). */
 function pathsOf(call: Call): string[] {
-  const paths = [
-    "type",
-    "event",
-    "name",
-    "category",
-    "userId",
-    "anonymousId",
-    "messageId",
-    "groupId",
-    "previousId",
-    "properties",
-    "traits",
-    "context",
-  ];
+  const paths = [...FILTER_FIELD_NAMES, ...FILTER_OBJECT_NAMES];
   const below = (prefix: string, value: unknown, depth: number) => {
     paths.push(`${prefix}.missing`);
     if (typeof value !== "object" || value === null || depth > 4) return;

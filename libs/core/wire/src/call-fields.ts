@@ -1,3 +1,4 @@
+import { FILTER_FIELD_NAMES, FILTER_OBJECT_NAMES } from "@switchyard/calls";
 import { CallField } from "@switchyard/contracts";
 import { CALL_TEXTS, PAYLOADS, type PayloadCase } from "./call-shape.js";
 import { decodeText, UNUSUAL, WireReader } from "./reader.js";
@@ -27,7 +28,8 @@ import { BODY_MEMBERS } from "./webhook-body/body-members.js";
  * `groupId` and a screen's `name` are there even when empty; `properties` (track, page) and
  * `traits` (identify, group) are objects, empty when the call has none, while a screen's
  * properties are not in the body at all. An alias's "User ID" and "Previous ID" are found as
- * `userId` and `previousId`. A call without a payload has no body: nothing is present. Keys name
+ * `userId` and `previousId`. A text field of the call's own that the body leaves out (one added
+ * to calls.proto) is present when set. A call without a payload has no body: nothing is present. Keys name
  * members of objects only: a path through an array, a string or a number finds nothing. Numbers
  * that are not finite are null, as the body writes them.
  *
@@ -60,17 +62,11 @@ interface Access {
 }
 const NOT_SHOWN: Access = { shown: Shown.NOT, inCall: true, field: 0 };
 
-/** Every first name a path can have: the body's own names, by property name. */
-const ROOTS: string[] = ["type"];
-for (const text of CALL_TEXTS) ROOTS.push(text.key);
-ROOTS.push("context");
-for (const shape of PAYLOADS) {
-  for (const text of shape.texts) if (!ROOTS.includes(text.key)) ROOTS.push(text.key);
-  if (shape.struct && !ROOTS.includes(shape.struct.key)) ROOTS.push(shape.struct.key);
-}
+/** Every first name a path can have (@switchyard/calls' filter paths), by property name. */
+const ROOTS: string[] = [...new Set([...FILTER_FIELD_NAMES, ...FILTER_OBJECT_NAMES])];
 const ROOT_INDEX = new Map(ROOTS.map((name, index) => [name, index]));
 /** First names under which keys can follow. */
-const OBJECT_ROOTS = new Set(["context", ...PAYLOADS.flatMap((shape) => (shape.struct ? [shape.struct.key] : []))]);
+const OBJECT_ROOTS = new Set(FILTER_OBJECT_NAMES);
 
 /** How each root is shown in the body of each payload, by the payload's field number in Call. */
 const ACCESS: Access[][] = [];
@@ -78,6 +74,8 @@ for (const shape of PAYLOADS) {
   const access: Access[] = ROOTS.map(() => NOT_SHOWN);
   const set = (name: string, value: Access) => (access[ROOT_INDEX.get(name)!] = value);
   set("type", { shown: Shown.TYPE, inCall: true, field: 0 });
+  // The call's own texts the body does not carry (a field added to calls.proto) are there when set.
+  for (const text of CALL_TEXTS) set(text.key, { shown: Shown.TEXT_WHEN_SET, inCall: true, field: text.field });
   set("messageId", { shown: Shown.TEXT, inCall: true, field: CallField.MESSAGE_ID });
   set("anonymousId", { shown: Shown.TEXT_WHEN_SET, inCall: true, field: CallField.ANONYMOUS_ID });
   set("context", { shown: Shown.OBJECT_WHEN_SET, inCall: true, field: CallField.CONTEXT });

@@ -1,21 +1,10 @@
-import { isoTextLength, protoCallToJson } from "@switchyard/calls";
+import { COMMON_FIELDS, isoTextLength, protoCallToJson, ScannedText } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
-import { CALL_TEXTS, MAX_PAYLOAD_TEXTS, PAYLOADS, type PayloadCase } from "./call-shape.js";
+import { CALL_STRUCTS, CALL_TEXTS, MAX_PAYLOAD_TEXTS, PAYLOADS, type PayloadCase } from "./call-shape.js";
 import { INVALID_UTF8, JsonObjectSize, jsonStringSize } from "./json-size.js";
 import { enterMessage, walkStruct, type WalkNotes } from "./struct-walker.js";
 import { decodeText, WireReader } from "./reader.js";
-import {
-  ANONYMOUS_ID,
-  CONTEXT,
-  INTEGRATIONS,
-  lengthTag,
-  MESSAGE_ID,
-  RECEIVED_AT,
-  TIMESTAMP,
-  TIMESTAMP_NANOS,
-  TIMESTAMP_SECONDS,
-  USER_ID,
-} from "./tags.js";
+import { lengthTag, TIMESTAMP_NANOS, TIMESTAMP_SECONDS } from "./tags.js";
 
 /**
  * Reads a switchyard.v1.Call from its protobuf bytes in one pass, for the gRPC
@@ -70,13 +59,37 @@ export interface ScannedCall {
 
 export type { PayloadCase } from "./call-shape.js";
 
-/** The text fields of a Call: its own three, then the payload's by position (PAYLOAD_TEXT_0 + index). */
-export const TextFieldId = { MESSAGE_ID: 0, USER_ID: 1, ANONYMOUS_ID: 2, PAYLOAD_TEXT_0: 3, PAYLOAD_TEXT_1: 4 } as const;
-export type TextFieldId = (typeof TextFieldId)[keyof typeof TextFieldId];
+/** The text fields of a Call: its own (the Call model's, in its order), then the payload's by position (PAYLOAD_TEXT_0 + index). */
+export const TextFieldId = ScannedText;
+export type TextFieldId = ScannedText;
 const TEXT_FIELDS = TextFieldId.PAYLOAD_TEXT_0 + MAX_PAYLOAD_TEXTS;
-/** What each scan's text ranges start as: all absent. Built by push and copied with slice(), so it stays a packed array. */
-const NO_TEXT_RANGES: number[] = [];
-for (let slot = 0; slot < 2 * TEXT_FIELDS; slot++) NO_TEXT_RANGES.push(-1);
+/**
+ * What each scan's slots start as: every text range absent ([start, end) pairs by TextFieldId),
+ * then every own Struct's JSON size absent (by CALL_STRUCTS index). Built by push and copied with
+ * slice(), so it stays a packed array: one allocation a call.
+ */
+const NO_SLOTS: number[] = [];
+for (let slot = 0; slot < 2 * TEXT_FIELDS + CALL_STRUCTS.length; slot++) NO_SLOTS.push(-1);
+const FIRST_STRUCT_SLOT = 2 * TEXT_FIELDS;
+
+/** What the scan does with each of the Call's own fields (the Call model's), by tag. */
+const Own = { NONE: 0, TEXT: 1, STRUCT: 2, INTEGRATIONS: 3, TIMESTAMP: 4, INGEST_TIMESTAMP: 5, OTHER_TIMESTAMP: 6 } as const;
+const OWN_TAGS = Math.max(...COMMON_FIELDS.map((field) => field.tag)) + 1;
+const OWN_ACTION = new Uint8Array(OWN_TAGS);
+/** The field's TextFieldId, or its CALL_STRUCTS index. */
+const OWN_SLOT = new Uint8Array(OWN_TAGS);
+for (const field of COMMON_FIELDS) {
+  if (field.rule === "set_by_ingest") OWN_ACTION[field.tag] = field.kind === "timestamp" ? Own.INGEST_TIMESTAMP : Own.NONE;
+  else if (field.kind === "text") {
+    OWN_ACTION[field.tag] = Own.TEXT;
+    OWN_SLOT[field.tag] = CALL_TEXTS.findIndex((text) => text.key === field.key);
+  } else if (field.kind === "struct") {
+    OWN_ACTION[field.tag] = field.rule === "integrations" ? Own.INTEGRATIONS : Own.STRUCT;
+    OWN_SLOT[field.tag] = CALL_STRUCTS.findIndex((struct) => struct.key === field.key);
+  } else OWN_ACTION[field.tag] = field.key === "timestamp" ? Own.TIMESTAMP : Own.OTHER_TIMESTAMP;
+}
+/** The integrations Struct's CALL_STRUCTS index. */
+const INTEGRATIONS_SLOT = CALL_STRUCTS.findIndex((struct) => struct.key === "integrations");
 
 /**
  * The fields of one payload message, as the scan compares them: its text
@@ -106,8 +119,9 @@ const PAYLOAD_TAGS = new Map<number, PayloadScanShape>(
 /** The Call's level, counted like the decoder counts it: inside IngestBatchRequest, IngestCallRequest or CallBatch. */
 const CALL_LEVEL = 2;
 
-/** The JSON keys of a Call's own text fields, by TextFieldId. */
+/** The JSON keys of a Call's own text fields, by TextFieldId, and of its own Structs. */
 const CALL_TEXT_KEYS = CALL_TEXTS.map((text) => text.key);
+const CALL_STRUCT_KEYS = CALL_STRUCTS.map((struct) => struct.key);
 
 /**
  * What one scan found. Plain numeric fields rather than an object per text
@@ -122,13 +136,14 @@ class CallScan implements ScannedCall, WalkNotes {
   timestamp: Date | undefined = undefined;
   integrations: Call["integrations"] = undefined;
   jsonSizeBound = 0;
-  /** JSON size of context, and of the payload's Struct; -1 when absent. */
-  contextSize = -1;
+  /** JSON size of the payload's Struct; -1 when absent. */
   payloadStructSize = -1;
-  integrationsSize = -1;
   readonly keptRanges: number[] = [];
-  /** [start, end) of each text field's last occurrence, by TextFieldId; -1 when absent. */
-  readonly textRanges: number[] = NO_TEXT_RANGES.slice();
+  /**
+   * [start, end) of each text field's last occurrence, by TextFieldId; then the JSON size of each
+   * own Struct, from FIRST_STRUCT_SLOT by CALL_STRUCTS index. -1 when absent.
+   */
+  readonly textRanges: number[] = NO_SLOTS.slice();
 
   constructor(readonly bytes: Buffer) {}
 
@@ -149,16 +164,18 @@ class CallScan implements ScannedCall, WalkNotes {
       payload.texts.forEach(({ key }, index) => (value![key] = this.text(TextFieldId.PAYLOAD_TEXT_0 + index)));
       if (payload.structTag >= 0) value[payload.structKey] = this.payloadStructSize >= 0 ? {} : undefined;
     }
-    return {
-      messageId: this.messageId,
-      userId: this.text(TextFieldId.USER_ID),
-      anonymousId: this.text(TextFieldId.ANONYMOUS_ID),
-      timestamp: this.timestamp,
-      context: this.contextSize >= 0 ? {} : undefined,
-      integrations: this.integrations,
-      receivedAt: undefined,
-      payload: payload && ({ $case: payload.type, value } as Call["payload"]),
-    };
+    const call: Record<string, unknown> = {};
+    for (let index = 0; index < COMMON_FIELDS.length; index++) {
+      const field = COMMON_FIELDS[index]!;
+      const action = OWN_ACTION[field.tag];
+      if (action === Own.TEXT) call[field.key] = this.text(OWN_SLOT[field.tag]!);
+      else if (action === Own.STRUCT) call[field.key] = this.textRanges[FIRST_STRUCT_SLOT + OWN_SLOT[field.tag]!]! >= 0 ? {} : undefined;
+      else call[field.key] = undefined;
+    }
+    call.timestamp = this.timestamp;
+    call.integrations = this.integrations;
+    call.payload = payload && ({ $case: payload.type, value } as Call["payload"]);
+    return call as unknown as Call;
   }
 
   get json(): Record<string, unknown> {
@@ -192,26 +209,30 @@ export function scanCall(bytes: Buffer): ScannedCall {
     const fieldStart = reader.pos;
     const tag = reader.tag(end);
     let kept = true;
-    if (tag === MESSAGE_ID) readTextRange(reader, end, scan, TextFieldId.MESSAGE_ID);
-    else if (tag === USER_ID) readTextRange(reader, end, scan, TextFieldId.USER_ID);
-    else if (tag === ANONYMOUS_ID) readTextRange(reader, end, scan, TextFieldId.ANONYMOUS_ID);
-    else if (tag === TIMESTAMP) {
+    const action = tag < OWN_TAGS ? OWN_ACTION[tag]! : Own.NONE;
+    if (action === Own.TEXT) readTextRange(reader, end, scan, OWN_SLOT[tag]!);
+    else if (action === Own.STRUCT) {
+      const slot = FIRST_STRUCT_SLOT + OWN_SLOT[tag]!;
+      if (scan.textRanges[slot]! >= 0) scan.irregular = true;
+      scan.textRanges[slot] = readStruct(reader, end, CALL_LEVEL + 1, scan);
+    } else if (action === Own.INTEGRATIONS) {
+      if (integrationsStart >= 0) scan.irregular = true;
+      integrationsStart = fieldStart;
+      scan.textRanges[FIRST_STRUCT_SLOT + INTEGRATIONS_SLOT] = readStruct(reader, end, CALL_LEVEL + 1, scan);
+      // Small, and its values have rules: decoded in full, by the generated decoder (the field alone is a valid Call).
+      scan.integrations = Call.decode(bytes.subarray(fieldStart, reader.pos)).integrations;
+    } else if (action === Own.TIMESTAMP) {
       // The decoder keeps the last timestamp; ingest writes it back itself.
       scan.timestamp = readTimestamp(reader, end, CALL_LEVEL + 1);
       kept = false;
-    } else if (tag === CONTEXT) {
-      if (scan.contextSize >= 0) scan.irregular = true;
-      scan.contextSize = readStruct(reader, end, CALL_LEVEL + 1, scan);
-    } else if (tag === INTEGRATIONS) {
-      if (integrationsStart >= 0) scan.irregular = true;
-      integrationsStart = fieldStart;
-      scan.integrationsSize = readStruct(reader, end, CALL_LEVEL + 1, scan);
-      // Small, and its values have rules: decoded in full, by the generated decoder (the field alone is a valid Call).
-      scan.integrations = Call.decode(bytes.subarray(fieldStart, reader.pos)).integrations;
-    } else if (tag === RECEIVED_AT) {
+    } else if (action === Own.INGEST_TIMESTAMP) {
       // Set by ingest; a client's is checked like the decoder would, then dropped.
       readTimestamp(reader, end, CALL_LEVEL + 1);
       kept = false;
+    } else if (action === Own.OTHER_TIMESTAMP) {
+      // A Timestamp the quick rules do not know: checked, and the call takes the exact path.
+      readTimestamp(reader, end, CALL_LEVEL + 1);
+      scan.irregular = true;
     } else {
       const shape = PAYLOAD_TAGS.get(tag);
       if (shape) {
@@ -226,8 +247,8 @@ export function scanCall(bytes: Buffer): ScannedCall {
     if (kept) keepRange(keptRanges, fieldStart, reader.pos);
   }
 
-  const messageIdStart = scan.textRanges[0]!;
-  if (messageIdStart >= 0) scan.messageId = decodeText(bytes, messageIdStart, scan.textRanges[1]!);
+  const messageIdStart = scan.textRanges[2 * TextFieldId.MESSAGE_ID]!;
+  if (messageIdStart >= 0) scan.messageId = decodeText(bytes, messageIdStart, scan.textRanges[2 * TextFieldId.MESSAGE_ID + 1]!);
   scan.jsonSizeBound = jsonSizeOf(scan);
   return scan;
 }
@@ -246,8 +267,10 @@ function jsonSizeOf(scan: CallScan): number {
     if (scan.textBytes(field as TextFieldId) > 0) size.add(CALL_TEXT_KEYS[field]!, jsonSize);
   }
   if (scan.timestamp) size.add("timestamp", isoTextLength(scan.timestamp) + 2);
-  if (scan.contextSize >= 0) size.add("context", scan.contextSize);
-  if (scan.integrationsSize >= 0) size.add("integrations", scan.integrationsSize);
+  for (let index = 0; index < CALL_STRUCT_KEYS.length; index++) {
+    const structSize = scan.textRanges[FIRST_STRUCT_SLOT + index]!;
+    if (structSize >= 0) size.add(CALL_STRUCT_KEYS[index]!, structSize);
+  }
   if (payload) {
     for (let index = 0; index < payload.texts.length; index++) {
       const field = (TextFieldId.PAYLOAD_TEXT_0 + index) as TextFieldId;

@@ -1,5 +1,6 @@
 import {
   callPayloadField,
+  CLIENT_FIELDS,
   PAYLOAD_RULES,
   payloadFieldNumber,
   payloadTextsOf,
@@ -7,7 +8,6 @@ import {
   type PayloadCase,
   type PayloadRule,
 } from "@switchyard/calls";
-import { CallField } from "@switchyard/contracts";
 
 /**
  * The shape of a switchyard.v1.Call as the hand-written wire code needs it:
@@ -63,18 +63,17 @@ export const PAYLOAD_SHAPES: { readonly [T in PayloadCase]: PayloadShape & { rea
 /** The payloads in Call field order. */
 export const PAYLOADS: readonly PayloadShape[] = Object.values(PAYLOAD_SHAPES).sort((a, b) => a.field - b.field);
 
-/** The Call's own text fields (messageId first: the scan decodes it). */
-export const CALL_TEXTS: readonly FieldShape[] = [
-  { field: CallField.MESSAGE_ID, key: "messageId" },
-  { field: CallField.USER_ID, key: "userId" },
-  { field: CallField.ANONYMOUS_ID, key: "anonymousId" },
-];
+/** The Call's own text fields, from the Call model in its order (messageId, field 1, first: the scan decodes it). */
+export const CALL_TEXTS: readonly FieldShape[] = CLIENT_FIELDS.filter((field) => field.kind === "text").map(({ number, key }) => ({
+  field: number,
+  key,
+}));
 
-/** The Call's own Structs. */
-export const CALL_STRUCTS: readonly FieldShape[] = [
-  { field: CallField.CONTEXT, key: "context" },
-  { field: CallField.INTEGRATIONS, key: "integrations" },
-];
+/** The Call's own Structs, from the Call model. */
+export const CALL_STRUCTS: readonly FieldShape[] = CLIENT_FIELDS.filter((field) => field.kind === "struct").map(({ number, key }) => ({
+  field: number,
+  key,
+}));
 
 /** The most text fields a payload has (the scan keeps a slot for each). */
 export const MAX_PAYLOAD_TEXTS = Math.max(...PAYLOADS.map((shape) => shape.texts.length));

@@ -1,3 +1,4 @@
+import { CLIENT_FIELDS } from "@switchyard/calls";
 import { Call } from "@switchyard/contracts";
 import { callArbitrary, canonical } from "@switchyard/testkit";
 import fc from "fast-check";
@@ -13,9 +14,12 @@ const clientCall = callArbitrary
 /** The call as the encoder takes it: the type apart, the payload's fields beside the common ones. */
 function fieldsOf(call: Call): { type: ClientCallType; fields: CallFields } {
   const payload = call.payload!;
-  const fields: CallFields = { userId: call.userId, anonymousId: call.anonymousId, context: call.context, integrations: call.integrations };
+  const own = call as unknown as Record<string, unknown>;
+  const fields: Record<string, unknown> = {};
+  // Every own text but messageId (given apart) and every own Struct; the timestamps are given apart or set by ingest.
+  for (const { key, kind } of CLIENT_FIELDS) if (key !== "messageId" && kind !== "timestamp") fields[key] = own[key];
   Object.assign(fields, payload.value);
-  return { type: payload.$case as ClientCallType, fields };
+  return { type: payload.$case as ClientCallType, fields: fields as CallFields };
 }
 
 describe("encodeCall", () => {

@@ -1,13 +1,17 @@
 import {
+  COMMON_FIELDS,
+  isoMillis,
   isFourDigitYearTime,
   ISO_TEXT_LENGTH,
   MAX_MESSAGE_LEVEL,
   valueFitsAtLevel,
   type CallKind,
+  type ClientObjectKey,
+  type ClientTextKey,
   type PAYLOAD_RULES,
 } from "@switchyard/calls";
-import { CallField, TimestampField } from "@switchyard/contracts";
-import { CALL_TEXTS, PAYLOAD_SHAPES, type PayloadCase } from "./call-shape.js";
+import { TimestampField } from "@switchyard/contracts";
+import { PAYLOAD_SHAPES, type PayloadCase } from "./call-shape.js";
 import { Unrepresentable, type ProtoWriter } from "./writer.js";
 import { STRUCT_FIELD_NUMBERS, WireType } from "./tags.js";
 
@@ -34,8 +38,30 @@ import { STRUCT_FIELD_NUMBERS, WireType } from "./tags.js";
  * rule does, and what toJSON() returns is held to the limit as well.
  */
 
-const [MESSAGE_ID, USER_ID, ANONYMOUS_ID] = CALL_TEXTS.map((text) => text.field) as [number, number, number];
-const { TIMESTAMP, CONTEXT, INTEGRATIONS, RECEIVED_AT } = CallField;
+/** How encodeCall writes each of the Call's own fields. */
+const Write = { MESSAGE_ID: 0, TEXT: 1, TIMESTAMP: 2, OTHER_TIMESTAMP: 3, CONTEXT: 4, STRUCT: 5, RECEIVED_AT: 6 } as const;
+type Write = (typeof Write)[keyof typeof Write];
+
+/** The Call's own fields as encodeCall writes them, in the Call model's order (the order Call.encode writes). */
+const OWN_FIELDS: readonly { readonly write: Write; readonly field: number; readonly key: string }[] = COMMON_FIELDS.map(
+  ({ key, number, kind, rule }) => {
+    const write =
+      rule === "set_by_ingest"
+        ? Write.RECEIVED_AT
+        : rule === "message_id"
+          ? Write.MESSAGE_ID
+          : kind === "text"
+            ? Write.TEXT
+            : kind === "struct"
+              ? key === "context"
+                ? Write.CONTEXT
+                : Write.STRUCT
+              : key === "timestamp"
+                ? Write.TIMESTAMP
+                : Write.OTHER_TIMESTAMP;
+    return { write, field: number, key };
+  },
+);
 
 const { STRUCT_FIELDS, ENTRY_KEY, ENTRY_VALUE, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_BOOL, VALUE_STRUCT, VALUE_LIST, LIST_VALUES } =
   STRUCT_FIELD_NUMBERS;
@@ -79,12 +105,9 @@ type PayloadObjects = Exclude<{ [K in CallKind]: Rules[K]["object"] }[CallKind],
  * message that quickAccept took as it is (without type or messageId, which come separately). The
  * fields a call of its type must have are there. The payloads' fields follow PAYLOAD_RULES.
  */
-export type CallFields = {
-  userId?: string;
-  anonymousId?: string;
-  context?: object;
-  integrations?: object;
-} & { [K in PayloadTexts]?: string } & { [K in PayloadObjects]?: object };
+export type CallFields = { [K in Exclude<ClientTextKey, "messageId">]?: string } & { [K in ClientObjectKey]?: object } & {
+  [K in PayloadTexts]?: string;
+} & { [K in PayloadObjects]?: object };
 
 /**
  * What ingest adds when it encodes a call it received as JSON (the HTTP fast path): the accept
@@ -120,23 +143,48 @@ export function encodeCall(
   ingest?: IngestFields,
 ): number {
   let json = 1 + memberSize("type", type.length + 2);
-  if (messageId !== undefined) json += memberSize("messageId", writer.string(MESSAGE_ID, messageId));
-  if (call.userId) json += memberSize("userId", writer.string(USER_ID, call.userId));
-  if (call.anonymousId) json += memberSize("anonymousId", writer.string(ANONYMOUS_ID, call.anonymousId));
-  if (timestampMillis !== undefined) json += memberSize("timestamp", writeTimestamp(writer, TIMESTAMP, timestampMillis));
-  let field = "context";
+  const fields = call as Record<string, unknown>;
+  let field = "";
   try {
-    if (call.context || library) {
-      json += memberSize("context", writeStructField(writer, CONTEXT, call.context ?? {}, ROOT_LEVEL, library && "library", library));
+    for (let index = 0; index < OWN_FIELDS.length; index++) {
+      const own = OWN_FIELDS[index]!;
+      const value = fields[own.key];
+      switch (own.write) {
+        case Write.MESSAGE_ID:
+          if (messageId !== undefined) json += memberSize(own.key, writer.string(own.field, messageId));
+          break;
+        case Write.TEXT:
+          if (value) json += memberSize(own.key, writer.string(own.field, value as string));
+          break;
+        case Write.TIMESTAMP:
+          if (timestampMillis !== undefined) json += memberSize(own.key, writeTimestamp(writer, own.field, timestampMillis));
+          break;
+        case Write.OTHER_TIMESTAMP:
+          // A Date, or ISO text the rules accepted.
+          if (value !== undefined) {
+            const millis = value instanceof Date ? value.getTime() : isoMillis(value as string);
+            json += memberSize(own.key, writeTimestamp(writer, own.field, millis));
+          }
+          break;
+        case Write.CONTEXT:
+          field = own.key;
+          if (value || library) {
+            json += memberSize(own.key, writeStructField(writer, own.field, value ?? {}, ROOT_LEVEL, library && "library", library));
+          }
+          break;
+        case Write.STRUCT:
+          field = own.key;
+          if (value) json += memberSize(own.key, writeStructField(writer, own.field, value, ROOT_LEVEL));
+          break;
+        case Write.RECEIVED_AT:
+          // Not part of the call's JSON: ingest's own field.
+          if (ingest) writeTimestamp(writer, own.field, ingest.receivedAtMillis);
+          break;
+      }
     }
-    field = "integrations";
-    if (call.integrations) json += memberSize("integrations", writeStructField(writer, INTEGRATIONS, call.integrations, ROOT_LEVEL));
-    // Not part of the call's JSON: ingest's own field, in field-number order.
-    if (ingest) writeTimestamp(writer, RECEIVED_AT, ingest.receivedAtMillis);
 
     // The payload's texts (required ones are non-empty: the rules checked), then its Struct.
     const shape = PAYLOAD_SHAPES[type];
-    const fields = call as Record<string, unknown>;
     const payload = writer.begin(shape.field);
     const texts = shape.texts;
     for (let index = 0; index < texts.length; index++) {

@@ -1,10 +1,9 @@
-import { isoMillis, isWellFormedText, MAX_CALL_BYTES, quickAcceptJson } from "@switchyard/calls";
-import { CallField } from "@switchyard/contracts";
+import { CLIENT_FIELDS, COMMON_FIELDS, isoMillis, isWellFormedText, MAX_CALL_BYTES, quickAcceptJson } from "@switchyard/calls";
 import { CALL_STRUCTS, CALL_TEXTS, PAYLOADS } from "./call-shape.js";
 import { writeTimestamp, type ClientCallType } from "./client-call-encoder.js";
 import { FastJsonCall, NEAR_LIMIT_BYTES, slab } from "./json-call-encoder.js";
 import type { AcceptTime } from "./pass-through-call.js";
-import { fieldTag, STRUCT_FIELD_NUMBERS, WireType } from "./tags.js";
+import { fieldTag, lengthTag, STRUCT_FIELD_NUMBERS, WireType } from "./tags.js";
 import { ProtoWriter, writeVarint } from "./writer.js";
 
 /**
@@ -79,9 +78,8 @@ const PAIRWISE_KEYS = 16;
 
 const { STRUCT_FIELDS, ENTRY_KEY, ENTRY_VALUE, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_BOOL, VALUE_STRUCT, VALUE_LIST, LIST_VALUES } =
   STRUCT_FIELD_NUMBERS;
-const { TIMESTAMP, RECEIVED_AT } = CallField;
 
-/** The one-byte tag of a length-delimited field (every field the transcoder writes is numbered below 16). */
+/** The one-byte tag of a length-delimited field of Struct, Value or ListValue (each is numbered below 16). */
 function lengthTagByte(field: number): number {
   const tag = fieldTag(field, WireType.LEN);
   if (tag >= 0x80) throw new Error(`field ${field}: its tag takes more than a byte`);
@@ -104,7 +102,8 @@ const HAND_COPY_BYTES = 16;
  */
 const TEXT_KEYS = [
   "type",
-  "timestamp",
+  // Every Timestamp a client sets: the rules read them (quickAcceptJson leaves any but `timestamp` to them).
+  ...CLIENT_FIELDS.filter((field) => field.kind === "timestamp").map((field) => field.key),
   ...CALL_TEXTS.map((text) => text.key),
   ...new Set(PAYLOADS.flatMap((shape) => shape.texts.map((text) => text.key))),
 ];
@@ -118,15 +117,25 @@ const FIRST_STRUCT_SLOT = TEXT_KEYS.length;
 const SLOT_COUNT = SLOT_KEYS.length;
 const slotOf = (key: string): number => SLOTS.get(key)!;
 const [, USER_ID_SLOT, ANONYMOUS_ID_SLOT] = CALL_TEXTS.map((text) => slotOf(text.key)) as [number, number, number];
-/** Where each field of the Call and its payloads is read from, with its tag, so that no name is looked up per call. */
-const CALL_TEXT_SLOTS = CALL_TEXTS.map((text) => ({ slot: slotOf(text.key), tag: lengthTagByte(text.field) }));
-const CALL_STRUCT_SLOTS = CALL_STRUCTS.map((struct) => ({ slot: slotOf(struct.key), field: struct.field }));
+/** How writeCall writes each of the Call's own fields. */
+const Own = { TEXT: 0, STRUCT: 1, TIMESTAMP: 2, RECEIVED_AT: 3 } as const;
+/**
+ * Where each field of the Call and its payloads is read from, with its tag, so that no name is looked up per call. The
+ * Call's own are in the Call model's order, the order Call.encode writes them (a Timestamp other than `timestamp` never
+ * gets here: quickAcceptJson leaves a call with one to the rules).
+ */
+const OWN_SLOTS = COMMON_FIELDS.flatMap(({ key, kind, rule, number }): { own: number; slot: number; field: number; tag: number }[] => {
+  if (rule === "set_by_ingest") return [{ own: Own.RECEIVED_AT, slot: -1, field: number, tag: 0 }];
+  if (kind === "text") return [{ own: Own.TEXT, slot: slotOf(key), field: number, tag: lengthTag(number) }];
+  if (kind === "struct") return [{ own: Own.STRUCT, slot: slotOf(key), field: number, tag: 0 }];
+  return key === "timestamp" ? [{ own: Own.TIMESTAMP, slot: slotOf(key), field: number, tag: 0 }] : [];
+});
 const PAYLOAD_SLOTS = Object.fromEntries(
   PAYLOADS.map((shape) => [
     shape.type,
     {
       field: shape.field,
-      texts: shape.texts.map((text) => ({ slot: slotOf(text.key), tag: lengthTagByte(text.field) })),
+      texts: shape.texts.map((text) => ({ slot: slotOf(text.key), tag: lengthTag(text.field) })),
       struct: shape.struct && { slot: slotOf(shape.struct.key), field: shape.struct.field },
     },
   ]),
@@ -422,12 +431,17 @@ class BodyReader {
     const timestamp = fields.timestamp as string | undefined;
     const receivedAtMillis = acceptTime.date.getTime();
     const writer = slab;
-    for (const { slot, tag } of CALL_TEXT_SLOTS) {
-      if (this.slotKind[slot] === TEXT) this.copyField(writer, tag, this.slotStart[slot]!, this.slotEnd[slot]! - this.slotStart[slot]!);
+    for (let index = 0; index < OWN_SLOTS.length; index++) {
+      const { own, slot, field, tag } = OWN_SLOTS[index]!;
+      if (own === Own.TEXT) {
+        // An empty text is proto3's unset value: left out, as encodeCall leaves it out.
+        if (this.slotKind[slot] === TEXT && this.slotEnd[slot]! > this.slotStart[slot]!) {
+          this.copyField(writer, tag, this.slotStart[slot]!, this.slotEnd[slot]! - this.slotStart[slot]!);
+        }
+      } else if (own === Own.STRUCT) this.writeStruct(writer, field, slot);
+      else if (own === Own.TIMESTAMP) writeTimestamp(writer, field, timestamp === undefined ? receivedAtMillis : isoMillis(timestamp));
+      else writeTimestamp(writer, field, receivedAtMillis);
     }
-    writeTimestamp(writer, TIMESTAMP, timestamp === undefined ? receivedAtMillis : isoMillis(timestamp));
-    for (const { slot, field } of CALL_STRUCT_SLOTS) this.writeStruct(writer, field, slot);
-    writeTimestamp(writer, RECEIVED_AT, receivedAtMillis);
     const shape = PAYLOAD_SLOTS[type];
     const payload = writer.begin(shape.field);
     for (const { slot, tag } of shape.texts) {
@@ -766,11 +780,12 @@ class BodyReader {
   }
 
   /** Copies src[start, start + length) as a length-delimited field with a one-byte tag. */
-  copyField(writer: ProtoWriter, tagByte: number, start: number, length: number): void {
-    writer.ensure(length + 6);
+  copyField(writer: ProtoWriter, tag: number, start: number, length: number): void {
+    writer.ensure(length + 10);
     const buf = writer.buf;
     let at = writer.pos;
-    buf[at++] = tagByte;
+    if (tag < 0x80) buf[at++] = tag;
+    else at = writeVarint(buf, at, tag);
     if (length < 0x80) buf[at++] = length;
     else at = writeVarint(buf, at, length);
     if (length < HAND_COPY_BYTES) {

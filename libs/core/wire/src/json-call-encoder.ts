@@ -1,7 +1,7 @@
 import { isoMillis, MAX_CALL_BYTES, quickAcceptJson } from "@switchyard/calls";
 import { CallField } from "@switchyard/contracts";
 import type { EncodedCall } from "./call-batch-encoder.js";
-import { PAYLOAD_SHAPES } from "./call-shape.js";
+import { CALL_STRUCTS, CALL_TEXTS, PAYLOAD_SHAPES } from "./call-shape.js";
 import { encodeCall, NestedTooDeeply, timestampJsonSize, type CallFields, type ClientCallType } from "./client-call-encoder.js";
 import type { AcceptTime } from "./pass-through-call.js";
 import { ProtoWriter, textFieldSize, Unrepresentable, writeTextField } from "./writer.js";
@@ -126,19 +126,13 @@ function callJsonSize(call: Record<string, unknown>, type: ClientCallType, encod
 /** The bytes of a member besides its key's characters and its value: comma, the key's quotes, colon. */
 const MEMBER_FRAME = 4;
 
+/** The Call's own texts and Structs (but messageId), which encodeCall writes when set. */
+const OWN_WRITTEN_WHEN_SET = new Set([...CALL_TEXTS, ...CALL_STRUCTS].map((field) => field.key).filter((key) => key !== "messageId"));
+
 /** Whether encodeCall wrote (and counted) the member: the call's own fields when set, the payload's when set. */
 function writtenMember(key: string, value: unknown, shape: (typeof PAYLOAD_SHAPES)[ClientCallType]): boolean {
-  switch (key) {
-    case "type":
-    case "messageId":
-    case "timestamp":
-      return true;
-    case "userId":
-    case "anonymousId":
-    case "context":
-    case "integrations":
-      return Boolean(value);
-  }
+  if (key === "type" || key === "messageId" || key === "timestamp") return true;
+  if (OWN_WRITTEN_WHEN_SET.has(key)) return Boolean(value);
   if (shape.struct?.key === key) return Boolean(value);
   for (const text of shape.texts) if (text.key === key) return Boolean(value);
   return false;

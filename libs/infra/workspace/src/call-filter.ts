@@ -1,3 +1,4 @@
+import { FILTER_FIELD_NAMES, FILTER_OBJECT_NAMES } from "@switchyard/calls";
 import type { configApi } from "@switchyard/contracts";
 import { z } from "zod";
 
@@ -48,14 +49,15 @@ export const MAX_FILTER_PATH_CHARS = 256;
 /** Largest filter as stored: a connection record must fit in one bus message with room to spare. */
 export const MAX_FILTER_BYTES = 256 * 1024;
 
-/** The fields of a call a path can name directly. */
-export const FILTER_FIELD_NAMES = ["type", "event", "name", "userId", "anonymousId", "messageId", "groupId", "previousId"] as const;
-/** The objects of a call a path can name keys under. */
-export const FILTER_OBJECT_NAMES = ["properties", "traits", "context"] as const;
+export { FILTER_FIELD_NAMES, FILTER_OBJECT_NAMES };
 /** The rule every path follows, as error messages state it. */
 export const FILTER_PATH_RULE =
   `must be ${FILTER_FIELD_NAMES.map((name) => JSON.stringify(name)).join(", ")}, ` +
-  `or start with "properties.", "traits." or "context." followed by keys separated by dots (none empty)`;
+  `or start with ${orList(FILTER_OBJECT_NAMES.map((name) => JSON.stringify(`${name}.`)))} followed by keys separated by dots (none empty)`;
+
+function orList(items: readonly string[]): string {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
+}
 
 const FILTER_KINDS = ["all", "any", "not", "field"] as const;
 const KIND_RULE = `give exactly one of ${FILTER_KINDS.map((kind) => JSON.stringify(kind)).join(", ")}`;

@@ -12,6 +12,7 @@ import { createLogger } from "@switchyard/platform";
 import {
   applyWorkspaceFile,
   describeIssues,
+  FILTER_PATH_RULE,
   hashWriteKey,
   kvKeys,
   openConfigBucket,
@@ -212,7 +213,7 @@ describe("workspace configuration in JetStream KV", () => {
     );
     expect(message.split("\n").map((line) => line.trim())).toEqual([
       expect.stringMatching(/^SWITCHYARD_WORKSPACE_FILE: .*workspace\.json is invalid:$/),
-      'connections.0.filter.all.filters.1.field.path: must be "type", "event", "name", "userId", "anonymousId", "messageId", "groupId", "previousId", or start with "properties.", "traits." or "context." followed by keys separated by dots (none empty)',
+      `connections.0.filter.all.filters.1.field.path: ${FILTER_PATH_RULE}`,
     ]);
 
     const filter = {

@@ -5,6 +5,8 @@
  * members are left out).
  */
 
+import type { CallModelFields } from "./gen/call-fields.js";
+
 /** A free-form JSON object: traits, properties, context. */
 export type JsonObject = Record<string, unknown>;
 
@@ -14,8 +16,14 @@ export type JsonObject = Record<string, unknown>;
  */
 export type Integrations = Record<string, boolean | JsonObject>;
 
-/** Fields every call accepts. */
-export interface CommonFields {
+/**
+ * Fields every call accepts: those below, and every other field of Call a client sets, from the
+ * Call model (gen/call-fields.ts, generated from calls.proto; receivedAt is ingest's).
+ */
+export interface CommonFields extends Omit<CallModelFields, keyof DocumentedFields | "receivedAt">, DocumentedFields {}
+
+/** The fields every call accepts that the client documents in its own words. */
+interface DocumentedFields {
   /** The user's id in your database. This or `anonymousId` is required (alias: `userId` is required). */
   userId?: string;
   /** The id used while the user is unknown. */

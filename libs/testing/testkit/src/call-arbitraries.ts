@@ -1,5 +1,5 @@
 import { makeCall } from "./calls.js";
-import type { Call, CallBatch } from "@switchyard/contracts";
+import { CALL_FIELDS, type Call, type CallBatch } from "@switchyard/contracts";
 import fc from "fast-check";
 
 /*
@@ -50,18 +50,19 @@ const payload: fc.Arbitrary<Call["payload"]> = fc.oneof(
   fc.constant(undefined),
 );
 
+/** An arbitrary value of each kind of field the Call model has (a field added to calls.proto is generated too). */
+const BY_KIND: Record<Exclude<(typeof CALL_FIELDS)[number]["kind"], "payload">, fc.Arbitrary<unknown>> = {
+  text,
+  timestamp: fc.option(date, { nil: undefined }),
+  struct: fc.option(freeFormArbitrary, { nil: undefined }),
+};
+
 export const callArbitrary: fc.Arbitrary<Call> = fc
   .record({
-    messageId: text,
-    userId: text,
-    anonymousId: text,
-    timestamp: fc.option(date, { nil: undefined }),
-    context: fc.option(freeFormArbitrary, { nil: undefined }),
-    integrations: fc.option(freeFormArbitrary, { nil: undefined }),
-    receivedAt: fc.option(date, { nil: undefined }),
+    ...Object.fromEntries(CALL_FIELDS.flatMap((field) => (field.kind === "payload" ? [] : [[field.json, BY_KIND[field.kind]]]))),
     payload,
   })
-  .map(makeCall);
+  .map((fields) => makeCall(fields as Partial<Call>));
 
 export const callBatchArbitrary: fc.Arbitrary<CallBatch> = fc.record({
   batchId: text,

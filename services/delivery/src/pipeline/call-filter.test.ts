@@ -1,7 +1,8 @@
+import { CLIENT_TEXT_KEYS } from "@switchyard/calls";
 import { Call, CallBatch } from "@switchyard/contracts";
 import { callArbitrary } from "@switchyard/testkit";
 import { webhookBody } from "@switchyard/wire";
-import { callFilterSchema, type CallFilter, type FilterValue } from "@switchyard/workspace";
+import { callFilterSchema, FILTER_FIELD_NAMES, type CallFilter, type FilterValue } from "@switchyard/workspace";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { callMatches } from "./call-filter.js";
@@ -22,6 +23,9 @@ function bodyOf(call: Call): Record<string, unknown> | undefined {
     body.previousId = body["Previous ID"];
     body.userId = body["User ID"];
   }
+  // The call's own texts the body leaves out (a field added to calls.proto) are there when set.
+  const own = call as unknown as Record<string, string>;
+  for (const key of CLIENT_TEXT_KEYS) if (!Object.hasOwn(body, key) && own[key] !== "") body[key] = own[key];
   return body;
 }
 
@@ -58,7 +62,7 @@ function oracle(filter: CallFilter, body: Record<string, unknown> | undefined): 
 
 /** Paths worth testing on a call: every first name, and the key paths of its objects. */
 function pathsOf(call: Call): string[] {
-  const paths = ["type", "event", "name", "userId", "anonymousId", "messageId", "groupId", "previousId"];
+  const paths = [...FILTER_FIELD_NAMES];
   const below = (prefix: string, value: unknown, depth: number) => {
     paths.push(`${prefix}.missing`);
     if (typeof value !== "object" || value === null || Array.isArray(value) || depth > 3) return;

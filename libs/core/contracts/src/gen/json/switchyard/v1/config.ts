@@ -310,8 +310,9 @@ export interface CallFilterList {
 
 /**
  * A test of one field of the call, named by its path as the webhook body spells it:
- * "type", "event", "name", "userId", "anonymousId", "messageId", "groupId", "previousId",
- * or a dotted path under "properties.", "traits." or "context." (e.g. "context.app.version").
+ * "type", a text field of the call ("messageId", "userId", "anonymousId", "event", "name",
+ * "category", "groupId", "previousId", and any other text field of Call), or a dotted path
+ * under "traits.", "properties." or "context." (e.g. "context.app.version").
  * A path that is absent matches only `exists: false`, `not_equals` and `not_in`.
  */
 export interface FieldCondition {
