@@ -1,11 +1,9 @@
 import type { CallBatch } from "@switchyard/contracts";
 import { readCallBatch } from "./call-batch-reader.js";
+import { walkCallBatch } from "./call-batch-walker.js";
 import { PAYLOADS, type PayloadCase } from "./call-shape.js";
 import { UNUSUAL, WireReader } from "./reader.js";
 import {
-  BATCH_CALLS,
-  BATCH_RECEIVED_AT,
-  BATCH_SOURCE_ID,
   ENTRY_KEY,
   ENTRY_VALUE,
   lengthTag,
@@ -220,22 +218,11 @@ class TextCache {
 const texts = new TextCache();
 
 function readPlainBatch(reader: WireReader, end: number, facts: BatchFacts): void {
-  while (reader.pos < end) {
-    const tag = reader.varint32();
-    if (tag === BATCH_SOURCE_ID) {
-      const fieldEnd = reader.fieldEnd(end);
-      facts.sourceId = texts.text(reader.buf, reader.pos, fieldEnd);
-      reader.pos = fieldEnd;
-    } else if (tag === BATCH_RECEIVED_AT) {
-      const fieldEnd = reader.fieldEnd(end);
-      facts.receivedAtMillis = Math.trunc(reader.timestampMillis(reader.pos, fieldEnd));
-    } else if (tag === BATCH_CALLS) {
-      readPlainCall(reader, reader.fieldEnd(end), facts);
-    } else {
-      reader.skip(tag, end);
-    }
-  }
-  if (reader.pos !== end) throw UNUSUAL;
+  walkCallBatch(reader, end, {
+    sourceId: (batch, start, fieldEnd) => (facts.sourceId = texts.text(batch.buf, start, fieldEnd)),
+    receivedAt: (batch, start, fieldEnd) => (facts.receivedAtMillis = Math.trunc(batch.timestampMillis(start, fieldEnd))),
+    call: (batch, _start, fieldEnd) => readPlainCall(batch, fieldEnd, facts),
+  });
 }
 
 function readPlainCall(reader: WireReader, end: number, facts: BatchFacts): void {

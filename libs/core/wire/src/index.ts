@@ -27,6 +27,10 @@ export { AcceptTime, PassThroughCall } from "./pass-through-call.js";
 export { EncodedCallBytes, encodeCallBatchParts } from "./call-batch-encoder.js";
 /** The CallBatch's own fields, one part of a batch, and a call already encoded. */
 export type { CallBatchHeader, CallBatchPart, EncodedCall } from "./call-batch-encoder.js";
+/** The one walk over a CallBatch's own fields from its bytes, and a checked count of its calls. */
+export { countBatchCalls, walkCallBatch } from "./call-batch-walker.js";
+/** What walkCallBatch hands each field to. */
+export type { CallBatchVisitor } from "./call-batch-walker.js";
 /** Decodes a CallBatch to exactly what the generated decoder returns, faster. */
 export { readCallBatch } from "./call-batch-reader.js";
 /** The client library's call encoder: a valid call straight to Call bytes, measuring its JSON size. */
@@ -61,3 +65,17 @@ export type { WrittenCall } from "./webhook-body/webhook-body-writer.js";
 export { BatchFacts, readBatchFacts } from "./call-facts.js";
 /** The JSON type of a value, as a schema records it. */
 export type { JsonValueType } from "./call-facts.js";
+/** The attempt log's records: an exchange as an object, delivered attempts and index entries as bytes. */
+export {
+  encodeDeliveredAttempts,
+  encodedSize,
+  exchangeOf,
+  indexEntrySize,
+  pushLastSummary,
+  writeDeliveredAttempt,
+  writeIndexEntry,
+} from "./attempt-log/delivered-attempts.js";
+/** What the attempt log's writer takes of a request and its outcome. */
+export type { DeliveredEntry, LoggedAttempt, LoggedEntry, LoggedRequest } from "./attempt-log/delivered-attempts.js";
+/** Reading the attempt log from its bytes: entries of a message, an attempt without its exchange, the facts a page filters on. */
+export { AttemptFacts, attemptEntryRanges, attemptWithoutExchange } from "./attempt-log/attempt-entries.js";

@@ -1,8 +1,8 @@
 import { DeliverPolicy, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import type { BusNames } from "@switchyard/bus";
-import { CallBatchField, DeliveryAttempt } from "@switchyard/contracts";
+import { DeliveryAttempt } from "@switchyard/contracts";
 import type { Logger } from "@switchyard/platform";
-import { WireReader } from "@switchyard/wire";
+import { countBatchCalls } from "@switchyard/wire";
 import type { WorkspaceView } from "@switchyard/workspace";
 import { CountsByKey, HOUR_MS } from "./rolling-counts.js";
 import type { DestinationOverview, LastFailure, OverviewSnapshot, SourceOverview } from "./view-types.js";
@@ -22,7 +22,6 @@ export const FAILING_WINDOW_MS = 5 * 60_000;
 export const FAILING_SUCCESS_RATE = 0.5;
 /** Most distinct failed calls remembered per source; past it the source's success rate is a bound. */
 const MAX_FAILED_CALLS_PER_SOURCE = 200_000;
-const CALLS_TAG = (CallBatchField.CALLS << 3) | 2;
 
 interface Sample {
   at: number;
@@ -231,18 +230,8 @@ export class Overview {
   private countBatch(message: JsMsg, prefix: string): void {
     if (!message.subject.startsWith(prefix)) return;
     const sourceId = message.subject.slice(prefix.length);
-    let count = 0;
-    try {
-      const reader = new WireReader(message.data);
-      const end = reader.buf.length;
-      while (reader.pos < end) {
-        const tag = reader.tag(end);
-        if (tag === CALLS_TAG) count++;
-        reader.skipField(tag, end);
-      }
-    } catch {
-      // A damaged message counts with the calls read before the damage (delivery poisons it).
-    }
+    // A damaged message counts with the calls read before the damage (delivery poisons it).
+    const count = countBatchCalls(message.data);
     this.calls.add(sourceId, message.time.getTime(), count);
   }
 

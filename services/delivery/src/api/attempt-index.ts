@@ -1,7 +1,7 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { BusNames } from "@switchyard/bus";
 import { AttemptLogPublisher } from "./attempt-log-publisher.js";
-import { indexEntrySize, writeIndexEntry } from "./delivered-encoder.js";
+import { indexEntrySize, writeIndexEntry } from "@switchyard/wire";
 
 /** One attempt's index entry until it is published. */
 export interface IndexEntry {

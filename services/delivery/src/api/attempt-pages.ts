@@ -1,6 +1,6 @@
 import { DeliverPolicy, type StreamState } from "@nats-io/jetstream";
-import { DeliveryAttempt, DeliveryAttemptField, DeliveryAttempts, DeliveryAttemptsField } from "@switchyard/contracts";
-import { lengthTag, WireReader } from "@switchyard/wire";
+import { DeliveryAttempt, DeliveryAttempts } from "@switchyard/contracts";
+import { AttemptFacts, attemptEntryRanges, attemptWithoutExchange, WireReader } from "@switchyard/wire";
 import { ATTEMPT_LOG_FIRST_AT_HEADER, withOrderedConsumer, type BusNames } from "@switchyard/bus";
 import { ServiceError } from "@switchyard/platform";
 import type { LogReader, LogReaders } from "./log-readers.js";
@@ -252,10 +252,10 @@ export class AttemptPages {
       const reader = new WireReader(data);
       if (source.failures) {
         if (filter.matches(reader, 0, data.length))
-          found.push({ attempt: { ...withoutExchange(data), attemptId: `f.${seq}` }, position: { seq, index: 0 } });
+          found.push({ attempt: { ...attemptWithoutExchange(data), attemptId: `f.${seq}` }, position: { seq, index: 0 } });
         return;
       }
-      const ranges = entryRanges(data);
+      const ranges = attemptEntryRanges(data);
       for (let index = Math.min(below, ranges.length / 2) - 1; index >= 0; index--) {
         const start = ranges[2 * index]!;
         const end = ranges[2 * index + 1]!;
@@ -405,46 +405,6 @@ const MAX_WALKS = 32;
 /** Messages of the subject a walk is expected to read. */
 const MESSAGES_PER_WALK = 2;
 
-const ATTEMPTS_TAG = lengthTag(DeliveryAttemptsField.ATTEMPTS);
-const EXCHANGE_TAG = lengthTag(DeliveryAttemptField.EXCHANGE);
-
-/**
- * A failure without its exchange, which pages leave out: the exchange (bodies, headers) is most of
- * its bytes, and is written last, so the fields before it are decoded and the rest is not.
- */
-function withoutExchange(bytes: Uint8Array): DeliveryAttempt {
-  const reader = new WireReader(bytes);
-  const end = bytes.length;
-  while (reader.pos < end) {
-    const fieldStart = reader.pos;
-    const tag = reader.tag(end);
-    reader.skipField(tag, end);
-    if (tag === EXCHANGE_TAG && reader.pos === end) return DeliveryAttempt.decode(bytes.subarray(0, fieldStart));
-  }
-  return { ...DeliveryAttempt.decode(bytes), exchange: undefined };
-}
-
-/** Where each entry of an index message lies: [start, end, start, end, …], oldest first (see AttemptIndex). */
-function entryRanges(bytes: Uint8Array): number[] {
-  const reader = new WireReader(bytes);
-  const end = bytes.length;
-  const ranges: number[] = [];
-  while (reader.pos < end) {
-    const tag = reader.tag(end);
-    if (tag !== ATTEMPTS_TAG) {
-      reader.skipField(tag, end);
-      continue;
-    }
-    const entryEnd = reader.delimitedEnd(end);
-    ranges.push(reader.pos, entryEnd);
-    reader.pos = entryEnd;
-  }
-  return ranges;
-}
-
-/** Length-delimited fields of DeliveryAttempt up to `outcome`, as WireReader.fieldRanges records them. */
-const FACT_SLOTS = 2 * (DeliveryAttemptField.OUTCOME + 1);
-
 /**
  * What a page keeps: the query's outcomes, call and times (a destination is the index subject
  * read), judged from an entry's bytes, so that only the entries kept are decoded.
@@ -454,7 +414,7 @@ class EntryFilter {
   private readonly messageId: Buffer | undefined;
   private readonly sinceMs: number;
   private readonly beforeMs: number;
-  private readonly slots = new Int32Array(FACT_SLOTS);
+  private readonly facts = new AttemptFacts();
 
   constructor(private readonly query: AttemptQuery) {
     this.outcomes = query.outcomes.map((outcome) => Buffer.from(outcome));
@@ -465,24 +425,13 @@ class EntryFilter {
 
   /** Whether the entry at [start, end) of the reader's bytes is kept. */
   matches(reader: WireReader, start: number, end: number): boolean {
-    const { slots } = this;
-    const A = DeliveryAttemptField;
-    let atMs: number;
-    try {
-      reader.pos = start;
-      reader.fieldRanges(end, slots);
-      atMs = slots[2 * A.AT]! < 0 ? 0 : reader.timestampMillis(slots[2 * A.AT]!, slots[2 * A.AT + 1]!);
-    } catch {
-      // An encoding the quick reader leaves to the decoder (none the writer makes).
-      return this.matchesDecoded(DeliveryAttempt.decode(reader.buf.subarray(start, end)));
-    }
-    const bytes = reader.buf;
-    const field = (number: number, expected: Uint8Array) => sameBytes(bytes, slots[2 * number]!, slots[2 * number + 1]!, expected);
+    const { facts } = this;
+    if (!facts.read(reader, start, end)) return this.matchesDecoded(DeliveryAttempt.decode(reader.buf.subarray(start, end)));
     return (
-      atMs >= this.sinceMs &&
-      atMs < this.beforeMs &&
-      (this.outcomes.length === 0 || this.outcomes.some((outcome) => field(A.OUTCOME, outcome))) &&
-      (this.messageId === undefined || field(A.MESSAGE_ID, this.messageId))
+      facts.atMs >= this.sinceMs &&
+      facts.atMs < this.beforeMs &&
+      (this.outcomes.length === 0 || this.outcomes.some((outcome) => facts.outcomeIs(outcome))) &&
+      (this.messageId === undefined || facts.messageIdIs(this.messageId))
     );
   }
 
@@ -496,14 +445,6 @@ class EntryFilter {
       (!query.messageId || attempt.messageId === query.messageId)
     );
   }
-}
-
-/** Whether bytes[start, end) are `expected`; an absent field (start -1) is empty. */
-function sameBytes(bytes: Uint8Array, start: number, end: number, expected: Uint8Array): boolean {
-  if (start < 0) return expected.length === 0;
-  if (end - start !== expected.length) return false;
-  for (let i = 0; i < expected.length; i++) if (bytes[start + i] !== expected[i]) return false;
-  return true;
 }
 
 function isNotFound(error: unknown): boolean {

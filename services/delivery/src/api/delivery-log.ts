@@ -1,5 +1,5 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
-import { type AttemptExchange, DeliveryAttempt, type HttpHeader } from "@switchyard/contracts";
+import { DeliveryAttempt } from "@switchyard/contracts";
 import { BUS_MESSAGE_TYPE_NAMES, busMessageHeaders, type BusNames } from "@switchyard/bus";
 import type { Logger } from "@switchyard/platform";
 import type { UrlAttempt } from "../kinds/index.js";
@@ -7,7 +7,9 @@ import type { UrlAttempt } from "../kinds/index.js";
 /** What one delivered attempt is, as the log takes it (exported with the log for its benchmark). */
 export type { UrlAttempt };
 import { AttemptIndex } from "./attempt-index.js";
-import { encodedSize, pushLastSummary, writeDeliveredAttempt, type DeliveredEntry } from "./delivered-encoder.js";
+import { encodedSize, pushLastSummary, writeDeliveredAttempt, type DeliveredEntry } from "@switchyard/wire";
+/** What one request sent and got back as the log records it, credentials masked (exported with the log for its benchmark). */
+export { exchangeOf } from "@switchyard/wire";
 import { GatheredMessages, type Gathered } from "./gathered-messages.js";
 
 export interface AttemptLogOptions {
@@ -151,31 +153,3 @@ export class DeliveryLog {
     this.logger.warn({ err: error, destinationId, attempts }, "could not record delivered attempts in the attempt log");
   }
 }
-
-/** What one request sent and got back, credentials masked (see EntryRequest); undefined when no request was made. */
-export function exchangeOf(attempt: UrlAttempt): AttemptExchange | undefined {
-  const request = attempt.request;
-  if (!request) return undefined;
-  const { headers } = request;
-  const masked = request.entry.loggedHeaders;
-  const requestHeaders: HttpHeader[] = [];
-  for (let i = 0; i + 1 < headers.length; i += 2) {
-    requestHeaders.push({ name: headers[i]!, value: i + 1 < masked.length ? masked[i + 1]! : headers[i + 1]! });
-  }
-  const responseHeaders: HttpHeader[] = [];
-  const raw = attempt.responseHeaders;
-  if (raw) {
-    for (let i = 0; i + 1 < raw.length; i += 2) responseHeaders.push({ name: raw[i]!.toString(), value: raw[i + 1]!.toString() });
-  }
-  return {
-    method: "POST",
-    url: request.entry.loggedUrl,
-    requestHeaders,
-    requestBody: request.body,
-    responseHeaders,
-    responseBody: attempt.responseBody ?? EMPTY,
-    responseBodyTruncated: attempt.responseBodyTruncated ?? false,
-  };
-}
-
-const EMPTY = Buffer.alloc(0);

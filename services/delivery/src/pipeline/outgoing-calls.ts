@@ -1,13 +1,12 @@
-import { Call, CallBatchField, type CallBatch } from "@switchyard/contracts";
+import { Call, type CallBatch } from "@switchyard/contracts";
 import {
   type CallFieldFinder,
   JsonBytes,
-  lengthTag,
   readCallBatch,
   UNUSUAL,
+  walkCallBatch,
   webhookBodyBytes,
   WireReader,
-  WireType,
   writeWebhookBody,
   type WrittenCall,
 } from "@switchyard/wire";
@@ -116,11 +115,6 @@ function fromDecoded(batch: CallBatch): OutgoingBatch {
   return { sourceId: batch.sourceId, receivedAt: batch.receivedAt, calls: batch.calls.map(outgoingCall) };
 }
 
-// switchyard.v1.CallBatch's length-delimited fields, as tags.
-const SOURCE_ID = lengthTag(CallBatchField.SOURCE_ID);
-const RECEIVED_AT = lengthTag(CallBatchField.RECEIVED_AT);
-const CALLS = lengthTag(CallBatchField.CALLS);
-
 /**
  * Where bodies are written, batch after batch (reading a batch is synchronous,
  * so batches never interleave). Slabs of 1 MiB hold about fifteen batches.
@@ -128,22 +122,12 @@ const CALLS = lengthTag(CallBatchField.CALLS);
 const bodies = new JsonBytes(1 << 20);
 
 function fromWire(bytes: Uint8Array): OutgoingBatch {
-  const reader = new WireReader(bytes);
   const batch: OutgoingBatch = { sourceId: "", receivedAt: undefined, calls: [] };
-  const end = bytes.length;
-  while (reader.pos < end) {
-    const tag = reader.varint32();
-    if ((tag & 7) !== WireType.LEN) {
-      reader.skip(tag, end);
-      continue;
-    }
-    const fieldEnd = reader.fieldEnd(end);
-    const fieldStart = reader.pos;
-    if (tag === SOURCE_ID) batch.sourceId = reader.text(fieldStart, fieldEnd);
-    else if (tag === RECEIVED_AT) batch.receivedAt = new Date(reader.timestampMillis(fieldStart, fieldEnd));
-    else if (tag === CALLS) batch.calls.push(wireCall(reader, fieldStart, fieldEnd));
-    reader.pos = fieldEnd;
-  }
+  walkCallBatch(new WireReader(bytes), bytes.length, {
+    sourceId: (reader, start, end) => (batch.sourceId = reader.text(start, end)),
+    receivedAt: (reader, start, end) => (batch.receivedAt = new Date(reader.timestampMillis(start, end))),
+    call: (reader, start, end) => batch.calls.push(wireCall(reader, start, end)),
+  });
   return batch;
 }
 

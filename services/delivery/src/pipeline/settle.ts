@@ -1,7 +1,8 @@
 import type { DeliveryAttempt, DeliveryTask } from "@switchyard/contracts";
 import { type Logger } from "@switchyard/platform";
 import type { DeadLetters } from "../retries/dead-letters.js";
-import { exchangeOf, type DeliveryLog } from "../api/delivery-log.js";
+import { exchangeOf } from "@switchyard/wire";
+import type { DeliveryLog } from "../api/delivery-log.js";
 import type { RoundResult, UrlAttempt } from "../kinds/index.js";
 import type { DeliveryMetrics } from "../metrics.js";
 import { nextStep, type DeadLetterReason, type RetrySchedule } from "../retries/retry-policy.js";

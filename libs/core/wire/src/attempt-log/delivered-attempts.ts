@@ -1,5 +1,44 @@
-import { AttemptExchangeField, DeliveryAttemptField, DeliveryAttemptsField, HttpHeaderField } from "@switchyard/contracts";
-import type { EntryRequest, UrlAttempt } from "../kinds/index.js";
+import {
+  AttemptExchangeField,
+  DeliveryAttemptField,
+  DeliveryAttemptsField,
+  HttpHeaderField,
+  type AttemptExchange,
+  type HttpHeader,
+} from "@switchyard/contracts";
+
+/*
+ * The attempt log's records of requests made (switchyard.v1.DeliveryAttempt, its exchange), as
+ * objects for the failed path and as bytes straight from what the request kept for the delivered
+ * one, which runs for every delivered webhook.
+ */
+
+/** What one destination target's requests share: its URL and static headers as the log shows them. */
+export interface LoggedEntry {
+  /** The static headers' values masked, as a flat [name, value, …] list: a prefix of the headers sent. */
+  readonly loggedHeaders: readonly string[];
+  /** The URL with its query values masked. */
+  readonly loggedUrl: string;
+}
+
+/** One request as the log records it, all by reference. */
+export interface LoggedRequest {
+  readonly entry: LoggedEntry;
+  /** The headers sent, as a flat [name, value, …] list. */
+  readonly headers: readonly string[];
+  readonly body: Buffer;
+}
+
+/** One request made and what came back. */
+export interface LoggedAttempt {
+  readonly status: number;
+  readonly latencyMs: number;
+  readonly request?: LoggedRequest | undefined;
+  /** The response's headers as undici gave them ([name, value, …]). */
+  readonly responseHeaders?: readonly Buffer[] | undefined;
+  readonly responseBody?: Buffer | undefined;
+  readonly responseBodyTruncated?: boolean | undefined;
+}
 
 /** A delivered attempt as the attempt log's writer holds it until its batch is published. */
 export interface DeliveredEntry {
@@ -8,8 +47,36 @@ export interface DeliveredEntry {
   readonly messageId: string;
   readonly attemptNumber: number;
   readonly atMs: number;
-  readonly attempt: UrlAttempt;
+  readonly attempt: LoggedAttempt;
 }
+
+/** The exchange of an attempt as the log records it: the static headers' values masked, the signature kept. */
+export function exchangeOf(attempt: LoggedAttempt): AttemptExchange | undefined {
+  const request = attempt.request;
+  if (!request) return undefined;
+  const { headers } = request;
+  const masked = request.entry.loggedHeaders;
+  const requestHeaders: HttpHeader[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    requestHeaders.push({ name: headers[i]!, value: i + 1 < masked.length ? masked[i + 1]! : headers[i + 1]! });
+  }
+  const responseHeaders: HttpHeader[] = [];
+  const raw = attempt.responseHeaders;
+  if (raw) {
+    for (let i = 0; i + 1 < raw.length; i += 2) responseHeaders.push({ name: raw[i]!.toString(), value: raw[i + 1]!.toString() });
+  }
+  return {
+    method: "POST",
+    url: request.entry.loggedUrl,
+    requestHeaders,
+    requestBody: request.body,
+    responseHeaders,
+    responseBody: attempt.responseBody ?? EMPTY,
+    responseBodyTruncated: attempt.responseBodyTruncated ?? false,
+  };
+}
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Encodes delivered attempts as one switchyard.v1.DeliveryAttempts, straight
@@ -151,7 +218,7 @@ function attemptSize(entry: DeliveredEntry, exchange: number): number {
 }
 
 /** The request's headers as logged, by the same rule as exchangeOf: the static ones masked. */
-function loggedHeader(request: NonNullable<UrlAttempt["request"]>, index: number): string {
+function loggedHeader(request: LoggedRequest, index: number): string {
   const masked = request.entry.loggedHeaders;
   return index < masked.length ? masked[index]! : request.headers[index]!;
 }
@@ -159,9 +226,9 @@ function loggedHeader(request: NonNullable<UrlAttempt["request"]>, index: number
 const headerSize = (name: number, value: number) => (name === 0 ? 0 : delimitedSize(name)) + (value === 0 ? 0 : delimitedSize(value));
 
 /** The fixed part of an entry's logged headers, encoded once per webhook entry. */
-const entryHeaderBytes = new WeakMap<EntryRequest, Buffer>();
+const entryHeaderBytes = new WeakMap<LoggedEntry, Buffer>();
 
-function staticHeaders(request: NonNullable<UrlAttempt["request"]>): Buffer {
+function staticHeaders(request: LoggedRequest): Buffer {
   let bytes = entryHeaderBytes.get(request.entry);
   if (!bytes) {
     const masked = request.entry.loggedHeaders;
@@ -179,7 +246,7 @@ function staticHeaders(request: NonNullable<UrlAttempt["request"]>): Buffer {
   return bytes;
 }
 
-function exchangeSize(attempt: UrlAttempt): number {
+function exchangeSize(attempt: LoggedAttempt): number {
   const request = attempt.request;
   if (!request) return 0;
   let size = delimitedSize(POST.length) + repeatedFieldSize(request.entry.loggedUrl) + staticHeaders(request).length;

@@ -1,32 +1,28 @@
 import { DeliveryAttempts } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
-import type { EntryRequest, UrlAttempt } from "../kinds/index.js";
-import { exchangeOf } from "./delivery-log.js";
 import {
   encodedSize,
   encodeDeliveredAttempts,
+  exchangeOf,
   indexEntrySize,
   pushLastSummary,
   writeDeliveredAttempt,
   writeIndexEntry,
   type DeliveredEntry,
-} from "./delivered-encoder.js";
+  type LoggedAttempt,
+  type LoggedEntry,
+} from "./delivered-attempts.js";
 
-const entryRequest: EntryRequest = {
+const entryRequest: LoggedEntry & { headers: string[] } = {
   headers: ["X-Token", "s3cr3t", "user-agent", "Switchyard/1.0", "content-type", "application/json"],
   loggedHeaders: ["X-Token", "[set:sha256:0a1b2c3d]", "user-agent", "Switchyard/1.0", "content-type", "application/json"],
   loggedUrl: "https://receiver.example/hook?key=[set:sha256:4e5f6a7b]",
 };
 
-function attempt(overrides: Partial<UrlAttempt> = {}): UrlAttempt {
+function attempt(overrides: Partial<LoggedAttempt> = {}): LoggedAttempt {
   return {
     status: 204,
-    error: "",
     latencyMs: 1234,
-    outcome: "delivered",
-    retryAfterMs: undefined,
-    urlIndex: 0,
-    url: "https://receiver.example/hook?key=k",
     responseHeaders: ["Content-Type", "text/plain", "X-Émoji", "✓ done", "Empty", ""].map((s) => Buffer.from(s)),
     responseBody: Buffer.from("ok"),
     responseBodyTruncated: true,
