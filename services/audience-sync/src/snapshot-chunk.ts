@@ -4,6 +4,7 @@ import {
   SyncAudienceSnapshotRequestField,
   type SyncHeader,
 } from "@switchyard/contracts";
+import { repeatedFieldRanges } from "@switchyard/wire";
 
 /**
  * A SyncAudienceSnapshot message with its user ids left as UTF-8 bytes in the
@@ -18,9 +19,6 @@ export interface AudienceSnapshotChunk {
   idStarts: number[];
   idLengths: number[];
 }
-
-/** The tag of user_ids (length-delimited). */
-const USER_IDS_TAG = (SyncAudienceSnapshotRequestField.USER_IDS << 3) | 2;
 
 /** Protobuf's string decoding: invalid UTF-8 becomes U+FFFD, a leading U+FEFF is kept. */
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -52,23 +50,8 @@ export const audienceServiceDefinition = {
   syncAudienceSnapshot: { ...AudienceServiceService.syncAudienceSnapshot, requestDeserialize: decodeAudienceSnapshotChunk },
 };
 
-/** The user ids of a message made only of well-formed single-byte-tagged user ids; undefined for any other. */
+/** The user ids of a message made only of well-formed user ids; undefined for any other. */
 function readUserIds(bytes: Buffer): AudienceSnapshotChunk | undefined {
-  const chunk: AudienceSnapshotChunk = { header: undefined, bytes, idStarts: [], idLengths: [] };
-  let position = 0;
-  while (position < bytes.length) {
-    if (bytes[position++] !== USER_IDS_TAG) return undefined;
-    let length = 0;
-    for (let scale = 1; ; scale *= 128) {
-      if (position >= bytes.length || scale > 2 ** 28) return undefined;
-      const byte = bytes[position++]!;
-      length += (byte & 0x7f) * scale;
-      if (byte < 0x80) break;
-    }
-    if (position + length > bytes.length) return undefined;
-    chunk.idStarts.push(position);
-    chunk.idLengths.push(length);
-    position += length;
-  }
-  return chunk;
+  const ranges = repeatedFieldRanges(bytes, SyncAudienceSnapshotRequestField.USER_IDS);
+  return ranges && { header: undefined, bytes, idStarts: ranges.starts, idLengths: ranges.lengths };
 }

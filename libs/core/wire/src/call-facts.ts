@@ -1,22 +1,10 @@
 import type { CallBatch } from "@switchyard/contracts";
 import { readCallBatch } from "./call-batch-reader.js";
 import { walkCallBatch } from "./call-batch-walker.js";
+import { entry, nextStructEntry, readValueKind } from "./struct-entries.js";
 import { PAYLOADS, type PayloadCase } from "./call-shape.js";
 import { UNUSUAL, WireReader } from "./reader.js";
-import {
-  ENTRY_KEY,
-  ENTRY_VALUE,
-  lengthTag,
-  RECEIVED_AT,
-  STRUCT_FIELDS,
-  TIMESTAMP,
-  VALUE_BOOL,
-  VALUE_LIST,
-  VALUE_NULL,
-  VALUE_NUMBER,
-  VALUE_STRING,
-  VALUE_STRUCT,
-} from "./tags.js";
+import { lengthTag, RECEIVED_AT, TIMESTAMP, VALUE_BOOL, VALUE_LIST, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_STRUCT } from "./tags.js";
 
 /** The JSON type of a value: what a schema records for each key. */
 export type JsonValueType = "null" | "number" | "string" | "boolean" | "object" | "array";
@@ -282,29 +270,13 @@ function readPlainPayload(reader: WireReader, end: number, shape: PayloadFactsSh
 function readPlainStructKeys(reader: WireReader, end: number, facts: BatchFacts): void {
   seenKeys.clear();
   const structStart = facts.keys.length;
-  while (reader.pos < end) {
-    const tag = reader.varint32();
-    if (tag !== STRUCT_FIELDS) {
-      reader.skip(tag, end);
-      continue;
-    }
-    const entryEnd = reader.fieldEnd(end);
-    let key = "";
-    let type: JsonValueType | undefined;
-    while (reader.pos < entryEnd) {
-      const entryTag = reader.varint32();
-      if (entryTag === ENTRY_KEY) {
-        const keyEnd = reader.fieldEnd(entryEnd);
-        key = texts.text(reader.buf, reader.pos, keyEnd);
-        reader.pos = keyEnd;
-      } else if (entryTag === ENTRY_VALUE) {
-        type = plainValueType(reader, reader.fieldEnd(entryEnd));
-      } else {
-        reader.skip(entryTag, entryEnd);
-      }
-    }
-    if (reader.pos !== entryEnd) throw UNUSUAL;
+  while (nextStructEntry(reader, end)) {
     // An entry without a value is left out; a repeated key keeps its place and takes the last type.
+    if (entry.valueStart < 0) continue;
+    const entryEnd = reader.pos;
+    const key = entry.keyStart < 0 ? "" : texts.text(reader.buf, entry.keyStart, entry.keyEnd);
+    const type = JSON_TYPE_BY_TAG[readValueKind(reader, entry.valueStart, entry.valueEnd)];
+    reader.pos = entryEnd;
     if (type === undefined) continue;
     const at = keyIndex(facts.keys, structStart, key);
     if (at === -1) {
@@ -314,7 +286,6 @@ function readPlainStructKeys(reader: WireReader, end: number, facts: BatchFacts)
       facts.keyTypes[at] = type;
     }
   }
-  if (reader.pos !== end) throw UNUSUAL;
 }
 
 /** Up to this many keys, a Struct's keys are compared one by one; from then on through seenKeys. */
@@ -338,41 +309,12 @@ function keyIndex(keys: string[], start: number, key: string): number {
   return -1;
 }
 
-/** The kind of a google.protobuf.Value (the last one written); undefined when it has none. Leaves the cursor at `end`. */
-function plainValueType(reader: WireReader, end: number): JsonValueType | undefined {
-  let type: JsonValueType | undefined;
-  while (reader.pos < end) {
-    const tag = reader.varint32();
-    switch (tag) {
-      case VALUE_NULL:
-        reader.nonZeroVarint();
-        type = "null";
-        break;
-      case VALUE_NUMBER:
-        reader.pos += 8;
-        type = "number";
-        break;
-      case VALUE_STRING:
-        reader.pos = reader.fieldEnd(end);
-        type = "string";
-        break;
-      case VALUE_BOOL:
-        reader.nonZeroVarint();
-        type = "boolean";
-        break;
-      case VALUE_STRUCT:
-        reader.pos = reader.fieldEnd(end);
-        type = "object";
-        break;
-      case VALUE_LIST:
-        reader.pos = reader.fieldEnd(end);
-        type = "array";
-        break;
-      default:
-        reader.skip(tag, end);
-    }
-    if (reader.pos > end) throw UNUSUAL;
-  }
-  if (reader.pos !== end) throw UNUSUAL;
-  return type;
-}
+/** A Value's JSON type by its kind's tag (readValueKind); a Value without a kind has none. */
+const JSON_TYPE_BY_TAG: Record<number, JsonValueType | undefined> = {
+  [VALUE_NULL]: "null",
+  [VALUE_NUMBER]: "number",
+  [VALUE_STRING]: "string",
+  [VALUE_BOOL]: "boolean",
+  [VALUE_STRUCT]: "object",
+  [VALUE_LIST]: "array",
+};

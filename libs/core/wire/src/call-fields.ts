@@ -2,18 +2,8 @@ import { FILTER_FIELD_NAMES, FILTER_OBJECT_NAMES } from "@switchyard/calls";
 import { CallField } from "@switchyard/contracts";
 import { CALL_TEXTS, PAYLOADS, type PayloadCase } from "./call-shape.js";
 import { decodeText, UNUSUAL, WireReader } from "./reader.js";
-import {
-  ENTRY_KEY,
-  ENTRY_VALUE,
-  LIST_VALUES,
-  STRUCT_FIELDS,
-  VALUE_BOOL,
-  VALUE_LIST,
-  VALUE_NULL,
-  VALUE_NUMBER,
-  VALUE_STRING,
-  VALUE_STRUCT,
-} from "./tags.js";
+import { entry, nextListValue, nextStructEntry, readValueKind, value } from "./struct-entries.js";
+import { VALUE_BOOL, VALUE_LIST, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_STRUCT } from "./tags.js";
 import { BODY_MEMBERS } from "./webhook-body/body-members.js";
 
 /*
@@ -197,17 +187,10 @@ export class CallFieldFinder {
     const listEnd = this.end;
     reader.pos = this.start;
     let found = false;
-    while (reader.pos < listEnd) {
-      const tag = reader.varint32();
-      if (tag !== LIST_VALUES) {
-        reader.skip(tag, listEnd);
-        continue;
-      }
-      const valueEnd = reader.fieldEnd(listEnd);
-      if (this.valueKind(reader.pos, valueEnd) === VALUE_STRING && this.textAt(this.kindStart, this.kindEnd, text, bytes)) found = true;
+    for (let valueEnd = nextListValue(reader, listEnd); valueEnd >= 0; valueEnd = nextListValue(reader, listEnd)) {
+      if (readValueKind(reader, reader.pos, valueEnd) === VALUE_STRING && this.textAt(value.start, value.end, text, bytes)) found = true;
       reader.pos = valueEnd;
     }
-    if (reader.pos !== listEnd) throw UNUSUAL;
     return found;
   }
 
@@ -246,45 +229,23 @@ export class CallFieldFinder {
   private member(key: Uint8Array, keyText: string): boolean {
     const reader = this.reader;
     const buf = reader.buf;
-    const end = this.end;
     let valueStart = -1;
     let valueEnd = -1;
     reader.pos = this.start;
-    while (reader.pos < end) {
-      const tag = reader.varint32();
-      if (tag !== STRUCT_FIELDS) {
-        reader.skip(tag, end);
-        continue;
-      }
-      const entryEnd = reader.fieldEnd(end);
-      let keyStart = -1;
-      let keyEnd = -1;
-      let entryValueStart = -1;
-      let entryValueEnd = -1;
-      while (reader.pos < entryEnd) {
-        const entryTag = reader.varint32();
-        if (entryTag === ENTRY_KEY || entryTag === ENTRY_VALUE) {
-          const fieldEnd = reader.fieldEnd(entryEnd);
-          if (entryTag === ENTRY_KEY) {
-            keyStart = reader.pos;
-            keyEnd = fieldEnd;
-          } else {
-            entryValueStart = reader.pos;
-            entryValueEnd = fieldEnd;
-          }
-          reader.pos = fieldEnd;
-        } else {
-          reader.skip(entryTag, entryEnd);
+    // The last entry with the key and a Value of some kind is the member, as the decoder keeps it.
+    while (nextStructEntry(reader, this.end)) {
+      const entryEnd = reader.pos;
+      const found = entry;
+      if (found.valueStart >= 0 && sameText(buf, found.keyStart, found.keyEnd, key, keyText)) {
+        const start = found.valueStart;
+        const end = found.valueEnd;
+        if (readValueKind(reader, start, end) !== 0) {
+          valueStart = start;
+          valueEnd = end;
         }
-      }
-      if (reader.pos !== entryEnd) throw UNUSUAL;
-      if (entryValueStart >= 0 && sameText(buf, keyStart, keyEnd, key, keyText) && this.valueKind(entryValueStart, entryValueEnd) !== 0) {
-        valueStart = entryValueStart;
-        valueEnd = entryValueEnd;
       }
       reader.pos = entryEnd;
     }
-    if (reader.pos !== end) throw UNUSUAL;
     if (valueStart < 0) return false;
     this.value(valueStart, valueEnd);
     return true;
@@ -292,16 +253,16 @@ export class CallFieldFinder {
 
   /** Sets `kind` and the fields below from the google.protobuf.Value at [start, end), which has a kind. */
   private value(start: number, end: number): void {
-    switch (this.valueKind(start, end)) {
+    switch (readValueKind(this.reader, start, end)) {
       case VALUE_NULL:
         this.kind = FieldKind.NULL;
         return;
       case VALUE_BOOL:
         this.kind = FieldKind.BOOLEAN;
-        this.boolean = this.flag;
+        this.boolean = value.flag;
         return;
       case VALUE_NUMBER: {
-        const number = this.reader.double(this.kindStart);
+        const number = this.reader.double(value.start);
         // The body writes NaN and the infinities as null.
         if (Number.isFinite(number)) {
           this.kind = FieldKind.NUMBER;
@@ -319,48 +280,8 @@ export class CallFieldFinder {
         this.kind = FieldKind.ARRAY;
         break;
     }
-    this.start = this.kindStart;
-    this.end = this.kindEnd;
-  }
-
-  /** Set by valueKind: where the kind's bytes are (a number's eight), and a bool's value. */
-  private kindStart = 0;
-  private kindEnd = 0;
-  private flag = false;
-
-  /** The tag of the last kind of the google.protobuf.Value at [start, end), as the decoder keeps it; 0: it has none. */
-  private valueKind(start: number, end: number): number {
-    const reader = this.reader;
-    let kind = 0;
-    reader.pos = start;
-    while (reader.pos < end) {
-      const tag = reader.varint32();
-      switch (tag) {
-        case VALUE_NULL:
-          reader.nonZeroVarint();
-          break;
-        case VALUE_BOOL:
-          this.flag = reader.nonZeroVarint();
-          break;
-        case VALUE_NUMBER:
-          this.kindStart = reader.pos;
-          reader.pos += 8;
-          break;
-        case VALUE_STRING:
-        case VALUE_STRUCT:
-        case VALUE_LIST:
-          this.kindEnd = reader.fieldEnd(end);
-          this.kindStart = reader.pos;
-          reader.pos = this.kindEnd;
-          break;
-        default:
-          reader.skip(tag, end);
-          continue;
-      }
-      kind = tag;
-    }
-    if (reader.pos !== end) throw UNUSUAL;
-    return kind;
+    this.start = value.start;
+    this.end = value.end;
   }
 
   /** Whether the UTF-8 at [start, end) of the call's bytes reads as `text` (whose UTF-8 is `bytes`). */

@@ -79,3 +79,6 @@ export {
 export type { DeliveredEntry, LoggedAttempt, LoggedEntry, LoggedRequest } from "./attempt-log/delivered-attempts.js";
 /** Reading the attempt log from its bytes: entries of a message, an attempt without its exchange, the facts a page filters on. */
 export { AttemptFacts, attemptEntryRanges, attemptWithoutExchange } from "./attempt-log/attempt-entries.js";
+/** The values of a message of one repeated length-delimited field, as ranges of its bytes. */
+export { repeatedFieldRanges } from "./repeated-field.js";
+export type { FieldRanges } from "./repeated-field.js";

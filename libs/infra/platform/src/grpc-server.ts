@@ -16,6 +16,8 @@ import {
 import type { PackageDefinition } from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
 import { descriptorSetBase64, healthDescriptorSetBase64 } from "@switchyard/contracts";
+// The reader's own entry, not the wire package's index: platform needs this one function.
+import { repeatedFieldRanges } from "@switchyard/wire/repeated-field";
 import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { isServiceError } from "./errors.js";
@@ -280,29 +282,13 @@ function reflectionService(serviceNames: string[]): ReflectionService {
 
 /** The encoded FileDescriptorProtos of a FileDescriptorSet (its field 1, repeated), each as its own bytes. */
 export function splitFileDescriptorSet(set: Uint8Array): Buffer[] {
-  const files: Buffer[] = [];
-  let offset = 0;
-  const varint = (): number => {
-    let value = 0;
-    let shift = 0;
-    for (;;) {
-      if (offset >= set.length) throw new Error("descriptor set: truncated varint");
-      const byte = set[offset++]!;
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) return value;
-      shift += 7;
-    }
-  };
-  while (offset < set.length) {
-    const tag = varint();
-    if (tag >>> 3 !== 1 || (tag & 7) !== 2) throw new Error(`descriptor set: unexpected field tag ${tag}`);
-    const length = varint();
-    if (offset + length > set.length) throw new Error("descriptor set: truncated file");
-    files.push(Buffer.from(set.subarray(offset, offset + length)));
-    offset += length;
-  }
-  return files;
+  const files = repeatedFieldRanges(set, FILE_DESCRIPTOR_SET_FILE);
+  if (!files) throw new Error("descriptor set: not a FileDescriptorSet of files only");
+  return files.starts.map((start, i) => Buffer.from(set.subarray(start, start + files.lengths[i]!)));
 }
+
+/** google.protobuf.FileDescriptorSet's one field, `repeated FileDescriptorProto file = 1`. */
+const FILE_DESCRIPTOR_SET_FILE = 1;
 
 /**
  * The gRPC status and safe message for an error thrown by a handler, with

@@ -1,16 +1,6 @@
 import { UNUSUAL, type WireReader } from "../reader.js";
-import {
-  ENTRY_KEY,
-  ENTRY_VALUE,
-  LIST_VALUES,
-  STRUCT_FIELDS,
-  VALUE_BOOL,
-  VALUE_LIST,
-  VALUE_NULL,
-  VALUE_NUMBER,
-  VALUE_STRING,
-  VALUE_STRUCT,
-} from "../tags.js";
+import { entry, nextListValue, nextStructEntry, readValueKind, value } from "../struct-entries.js";
+import { VALUE_BOOL, VALUE_LIST, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_STRUCT } from "../tags.js";
 import type { JsonBytes } from "./json-bytes.js";
 
 /*
@@ -38,8 +28,6 @@ const NULL = Buffer.from("null");
 const TRUE = Buffer.from("true");
 const FALSE = Buffer.from("false");
 
-// Tags (field number << 3 | wire type) of google.protobuf.Struct, its map entry, Value and ListValue.
-
 /** Nested messages deeper than this are left to the decoder, whose recursion limit (100) then applies. */
 const MAX_DEPTH = 60;
 /** Keys of the objects being written, innermost last, as (start, length) pairs: for the repeated-key check. */
@@ -62,39 +50,13 @@ function writeEntries(reader: WireReader, start: number, end: number, depth: num
   out.byte(OPEN_OBJECT);
   let empty = true;
   reader.pos = start;
-  while (reader.pos < end) {
-    const tag = reader.varint32();
-    if (tag !== STRUCT_FIELDS) {
-      reader.skip(tag, end);
-      continue;
-    }
-    // A map entry: key = 1, value = 2.
-    const entryEnd = reader.fieldEnd(end);
-    let keyStart = -1;
-    let keyEnd = 0;
-    let valueStart = -1;
-    let valueEnd = 0;
-    while (reader.pos < entryEnd) {
-      const entryTag = reader.varint32();
-      if (entryTag === ENTRY_KEY || entryTag === ENTRY_VALUE) {
-        const fieldEnd = reader.fieldEnd(entryEnd);
-        // A repeat is left to the decoder, which reads (and so checks) every occurrence.
-        if ((entryTag === ENTRY_KEY ? keyStart : valueStart) >= 0) throw UNUSUAL;
-        if (entryTag === ENTRY_KEY) {
-          keyStart = reader.pos;
-          keyEnd = fieldEnd;
-        } else {
-          valueStart = reader.pos;
-          valueEnd = fieldEnd;
-        }
-        reader.pos = fieldEnd;
-      } else {
-        reader.skip(entryTag, entryEnd);
-      }
-    }
-    if (reader.pos !== entryEnd) throw UNUSUAL;
-    if (keyStart < 0) keyStart = keyEnd = entryEnd; // no key: the empty string
+  while (nextStructEntry(reader, end)) {
+    const entryEnd = reader.pos;
+    const { valueStart, valueEnd } = entry;
     if (valueStart < 0) continue;
+    // No key: the empty string.
+    const keyStart = entry.keyStart < 0 ? entryEnd : entry.keyStart;
+    const keyEnd = entry.keyStart < 0 ? entryEnd : entry.keyEnd;
     checkKey(bytes, keyStart, keyEnd, keysBase);
 
     const mark = out.mark();
@@ -115,64 +77,27 @@ function writeEntries(reader: WireReader, start: number, end: number, depth: num
 }
 
 /**
- * The JSON of the Value at [start, end) (its last kind counts); false, with
- * nothing written, when it has no kind.
+ * The JSON of the Value at [start, end); false, with nothing written, when it has no kind.
  */
 function writeValue(reader: WireReader, start: number, end: number, depth: number, out: JsonBytes): boolean {
-  let kind = 0;
-  let kindStart = 0;
-  let kindEnd = 0;
-  let flag = false;
-  reader.pos = start;
-  while (reader.pos < end) {
-    const tag = reader.varint32();
-    switch (tag) {
-      case VALUE_NULL:
-      case VALUE_NUMBER:
-      case VALUE_STRING:
-      case VALUE_BOOL:
-      case VALUE_STRUCT:
-      case VALUE_LIST:
-        // Two kinds (or one twice) are left to the decoder, which reads (and so checks) each.
-        if (kind !== 0) throw UNUSUAL;
-        kind = tag;
-        break;
-      default:
-        reader.skip(tag, end);
-        continue;
-    }
-    if (tag === VALUE_NULL) {
-      reader.nonZeroVarint();
-    } else if (tag === VALUE_NUMBER) {
-      kindStart = reader.pos;
-      reader.pos += 8;
-    } else if (tag === VALUE_BOOL) {
-      flag = reader.nonZeroVarint();
-    } else {
-      kindEnd = reader.fieldEnd(end);
-      kindStart = reader.pos;
-      reader.pos = kindEnd;
-    }
-  }
-  if (reader.pos !== end) throw UNUSUAL;
-  switch (kind) {
+  switch (readValueKind(reader, start, end)) {
     case VALUE_NULL:
       out.raw(NULL);
       return true;
     case VALUE_NUMBER:
-      out.number(reader.double(kindStart));
+      out.number(reader.double(value.start));
       return true;
     case VALUE_STRING:
-      out.utf8String(reader.buf, kindStart, kindEnd);
+      out.utf8String(reader.buf, value.start, value.end);
       return true;
     case VALUE_BOOL:
-      out.raw(flag ? TRUE : FALSE);
+      out.raw(value.flag ? TRUE : FALSE);
       return true;
     case VALUE_STRUCT:
-      writeStruct(reader, kindStart, kindEnd, depth + 1, out);
+      writeStruct(reader, value.start, value.end, depth + 1, out);
       return true;
     case VALUE_LIST:
-      writeList(reader, kindStart, kindEnd, depth + 1, out);
+      writeList(reader, value.start, value.end, depth + 1, out);
       return true;
     default:
       return false;
@@ -185,13 +110,7 @@ function writeList(reader: WireReader, start: number, end: number, depth: number
   out.byte(OPEN_ARRAY);
   let empty = true;
   reader.pos = start;
-  while (reader.pos < end) {
-    const tag = reader.varint32();
-    if (tag !== LIST_VALUES) {
-      reader.skip(tag, end);
-      continue;
-    }
-    const valueEnd = reader.fieldEnd(end);
+  for (let valueEnd = nextListValue(reader, end); valueEnd >= 0; valueEnd = nextListValue(reader, end)) {
     if (!empty) out.byte(COMMA);
     empty = false;
     if (!writeValue(reader, reader.pos, valueEnd, depth + 1, out)) out.raw(NULL);
