@@ -20,6 +20,7 @@ const ROOT_PACKAGE = "switchyard";
 export const LAYERS = [
   { name: "generated contracts", packages: ["@switchyard/contracts"] },
   { name: "call model", packages: ["@switchyard/calls"] },
+  { name: "mapping languages", packages: ["@switchyard/mappings"] },
   { name: "wire codecs", packages: ["@switchyard/wire"] },
   { name: "platform", packages: ["@switchyard/platform"] },
   { name: "bus", packages: ["@switchyard/bus"] },

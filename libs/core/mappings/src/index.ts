@@ -1,0 +1,11 @@
+/**
+ * @switchyard/mappings: the Webhooks (Actions) kind's languages, Segment's own. A trigger
+ * (which calls a mapping takes) and a mapping (what it makes of a call), each checked when
+ * saved, with messages that name the place, and applied by Segment's packages.
+ */
+
+/** A trigger in Segment's subscription language, and why one is refused. */
+export { Trigger, TriggerError } from "./trigger.js";
+/** A mapping in Segment's mapping-kit, its problems, and what it made of an event. */
+export { MAX_MAPPING_BYTES, Mapping, mappingProblems } from "./mapping.js";
+export type { JsonObject, JsonValue, MappedValue } from "./mapping.js";
