@@ -143,7 +143,7 @@ class CallScan implements ScannedCall, WalkNotes {
    * [start, end) of each text field's last occurrence, by TextFieldId; then the JSON size of each
    * own Struct, from FIRST_STRUCT_SLOT by CALL_STRUCTS index. -1 when absent.
    */
-  readonly textRanges: number[] = NO_SLOTS.slice();
+  readonly slots: number[] = NO_SLOTS.slice();
 
   constructor(readonly bytes: Buffer) {}
 
@@ -152,8 +152,8 @@ class CallScan implements ScannedCall, WalkNotes {
   }
 
   textBytes(field: TextFieldId): number {
-    const start = this.textRanges[2 * field]!;
-    return start < 0 ? 0 : this.textRanges[2 * field + 1]! - start;
+    const start = this.slots[2 * field]!;
+    return start < 0 ? 0 : this.slots[2 * field + 1]! - start;
   }
 
   get outline(): Call {
@@ -169,7 +169,7 @@ class CallScan implements ScannedCall, WalkNotes {
       const field = COMMON_FIELDS[index]!;
       const action = OWN_ACTION[field.tag];
       if (action === Own.TEXT) call[field.key] = this.text(OWN_SLOT[field.tag]!);
-      else if (action === Own.STRUCT) call[field.key] = this.textRanges[FIRST_STRUCT_SLOT + OWN_SLOT[field.tag]!]! >= 0 ? {} : undefined;
+      else if (action === Own.STRUCT) call[field.key] = this.slots[FIRST_STRUCT_SLOT + OWN_SLOT[field.tag]!]! >= 0 ? {} : undefined;
       else call[field.key] = undefined;
     }
     call.timestamp = this.timestamp;
@@ -183,15 +183,15 @@ class CallScan implements ScannedCall, WalkNotes {
   }
 
   text(field: number): string {
-    const start = this.textRanges[2 * field]!;
-    return start < 0 ? "" : decodeText(this.bytes, start, this.textRanges[2 * field + 1]!);
+    const start = this.slots[2 * field]!;
+    return start < 0 ? "" : decodeText(this.bytes, start, this.slots[2 * field + 1]!);
   }
 
   /** Measures a text field as JSON, for the members protoCallToJson writes; marks text that is not UTF-8 (invalidText). */
   textJsonSize(field: number): number {
-    const start = this.textRanges[2 * field]!;
+    const start = this.slots[2 * field]!;
     if (start < 0) return 2;
-    const size = jsonStringSize(this.bytes, start, this.textRanges[2 * field + 1]!);
+    const size = jsonStringSize(this.bytes, start, this.slots[2 * field + 1]!);
     if (size !== INVALID_UTF8) return size;
     this.irregular = this.invalidText = true;
     return 0;
@@ -213,12 +213,12 @@ export function scanCall(bytes: Buffer): ScannedCall {
     if (action === Own.TEXT) readTextRange(reader, end, scan, OWN_SLOT[tag]!);
     else if (action === Own.STRUCT) {
       const slot = FIRST_STRUCT_SLOT + OWN_SLOT[tag]!;
-      if (scan.textRanges[slot]! >= 0) scan.irregular = true;
-      scan.textRanges[slot] = readStruct(reader, end, CALL_LEVEL + 1, scan);
+      if (scan.slots[slot]! >= 0) scan.irregular = true;
+      scan.slots[slot] = readStruct(reader, end, CALL_LEVEL + 1, scan);
     } else if (action === Own.INTEGRATIONS) {
       if (integrationsStart >= 0) scan.irregular = true;
       integrationsStart = fieldStart;
-      scan.textRanges[FIRST_STRUCT_SLOT + INTEGRATIONS_SLOT] = readStruct(reader, end, CALL_LEVEL + 1, scan);
+      scan.slots[FIRST_STRUCT_SLOT + INTEGRATIONS_SLOT] = readStruct(reader, end, CALL_LEVEL + 1, scan);
       // Small, and its values have rules: decoded in full, by the generated decoder (the field alone is a valid Call).
       scan.integrations = Call.decode(bytes.subarray(fieldStart, reader.pos)).integrations;
     } else if (action === Own.TIMESTAMP) {
@@ -247,8 +247,8 @@ export function scanCall(bytes: Buffer): ScannedCall {
     if (kept) keepRange(keptRanges, fieldStart, reader.pos);
   }
 
-  const messageIdStart = scan.textRanges[2 * TextFieldId.MESSAGE_ID]!;
-  if (messageIdStart >= 0) scan.messageId = decodeText(bytes, messageIdStart, scan.textRanges[2 * TextFieldId.MESSAGE_ID + 1]!);
+  const messageIdStart = scan.slots[2 * TextFieldId.MESSAGE_ID]!;
+  if (messageIdStart >= 0) scan.messageId = decodeText(bytes, messageIdStart, scan.slots[2 * TextFieldId.MESSAGE_ID + 1]!);
   scan.jsonSizeBound = jsonSizeOf(scan);
   return scan;
 }
@@ -268,7 +268,7 @@ function jsonSizeOf(scan: CallScan): number {
   }
   if (scan.timestamp) size.add("timestamp", isoTextLength(scan.timestamp) + 2);
   for (let index = 0; index < CALL_STRUCT_KEYS.length; index++) {
-    const structSize = scan.textRanges[FIRST_STRUCT_SLOT + index]!;
+    const structSize = scan.slots[FIRST_STRUCT_SLOT + index]!;
     if (structSize >= 0) size.add(CALL_STRUCT_KEYS[index]!, structSize);
   }
   if (payload) {
@@ -290,7 +290,7 @@ function scanPayload(reader: WireReader, callEnd: number, shape: PayloadScanShap
   if (scan.payload) for (let field = TextFieldId.PAYLOAD_TEXT_0; field < TEXT_FIELDS; field++) scan.textJsonSize(field);
   scan.payload = shape;
   scan.payloadStructSize = -1;
-  const ranges = scan.textRanges;
+  const ranges = scan.slots;
   for (let slot = 2 * TextFieldId.PAYLOAD_TEXT_0; slot < 2 * TEXT_FIELDS; slot++) ranges[slot] = -1;
   // At most a few text fields a payload: a lookup by position is all it needs.
   const texts = shape.texts;
@@ -337,10 +337,10 @@ function readTimestamp(reader: WireReader, callEnd: number, level: number): Date
 function readTextRange(reader: WireReader, end: number, scan: CallScan, field: TextFieldId): void {
   const length = reader.length(end);
   // An earlier occurrence is replaced, but the decoder reads it too: it must be UTF-8 as well (jsonSizeOf checks the last).
-  if (scan.textRanges[2 * field]! >= 0) scan.textJsonSize(field);
-  scan.textRanges[2 * field] = reader.pos;
+  if (scan.slots[2 * field]! >= 0) scan.textJsonSize(field);
+  scan.slots[2 * field] = reader.pos;
   reader.pos += length;
-  scan.textRanges[2 * field + 1] = reader.pos;
+  scan.slots[2 * field + 1] = reader.pos;
 }
 
 /** Adds [start, end) to the ranges, merging it with the previous one when they touch. */
