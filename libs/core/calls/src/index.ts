@@ -9,7 +9,7 @@ export type { Enrichment } from "./proto-json.js";
 export { checkCall } from "./validate.js";
 export type { CallCheck, Rejection } from "./validate.js";
 export { MAX_MESSAGE_LEVEL, tooDeeplyNestedField, valueFitsAtLevel } from "./nesting.js";
-export { hasFourDigitYear, isFourDigitYearTime, ISO_TEXT_LENGTH, isoTextLength, isoTextOfTime } from "./iso-text.js";
+export { hasFourDigitYear, isFourDigitYearTime, ISO_TEXT_LENGTH, isoText, isoTextLength, isoTextOfTime } from "./iso-text.js";
 export { isoMillis, simpleIsoMillis } from "./iso-millis.js";
 export {
   badIntegrationKey,

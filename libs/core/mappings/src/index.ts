@@ -9,3 +9,5 @@ export { Trigger, TriggerError } from "./trigger.js";
 /** A mapping in Segment's mapping-kit, its problems, and what it made of an event. */
 export { MAX_MAPPING_BYTES, Mapping, mappingProblems } from "./mapping.js";
 export type { JsonObject, JsonValue, MappedValue } from "./mapping.js";
+/** A call in Segment's event shape, what triggers and mappings read. */
+export { callEvent } from "./call-event.js";
