@@ -11,3 +11,6 @@ export { MAX_MAPPING_BYTES, Mapping, mappingProblems } from "./mapping.js";
 export type { JsonObject, JsonValue, MappedValue } from "./mapping.js";
 /** A call in Segment's event shape, what triggers and mappings read. */
 export { callEvent } from "./call-event.js";
+/** The request a Webhooks (Actions) mapping makes of a call, and the bodies of one call and of a batch. */
+export { ACTION_METHODS, ActionRequestMapping, DEFAULT_DATA, batchBody, singleBody } from "./action-request.js";
+export type { ActionFields, ActionMethod, MappedRequest, MappedRequestResult } from "./action-request.js";
