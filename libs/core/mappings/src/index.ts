@@ -14,3 +14,15 @@ export { callEvent } from "./call-event.js";
 /** The request a Webhooks (Actions) mapping makes of a call, and the bodies of one call and of a batch. */
 export { ACTION_METHODS, ActionRequestMapping, DEFAULT_DATA, batchBody, singleBody } from "./action-request.js";
 export type { ActionFields, ActionMethod, MappedRequest, MappedRequestResult } from "./action-request.js";
+/** A Webhooks (Actions) destination's mappings, checked (problems name mapping and field) and compiled. */
+export {
+  compileActionMappings,
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_BATCH_WAIT_MS,
+  MAX_ACTION_MAPPINGS,
+  MAX_BATCH_SIZE,
+  MAX_BATCH_WAIT_MS,
+  MAX_MAPPING_NAME_CHARS,
+  MIN_BATCH_WAIT_MS,
+} from "./action-mappings.js";
+export type { CompiledActionMapping } from "./action-mappings.js";

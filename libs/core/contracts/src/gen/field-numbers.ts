@@ -335,6 +335,30 @@ export const WebhooksKindField = {
   WEBHOOKS: 1,
 } as const;
 
+/** Field numbers of switchyard.v1.WebhooksActionsKind (switchyard/v1/config.proto). */
+export const WebhooksActionsKindField = {
+  MAPPINGS: 1,
+} as const;
+
+/** Field numbers of switchyard.v1.ActionMapping (switchyard/v1/config.proto). */
+export const ActionMappingField = {
+  NAME: 1,
+  ENABLED: 2,
+  TRIGGER: 3,
+  URL: 4,
+  METHOD: 5,
+  HEADERS: 6,
+  DATA: 7,
+  BATCHING: 8,
+} as const;
+
+/** Field numbers of switchyard.v1.ActionBatching (switchyard/v1/config.proto). */
+export const ActionBatchingField = {
+  ENABLED: 1,
+  SIZE: 2,
+  MAX_WAIT_MS: 3,
+} as const;
+
 /** Field numbers of switchyard.v1.StandardWebhooks (switchyard/v1/config.proto). */
 export const StandardWebhooksField = {
   SIGNING_SECRET: 1,

@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { ListValue, Value } from "../../google/protobuf/struct.js";
+import { ListValue, Struct, Value } from "../../google/protobuf/struct.js";
 import { Timestamp } from "../../google/protobuf/timestamp.js";
 
 export const protobufPackage = "switchyard.v1";
@@ -201,6 +201,62 @@ export interface Destination {
 export interface WebhooksKind {
   /** 1 to 5 entries, called in this order. */
   webhooks: WebhookEntry[];
+}
+
+/**
+ * The Webhooks (Actions) destination's own settings, Segment's successor to Webhooks: each call
+ * goes through every enabled mapping whose trigger takes it, and each such mapping sends one
+ * request for it or puts it in a batch. (Not yet a member of Destination.kind: ConfigService takes
+ * it once delivery sends it.)
+ */
+export interface WebhooksActionsKind {
+  /** 1 to 20 mappings, each with its own name. */
+  mappings: ActionMapping[];
+}
+
+/**
+ * One mapping: which calls it takes and the request it makes of each, as the fields of Segment's
+ * webhook action are (url, method, headers, data, batching).
+ */
+export interface ActionMapping {
+  /** 1-100 characters, unique within the destination; the attempt log names requests by it. */
+  name: string;
+  /** A disabled mapping takes no call. */
+  enabled: boolean;
+  /** Which calls it takes, in Segment's subscription language: type = "track" and event = "Order Completed". */
+  trigger: string;
+  /**
+   * An absolute http(s) URL, or a mapping-kit directive that makes one of the call
+   * ({"@template": "https://hooks.example/{{userId}}"}).
+   */
+  url:
+    | any
+    | undefined;
+  /** POST (when empty), PUT or PATCH. */
+  method: string;
+  /** Header names to values, each text or a mapping-kit directive. */
+  headers:
+    | { [key: string]: any }
+    | undefined;
+  /** What the body holds, in mapping-kit. Unset: the whole call ({"@path": "$."}). */
+  data:
+    | { [key: string]: any }
+    | undefined;
+  /** Unset: one request per call. */
+  batching: ActionBatching | undefined;
+}
+
+/**
+ * Calls of one mapping sent together, their data as the body's array; calls whose URL, method and
+ * headers came out the same share a batch. A batch goes when it is full or its first call has
+ * waited max_wait_ms, whichever comes first.
+ */
+export interface ActionBatching {
+  enabled: boolean;
+  /** Most calls in one request, 1-4000. 0: 1000. */
+  size: number;
+  /** 10-60000 ms. 0: 1000. */
+  maxWaitMs: number;
 }
 
 /**
@@ -2286,6 +2342,374 @@ export const WebhooksKind: MessageFns<WebhooksKind> = {
   fromPartial(object: DeepPartial<WebhooksKind>): WebhooksKind {
     const message = createBaseWebhooksKind();
     message.webhooks = object.webhooks?.map((e) => WebhookEntry.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseWebhooksActionsKind(): WebhooksActionsKind {
+  return { mappings: [] };
+}
+
+export const WebhooksActionsKind: MessageFns<WebhooksActionsKind> = {
+  encode(message: WebhooksActionsKind, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.mappings) {
+      ActionMapping.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WebhooksActionsKind {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWebhooksActionsKind();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.mappings.push(ActionMapping.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WebhooksActionsKind {
+    return {
+      mappings: globalThis.Array.isArray(object?.mappings)
+        ? object.mappings.map((e: any) => ActionMapping.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: WebhooksActionsKind): unknown {
+    const obj: any = {};
+    if (message.mappings?.length) {
+      obj.mappings = message.mappings.map((e) => ActionMapping.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WebhooksActionsKind>): WebhooksActionsKind {
+    return WebhooksActionsKind.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WebhooksActionsKind>): WebhooksActionsKind {
+    const message = createBaseWebhooksActionsKind();
+    message.mappings = object.mappings?.map((e) => ActionMapping.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseActionMapping(): ActionMapping {
+  return {
+    name: "",
+    enabled: false,
+    trigger: "",
+    url: undefined,
+    method: "",
+    headers: undefined,
+    data: undefined,
+    batching: undefined,
+  };
+}
+
+export const ActionMapping: MessageFns<ActionMapping> = {
+  encode(message: ActionMapping, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.enabled !== false) {
+      writer.uint32(16).bool(message.enabled);
+    }
+    if (message.trigger !== "") {
+      writer.uint32(26).string(message.trigger);
+    }
+    if (message.url !== undefined) {
+      Value.encode(Value.wrap(message.url), writer.uint32(34).fork()).join();
+    }
+    if (message.method !== "") {
+      writer.uint32(42).string(message.method);
+    }
+    if (message.headers !== undefined) {
+      Struct.encode(Struct.wrap(message.headers), writer.uint32(50).fork()).join();
+    }
+    if (message.data !== undefined) {
+      Struct.encode(Struct.wrap(message.data), writer.uint32(58).fork()).join();
+    }
+    if (message.batching !== undefined) {
+      ActionBatching.encode(message.batching, writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ActionMapping {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActionMapping();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.trigger = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.url = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.method = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.headers = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.data = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.batching = ActionBatching.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ActionMapping {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      trigger: isSet(object.trigger) ? globalThis.String(object.trigger) : "",
+      url: isSet(object?.url) ? object.url : undefined,
+      method: isSet(object.method) ? globalThis.String(object.method) : "",
+      headers: isObject(object.headers) ? object.headers : undefined,
+      data: isObject(object.data) ? object.data : undefined,
+      batching: isSet(object.batching) ? ActionBatching.fromJSON(object.batching) : undefined,
+    };
+  },
+
+  toJSON(message: ActionMapping): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.trigger !== "") {
+      obj.trigger = message.trigger;
+    }
+    if (message.url !== undefined) {
+      obj.url = message.url;
+    }
+    if (message.method !== "") {
+      obj.method = message.method;
+    }
+    if (message.headers !== undefined) {
+      obj.headers = message.headers;
+    }
+    if (message.data !== undefined) {
+      obj.data = message.data;
+    }
+    if (message.batching !== undefined) {
+      obj.batching = ActionBatching.toJSON(message.batching);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ActionMapping>): ActionMapping {
+    return ActionMapping.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ActionMapping>): ActionMapping {
+    const message = createBaseActionMapping();
+    message.name = object.name ?? "";
+    message.enabled = object.enabled ?? false;
+    message.trigger = object.trigger ?? "";
+    message.url = object.url === undefined ? undefined : object.url;
+    message.method = object.method ?? "";
+    message.headers = object.headers ?? undefined;
+    message.data = object.data ?? undefined;
+    message.batching = (object.batching !== undefined && object.batching !== null)
+      ? ActionBatching.fromPartial(object.batching)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseActionBatching(): ActionBatching {
+  return { enabled: false, size: 0, maxWaitMs: 0 };
+}
+
+export const ActionBatching: MessageFns<ActionBatching> = {
+  encode(message: ActionBatching, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.enabled !== false) {
+      writer.uint32(8).bool(message.enabled);
+    }
+    if (message.size !== 0) {
+      writer.uint32(16).uint32(message.size);
+    }
+    if (message.maxWaitMs !== 0) {
+      writer.uint32(24).uint32(message.maxWaitMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ActionBatching {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActionBatching();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.size = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maxWaitMs = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ActionBatching {
+    return {
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      size: isSet(object.size) ? globalThis.Number(object.size) : 0,
+      maxWaitMs: isSet(object.maxWaitMs)
+        ? globalThis.Number(object.maxWaitMs)
+        : isSet(object.max_wait_ms)
+        ? globalThis.Number(object.max_wait_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: ActionBatching): unknown {
+    const obj: any = {};
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.size !== 0) {
+      obj.size = Math.round(message.size);
+    }
+    if (message.maxWaitMs !== 0) {
+      obj.maxWaitMs = Math.round(message.maxWaitMs);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ActionBatching>): ActionBatching {
+    return ActionBatching.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ActionBatching>): ActionBatching {
+    const message = createBaseActionBatching();
+    message.enabled = object.enabled ?? false;
+    message.size = object.size ?? 0;
+    message.maxWaitMs = object.maxWaitMs ?? 0;
     return message;
   },
 };

@@ -211,6 +211,74 @@ export interface WebhooksKind {
 }
 
 /**
+ * The Webhooks (Actions) destination's own settings, Segment's successor to Webhooks: each call
+ * goes through every enabled mapping whose trigger takes it, and each such mapping sends one
+ * request for it or puts it in a batch. (Not yet a member of Destination.kind: ConfigService takes
+ * it once delivery sends it.)
+ */
+export interface WebhooksActionsKind {
+  /** 1 to 20 mappings, each with its own name. */
+  mappings?: ActionMapping[] | undefined;
+}
+
+/**
+ * One mapping: which calls it takes and the request it makes of each, as the fields of Segment's
+ * webhook action are (url, method, headers, data, batching).
+ */
+export interface ActionMapping {
+  /** 1-100 characters, unique within the destination; the attempt log names requests by it. */
+  name?:
+    | string
+    | undefined;
+  /** A disabled mapping takes no call. */
+  enabled?:
+    | boolean
+    | undefined;
+  /** Which calls it takes, in Segment's subscription language: type = "track" and event = "Order Completed". */
+  trigger?:
+    | string
+    | undefined;
+  /**
+   * An absolute http(s) URL, or a mapping-kit directive that makes one of the call
+   * ({"@template": "https://hooks.example/{{userId}}"}).
+   */
+  url?:
+    | unknown
+    | undefined;
+  /** POST (when empty), PUT or PATCH. */
+  method?:
+    | string
+    | undefined;
+  /** Header names to values, each text or a mapping-kit directive. */
+  headers?:
+    | { [key: string]: unknown }
+    | undefined;
+  /** What the body holds, in mapping-kit. Unset: the whole call ({"@path": "$."}). */
+  data?:
+    | { [key: string]: unknown }
+    | undefined;
+  /** Unset: one request per call. */
+  batching?: ActionBatching | undefined;
+}
+
+/**
+ * Calls of one mapping sent together, their data as the body's array; calls whose URL, method and
+ * headers came out the same share a batch. A batch goes when it is full or its first call has
+ * waited max_wait_ms, whichever comes first.
+ */
+export interface ActionBatching {
+  enabled?:
+    | boolean
+    | undefined;
+  /** Most calls in one request, 1-4000. 0: 1000. */
+  size?:
+    | number
+    | undefined;
+  /** 10-60000 ms. 0: 1000. */
+  maxWaitMs?: number | undefined;
+}
+
+/**
  * Standard Webhooks: every request also carries webhook-id
  * (the call's messageId, the same on every retry), webhook-timestamp (seconds, of this attempt)
  * and webhook-signature ("v1,<base64 HMAC-SHA256 of id.timestamp.body>", one entry per signing

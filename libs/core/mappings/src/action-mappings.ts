@@ -1,0 +1,78 @@
+import type { ActionMapping as ActionMappingJson } from "@switchyard/contracts/json";
+import { ActionRequestMapping, type MappedRequestResult } from "./action-request.js";
+import type { JsonObject, JsonValue } from "./mapping.js";
+import { Trigger, TriggerError } from "./trigger.js";
+
+/*
+ * A Webhooks (Actions) destination's mappings (switchyard.v1.ActionMapping, in proto3 JSON as
+ * the workspace file and the console give them), checked when saved and compiled once: every
+ * problem names the mapping and the field (`mappings.1.trigger: ...`), and what is compiled is
+ * what delivery applies to each call.
+ */
+
+/** Most mappings one destination holds. */
+export const MAX_ACTION_MAPPINGS = 20;
+/** Longest mapping name. */
+export const MAX_MAPPING_NAME_CHARS = 100;
+/** A batch's size bounds and default (Segment's UI offers 1000 and takes up to 4000). */
+export const MAX_BATCH_SIZE = 4000;
+export const DEFAULT_BATCH_SIZE = 1000;
+/** How long a batch's first call waits for the batch to fill: bounds and default. */
+export const MIN_BATCH_WAIT_MS = 10;
+export const MAX_BATCH_WAIT_MS = 60_000;
+export const DEFAULT_BATCH_WAIT_MS = 1_000;
+
+/** One mapping, compiled. */
+export interface CompiledActionMapping {
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly trigger: Trigger;
+  /** Undefined: one request per call. */
+  readonly batching: { readonly size: number; readonly maxWaitMs: number } | undefined;
+  /** The request it makes of an event (a call in Segment's event shape). */
+  request(event: JsonObject): MappedRequestResult;
+}
+
+/** The mappings compiled, or every problem found, each naming `mappings.<index>.<field>`. */
+export function compileActionMappings(mappings: readonly ActionMappingJson[]): CompiledActionMapping[] | string[] {
+  const problems: string[] = [];
+  if (mappings.length < 1 || mappings.length > MAX_ACTION_MAPPINGS) {
+    problems.push(`mappings: give 1 to ${MAX_ACTION_MAPPINGS} mappings, not ${mappings.length}`);
+  }
+  const names = new Set<string>();
+  const compiled: CompiledActionMapping[] = [];
+  mappings.forEach((mapping, index) => {
+    const at = `mappings.${index}`;
+    const name = mapping.name ?? "";
+    if (name.trim() === "" || name.length > MAX_MAPPING_NAME_CHARS)
+      problems.push(`${at}.name: must be 1-${MAX_MAPPING_NAME_CHARS} characters`);
+    else if (names.has(name)) problems.push(`${at}.name: "${name}" is the name of an earlier mapping`);
+    names.add(name);
+    const trigger = Trigger.parse(mapping.trigger ?? "");
+    if (trigger instanceof TriggerError) problems.push(`${at}.trigger: ${trigger.message}`);
+    const request = ActionRequestMapping.compile({
+      url: (mapping.url ?? "") as JsonValue,
+      method: mapping.method || "POST",
+      headers: mapping.headers as JsonObject | undefined,
+      data: mapping.data as JsonObject | undefined,
+    });
+    if (Array.isArray(request)) problems.push(...request.map((problem) => `${at}.${problem}`));
+    const batching = batchingOf(mapping.batching, `${at}.batching`, problems);
+    if (trigger instanceof Trigger && !Array.isArray(request)) {
+      compiled.push({ name, enabled: mapping.enabled ?? false, trigger, batching, request: (event) => request.request(event) });
+    }
+  });
+  return problems.length > 0 ? problems : compiled;
+}
+
+function batchingOf(batching: ActionMappingJson["batching"], at: string, problems: string[]): CompiledActionMapping["batching"] {
+  if (!batching?.enabled) return undefined;
+  const size = batching.size || DEFAULT_BATCH_SIZE;
+  const maxWaitMs = batching.maxWaitMs || DEFAULT_BATCH_WAIT_MS;
+  if (!Number.isInteger(size) || size < 1 || size > MAX_BATCH_SIZE)
+    problems.push(`${at}.size: must be 1-${MAX_BATCH_SIZE} (0: ${DEFAULT_BATCH_SIZE})`);
+  if (!Number.isInteger(maxWaitMs) || maxWaitMs < MIN_BATCH_WAIT_MS || maxWaitMs > MAX_BATCH_WAIT_MS) {
+    problems.push(`${at}.maxWaitMs: must be ${MIN_BATCH_WAIT_MS}-${MAX_BATCH_WAIT_MS} ms (0: ${DEFAULT_BATCH_WAIT_MS})`);
+  }
+  return { size, maxWaitMs };
+}
