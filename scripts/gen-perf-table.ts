@@ -129,6 +129,15 @@ const ROWS: Row[] = [
     pass: (r) => met(r.targets?.filterRatio?.pass),
   },
   {
+    command: "npm run bench:mappings",
+    file: "mappings",
+    figure: (r) =>
+      `Webhooks (Actions) CPU a call: typical mapping ${num(r.microsPerCall?.typicalMapping, 1)} µs, default ${num(r.microsPerCall?.defaultMapping, 1)} µs, ` +
+      `classic body ${num(r.microsPerCall?.none, 1)} µs (${ratio(r.ratioToNone?.typicalMapping, 1)})`,
+    target: "reports",
+    pass: () => met(),
+  },
+  {
     command: "npm run bench:client",
     file: "client",
     figure: (r) =>
