@@ -10,13 +10,7 @@ import { DestinationsPage } from "./pages/destinations";
 import { OverviewPage } from "./pages/overview";
 import { SignInPage } from "./pages/sign-in";
 import { SourcesPage } from "./pages/sources";
-import { navigate, useLocation } from "./router";
-
-/** What a page gets: the path below its own (e.g. "new" for /destinations/new) and the query. */
-export interface PageProps {
-  subpath: string;
-  query: URLSearchParams;
-}
+import { navigate, useLocation, type PageProps } from "./router";
 
 /**
  * The console's pages. A page is one entry here: its path, the title in the navigation and the

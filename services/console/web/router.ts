@@ -34,3 +34,9 @@ export function onLinkClick(event: MouseEvent, to: string): void {
   event.preventDefault();
   navigate(to);
 }
+
+/** What a page gets of the route: the path below its own (e.g. "new" for /destinations/new) and the query. */
+export interface PageProps {
+  subpath: string;
+  query: URLSearchParams;
+}

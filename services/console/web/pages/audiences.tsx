@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { Audience, rpc, type AudienceState } from "../api";
-import type { PageProps } from "../app";
+import type { PageProps } from "../router";
 import { Empty, Notice, PageHeader, formatCount, formatTime } from "../components";
 
 /** Each audience and computed trait, with its size and what its last sync did. */

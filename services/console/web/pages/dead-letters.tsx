@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { Call } from "@switchyard/contracts/json";
 import { Config, Delivery, rpc, type DeadLetterEntry, type Destination } from "../api";
-import type { PageProps } from "../app";
+import type { PageProps } from "../router";
 import { Confirm, Empty, Notice, PageHeader, formatCount, formatTime } from "../components";
 import { navigate } from "../router";
 

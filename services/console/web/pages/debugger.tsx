@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { LiveCall } from "../../src/live/view-types";
 import { Config, rpc, type Source } from "../api";
-import type { PageProps } from "../app";
+import type { PageProps } from "../router";
 import { Empty, Notice, PageHeader, formatTime } from "../components";
 import { useEventStream } from "../live";
 import { navigate } from "../router";

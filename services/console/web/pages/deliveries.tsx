@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, Config, Delivery, rpc, type DeliveryAttempt, type Destination, type HttpHeader } from "../api";
-import type { PageProps } from "../app";
+import type { PageProps } from "../router";
 import { Empty, Field, Notice, PageHeader, formatTime } from "../components";
 import { formErrors, NO_ERRORS, type FormErrors } from "../fields";
 import { navigate } from "../router";

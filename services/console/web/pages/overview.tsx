@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import type { OverviewSnapshot } from "../../src/live/view-types";
-import type { PageProps } from "../app";
+import type { PageProps } from "../router";
 import { Empty, formatCount, formatDuration, formatPercent, formatRate, formatTime, Link, Notice, PageHeader } from "../components";
 import { useEventStream } from "../live";
 

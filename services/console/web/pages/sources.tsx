@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, Config, rpc, type Connection, type Source } from "../api";
-import type { PageProps } from "../app";
+import type { PageProps } from "../router";
 import { Confirm, Empty, Field, Link, Notice, OneTimeSecret, PageHeader, formatTime } from "../components";
 import { formErrors, NO_ERRORS, type FormErrors } from "../fields";
 import { SourceSchemaPage } from "./source-schema";

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { Config, rpc, type Connection, type Destination, type Source } from "../../api";
-import type { PageProps } from "../../app";
+import type { PageProps } from "../../router";
 import { Confirm, Empty, Link, Notice, PageHeader, formatCount } from "../../components";
 import { DESTINATION_KINDS, kindOfDestination } from "./kinds";
 
