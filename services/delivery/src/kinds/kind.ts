@@ -1,7 +1,7 @@
 import type { Destination, Masker } from "@switchyard/workspace";
 import type { OutgoingCall } from "../pipeline/outgoing-calls.js";
 import type { Pace } from "../pipeline/rate-limits.js";
-import type { SendResult, Sender } from "../outbound/webhook-sender.js";
+import type { SendMethod, SendResult, Sender } from "../outbound/webhook-sender.js";
 
 /**
  * What the pipeline knows of a destination kind, and all it knows. Everything
@@ -68,7 +68,7 @@ export interface UrlAttempt extends SendResult {
   urlIndex: number;
   url: string;
   /** What the attempt log needs of the request, all by reference (nothing is copied per request). */
-  request?: { entry: EntryRequest; headers: string[]; body: Buffer } | undefined;
+  request?: { method?: SendMethod; entry: EntryRequest; headers: string[]; body: Buffer } | undefined;
 }
 
 /** What a round of requests came to. */

@@ -1,4 +1,4 @@
-import type { Sender, SendResult } from "./webhook-sender.js";
+import type { SendMethod, Sender, SendResult } from "./webhook-sender.js";
 
 /** Answers in a row that closed their connection before a destination's requests move to the sender thread. */
 export const MOVE_AFTER_CLOSED = 3;
@@ -31,10 +31,10 @@ export class ChurnIsolatingSender implements Sender {
     private readonly onMove?: (poolKey: string, onThread: boolean) => void,
   ) {}
 
-  send(url: string, headers: string[], body: Buffer, poolKey = ""): Promise<SendResult> {
+  send(url: string, headers: string[], body: Buffer, poolKey = "", method: SendMethod = "POST"): Promise<SendResult> {
     const churn = this.churn.get(poolKey);
     const sender = churn?.onThread ? this.thread : this.local;
-    return sender.send(url, headers, body, poolKey).then((result) => {
+    return sender.send(url, headers, body, poolKey, method).then((result) => {
       if (result.status > 0 && (result.connectionClosed || churn !== undefined)) this.learn(poolKey, result.connectionClosed === true);
       return result;
     });

@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { Sender, SendResult } from "./webhook-sender.js";
+import type { SendMethod, Sender, SendResult } from "./webhook-sender.js";
 
 /** What the sender thread is made with (see sender-thread.worker.ts): SenderOptions in a form a thread can receive. */
 export interface SenderThreadSettings {
@@ -12,7 +12,8 @@ export interface SenderThreadSettings {
 }
 
 /** Main thread to sender thread. */
-export type ThreadRequest = { id: number; url: string; headers: string[]; body: Uint8Array; poolKey: string } | { close: true };
+export type ThreadRequest =
+  { id: number; method: SendMethod; url: string; headers: string[]; body: Uint8Array; poolKey: string } | { close: true };
 
 /** A SendResult as it crosses from the thread: its Buffers arrive as Uint8Arrays. */
 export type ThreadResult = Omit<SendResult, "responseHeaders" | "responseBody"> & {
@@ -40,7 +41,7 @@ export class SenderThread implements Sender {
 
   constructor(private readonly settings: SenderThreadSettings) {}
 
-  send(url: string, headers: string[], body: Buffer, poolKey = ""): Promise<SendResult> {
+  send(url: string, headers: string[], body: Buffer, poolKey = "", method: SendMethod = "POST"): Promise<SendResult> {
     const worker = this.started();
     const id = this.nextId++;
     // A copy of the body's own bytes, handed over rather than cloned: a Buffer is often a view of a
@@ -50,7 +51,7 @@ export class SenderThread implements Sender {
       // Requests in flight keep the process alive, as sockets of its own would; an idle thread does not.
       if (this.pending.size === 0) worker.ref();
       this.pending.set(id, resolve);
-      worker.postMessage({ id, url, headers, body: bytes, poolKey } satisfies ThreadRequest, [bytes.buffer]);
+      worker.postMessage({ id, method, url, headers, body: bytes, poolKey } satisfies ThreadRequest, [bytes.buffer]);
     });
   }
 

@@ -17,7 +17,7 @@ port.on("message", (request: ThreadRequest) => {
     return;
   }
   const body = Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength);
-  void sender.send(request.url, request.headers, body, request.poolKey).then((result) => {
+  void sender.send(request.url, request.headers, body, request.poolKey, request.method).then((result) => {
     const { reply, transfer } = replyOf(request.id, result);
     port.postMessage(reply, transfer);
   });

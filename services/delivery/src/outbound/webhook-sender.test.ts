@@ -163,6 +163,25 @@ describe("WebhookSender against real sockets", () => {
     expect(Error.stackTraceLimit).toBe(limit);
   });
 
+  it("sends with the method it is given (POST unless told), the body as it is", async () => {
+    const seen: string[] = [];
+    const url = await listen(
+      createHttpServer((request, response) => {
+        let text = "";
+        request.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        request.on("end", () => {
+          seen.push(`${request.method} ${text}`);
+          response.writeHead(204).end();
+        });
+      }),
+    );
+    const sending = newSender();
+    for (const method of [undefined, "PUT", "PATCH"] as const) {
+      expect(await sending.send(url, [], body, "hook", method)).toMatchObject({ status: 204, outcome: "delivered" });
+    }
+    expect(seen).toEqual(['POST {"type":"track"}', 'PUT {"type":"track"}', 'PATCH {"type":"track"}']);
+  });
+
   it("keeps a small response's headers and body for the attempt log", async () => {
     const url = await listen(createHttpServer((_request, response) => response.writeHead(201, { "x-receipt": "r-9" }).end("accepted")));
     const result = await newSender().send(url, [], body);

@@ -4,7 +4,7 @@ import { AddressPolicy } from "./address-policy.js";
 import { ADDRESS_REFUSED, guardedConnector } from "./guarded-connector.js";
 import { isCertificateError, outcomeOfStatus, parseRetryAfter, type AttemptOutcome } from "../retries/retry-policy.js";
 
-/** What one POST to one URL came to. */
+/** What one request to one URL came to. */
 export interface SendResult {
   /** HTTP status; 0 when no response arrived. */
   status: number;
@@ -26,10 +26,13 @@ export interface SendResult {
   connectionClosed?: boolean;
 }
 
+/** The methods requests are sent with. */
+export type SendMethod = "POST" | "PUT" | "PATCH";
+
 /** What sends the webhooks: WebhookSender itself, or ChurnIsolatingSender in front of it. */
 export interface Sender {
   /** `headers`: a flat [name, value, …] list; `poolKey`: whose connections to use (the destination). */
-  send(url: string, headers: string[], body: Buffer, poolKey?: string): Promise<SendResult>;
+  send(url: string, headers: string[], body: Buffer, poolKey?: string, method?: SendMethod): Promise<SendResult>;
   close(): Promise<void>;
 }
 
@@ -95,7 +98,7 @@ export class WebhookSender implements Sender {
   }
 
   /** `headers`: a flat [name, value, …] list. */
-  send(url: string, headers: string[], body: Buffer, poolKey = ""): Promise<SendResult> {
+  send(url: string, headers: string[], body: Buffer, poolKey = "", method: SendMethod = "POST"): Promise<SendResult> {
     let target: { origin: string; path: string };
     let entry: PoolEntry;
     try {
@@ -112,7 +115,7 @@ export class WebhookSender implements Sender {
         resolve(result);
       };
       const handler = new PostHandler(done, this.options.timeoutMs, this.options.maxResponseBytes);
-      entry.pool.dispatch({ origin: target.origin, path: target.path, method: "POST", headers, body }, handler);
+      entry.pool.dispatch({ origin: target.origin, path: target.path, method, headers, body }, handler);
     });
   }
 

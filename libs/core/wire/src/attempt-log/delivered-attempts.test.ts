@@ -79,6 +79,9 @@ describe("encodeDeliveredAttempts", () => {
         attempt: attempt({ request: { entry: entryRequest, headers: entryRequest.headers, body: Buffer.alloc(300, 7) } }),
       }),
       entry({ atMs: 4_102_444_800_999, attempt: attempt({ latencyMs: 300_000, status: 299 }) }),
+      entry({
+        attempt: attempt({ request: { method: "PUT", entry: entryRequest, headers: entryRequest.headers, body: Buffer.from("[]") } }),
+      }),
     ];
     expect(Buffer.from(encodeDeliveredAttempts(entries)).toString("hex")).toBe(Buffer.from(generated(entries)).toString("hex"));
     expect(encodeDeliveredAttempts([])).toHaveLength(0);

@@ -23,6 +23,8 @@ export interface LoggedEntry {
 
 /** One request as the log records it, all by reference. */
 export interface LoggedRequest {
+  /** POST when absent. */
+  readonly method?: string | undefined;
   readonly entry: LoggedEntry;
   /** The headers sent, as a flat [name, value, …] list. */
   readonly headers: readonly string[];
@@ -66,7 +68,7 @@ export function exchangeOf(attempt: LoggedAttempt): AttemptExchange | undefined 
     for (let i = 0; i + 1 < raw.length; i += 2) responseHeaders.push({ name: raw[i]!.toString(), value: raw[i + 1]!.toString() });
   }
   return {
-    method: "POST",
+    method: request.method ?? "POST",
     url: request.entry.loggedUrl,
     requestHeaders,
     requestBody: request.body,
@@ -165,6 +167,11 @@ const H = HttpHeaderField;
 const DELIVERED = Buffer.from("delivered");
 const POST = Buffer.from("POST");
 
+/** The request's method as the log writes it. */
+function methodBytes(request: LoggedRequest): Buffer {
+  return request.method === undefined || request.method === "POST" ? POST : repeated(request.method);
+}
+
 function varintSize(n: number): number {
   return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x20_0000 ? 3 : n < 0x1000_0000 ? 4 : 5;
 }
@@ -249,7 +256,7 @@ function staticHeaders(request: LoggedRequest): Buffer {
 function exchangeSize(attempt: LoggedAttempt): number {
   const request = attempt.request;
   if (!request) return 0;
-  let size = delimitedSize(POST.length) + repeatedFieldSize(request.entry.loggedUrl) + staticHeaders(request).length;
+  let size = delimitedSize(methodBytes(request).length) + repeatedFieldSize(request.entry.loggedUrl) + staticHeaders(request).length;
   const { headers } = request;
   for (let i = request.entry.loggedHeaders.length; i + 1 < headers.length; i += 2) {
     size += delimitedSize(headerSize(repeated(headers[i]!).length, stringSize(headers[i + 1]!)));
@@ -282,7 +289,7 @@ function writeAttempt(out: Out, entry: DeliveredEntry, exchange: number): void {
   if (!request) return;
   out.tag(tagOf(A.EXCHANGE, 2));
   out.varint(exchange);
-  out.bytes(tagOf(X.METHOD, 2), POST);
+  out.bytes(tagOf(X.METHOD, 2), methodBytes(request));
   out.repeated(tagOf(X.URL, 2), request.entry.loggedUrl);
   out.raw(staticHeaders(request));
   const { headers } = request;
