@@ -30,7 +30,14 @@ export type { PayloadCase } from "./payload-fields.js";
 export { passesQuickly, ScannedText } from "./quick-rules.js";
 export type { ScannedCallFacts } from "./quick-rules.js";
 export { quickAccept, quickAcceptJson } from "./quick-accept.js";
-export { CONTROL_CHARACTERS_RULE_MESSAGE, hasControlCharacter, isUtf8Bytes, isWellFormedText } from "./text-rules.js";
+export {
+  CONTROL_CHARACTERS_RULE_MESSAGE,
+  hasControlCharacter,
+  HTTP_HEADER_NAME,
+  HTTP_HEADER_VALUE,
+  isUtf8Bytes,
+  isWellFormedText,
+} from "./text-rules.js";
 export { FINITE_NUMBER_MESSAGE, LONE_SURROGATE_KEY_MESSAGE, LONE_SURROGATE_MESSAGE, unfaithfulValue } from "./faithful-values.js";
 export type { ValueProblem } from "./faithful-values.js";
 export { isValidIsoDateTime } from "./iso-date.js";

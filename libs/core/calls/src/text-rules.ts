@@ -38,3 +38,8 @@ export function isWellFormedText(text: string): boolean {
 export function isUtf8Bytes(bytes: Uint8Array): boolean {
   return isUtf8(bytes);
 }
+
+/** An HTTP header name: a token (RFC 9110). */
+export const HTTP_HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** An HTTP header value as Switchyard sends one: visible ASCII, spaces and tabs (no CR, LF, NUL or other control characters). */
+export const HTTP_HEADER_VALUE = /^[\t\x20-\x7e]*$/;

@@ -1,3 +1,4 @@
+import { HTTP_HEADER_NAME, HTTP_HEADER_VALUE } from "@switchyard/calls";
 import { Mapping, mappingProblems, type JsonObject, type JsonValue } from "./mapping.js";
 
 /*
@@ -43,11 +44,6 @@ export interface MappedRequest {
 /** A request the mapping made, or why this call cannot be sent (for good: the same call maps the same way). */
 export type MappedRequestResult = { ok: true; request: MappedRequest } | { ok: false; reason: string };
 
-/** HTTP's token characters (RFC 9110), what a header name is made of. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Visible ASCII, spaces and tabs: what a header value may hold (Segment's action takes ASCII only). */
-const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
-
 /** The request fields of one mapping, checked, ready to make requests of calls. */
 export class ActionRequestMapping {
   private constructor(
@@ -67,7 +63,8 @@ export class ActionRequestMapping {
       problems.push("url: must be a URL or a mapping directive that makes one");
     } else problems.push(...mappingProblems({ url: fields.url }).map((problem) => `url: ${problem.replace(/^\/url\/?/, "/")}`));
     if (fields.headers !== undefined) {
-      for (const name of Object.keys(fields.headers)) if (!TOKEN.test(name)) problems.push(`headers.${name}: is not an HTTP header name`);
+      for (const name of Object.keys(fields.headers))
+        if (!HTTP_HEADER_NAME.test(name)) problems.push(`headers.${name}: is not an HTTP header name`);
       problems.push(...mappingProblems(fields.headers).map((problem) => `headers: ${problem}`));
     }
     if (fields.data !== undefined) problems.push(...mappingProblems(fields.data).map((problem) => `data: ${problem}`));
@@ -91,9 +88,9 @@ export class ActionRequestMapping {
       }
       for (const [name, value] of Object.entries(headers)) {
         if (value === undefined) continue;
-        if (!TOKEN.test(name)) return { ok: false, reason: `headers.${name}: is not an HTTP header name` };
+        if (!HTTP_HEADER_NAME.test(name)) return { ok: false, reason: `headers.${name}: is not an HTTP header name` };
         if (typeof value !== "string") return { ok: false, reason: `headers.${name}: the mapping made ${describe(value)}, not text` };
-        if (!HEADER_VALUE.test(value))
+        if (!HTTP_HEADER_VALUE.test(value))
           return { ok: false, reason: `headers.${name}: holds characters a header cannot carry (ASCII only, no line breaks)` };
         list.push(name, value);
       }

@@ -8,6 +8,7 @@ import {
   type CallKind,
   type ClientObjectKey,
   type ClientTextKey,
+  type CommonField,
   type PAYLOAD_RULES,
 } from "@switchyard/calls";
 import { TimestampField } from "@switchyard/contracts";
@@ -42,26 +43,21 @@ import { STRUCT_FIELD_NUMBERS, WireType } from "./tags.js";
 const Write = { MESSAGE_ID: 0, TEXT: 1, TIMESTAMP: 2, OTHER_TIMESTAMP: 3, CONTEXT: 4, STRUCT: 5, RECEIVED_AT: 6 } as const;
 type Write = (typeof Write)[keyof typeof Write];
 
+/** How encodeCall writes one of the Call's own fields. */
+function writeOf({ key, kind, rule }: CommonField): Write {
+  if (rule === "set_by_ingest") return Write.RECEIVED_AT;
+  if (rule === "message_id") return Write.MESSAGE_ID;
+  if (kind === "text") return Write.TEXT;
+  if (kind === "struct") return key === "context" ? Write.CONTEXT : Write.STRUCT;
+  return key === "timestamp" ? Write.TIMESTAMP : Write.OTHER_TIMESTAMP;
+}
+
 /** The Call's own fields as encodeCall writes them, in the Call model's order (the order Call.encode writes). */
-const OWN_FIELDS: readonly { readonly write: Write; readonly field: number; readonly key: string }[] = COMMON_FIELDS.map(
-  ({ key, number, kind, rule }) => {
-    const write =
-      rule === "set_by_ingest"
-        ? Write.RECEIVED_AT
-        : rule === "message_id"
-          ? Write.MESSAGE_ID
-          : kind === "text"
-            ? Write.TEXT
-            : kind === "struct"
-              ? key === "context"
-                ? Write.CONTEXT
-                : Write.STRUCT
-              : key === "timestamp"
-                ? Write.TIMESTAMP
-                : Write.OTHER_TIMESTAMP;
-    return { write, field: number, key };
-  },
-);
+const OWN_FIELDS: readonly { readonly write: Write; readonly field: number; readonly key: string }[] = COMMON_FIELDS.map((field) => ({
+  write: writeOf(field),
+  field: field.number,
+  key: field.key,
+}));
 
 const { STRUCT_FIELDS, ENTRY_KEY, ENTRY_VALUE, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_BOOL, VALUE_STRUCT, VALUE_LIST, LIST_VALUES } =
   STRUCT_FIELD_NUMBERS;

@@ -1,3 +1,4 @@
+import { HTTP_HEADER_NAME, HTTP_HEADER_VALUE } from "@switchyard/calls";
 import { z } from "zod";
 import { callFilterSchema } from "./call-filter.js";
 import { decodeQueryValue, isMaskedValue, urlQueryPairs } from "./masking.js";
@@ -126,10 +127,6 @@ export const sourceFileSchema = z.object({
   blocked: blockedCallsSchema.optional(),
 });
 
-/** HTTP header token (RFC 9110) for names; visible ASCII and spaces/tabs for values. */
-const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const headerValue = /^[\t\x20-\x7e]*$/;
-
 const HOP_BY_HOP = "hop-by-hop headers cannot be set: the HTTP client manages the connection";
 const FRAMING = "framing headers cannot be set: Switchyard frames each request from the URL and body";
 const SET_BY_SWITCHYARD = "this header is set by Switchyard and cannot be overridden";
@@ -176,10 +173,10 @@ const webhookUrl = z.string({ error: "must be a string" }).refine((value) => {
     return false;
   }
 }, "must be an absolute http or https URL");
-const headerNameRule = z.string().regex(headerName, "header names must be HTTP tokens");
+const headerNameRule = z.string().regex(HTTP_HEADER_NAME, "header names must be HTTP tokens");
 const headerValueRule = z
   .string({ error: "header values must be strings" })
-  .regex(headerValue, "header values must be visible ASCII, spaces or tabs (no CR, LF, NUL or other control characters)");
+  .regex(HTTP_HEADER_VALUE, "header values must be visible ASCII, spaces or tabs (no CR, LF, NUL or other control characters)");
 
 /** A webhook entry as read from the KV bucket: the rules it was stored under, nothing added since. */
 const storedWebhookEntrySchema = z.object({
