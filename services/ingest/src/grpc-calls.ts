@@ -5,7 +5,6 @@ import type { IncomingCall, IncomingCheck } from "./incoming-call.js";
 import { JsonCall } from "./json-call.js";
 import { scanCall, TextFieldId, type ScannedCall } from "@switchyard/wire";
 import type { BlockedCallSets } from "@switchyard/workspace";
-import { invalidTextIn } from "@switchyard/wire";
 import { PassThroughCall, type AcceptTime } from "@switchyard/wire";
 import { MalformedWireError } from "@switchyard/wire";
 
@@ -111,11 +110,11 @@ export function grpcCall(bytes: Buffer): GrpcCall {
     if (error instanceof MalformedWireError) return new MalformedCall(error.message, bytes.length);
     throw error;
   }
-  if (scanned.invalidText) {
-    const invalid = invalidTextIn(bytes);
+  const invalid = scanned.invalidText;
+  if (invalid) {
     // The client's messageId identifies the refusal, unless it is the text that is not UTF-8.
-    const messageId = invalid?.field === "messageId" ? "" : scanned.messageId.slice(0, MAX_ID_LENGTH);
-    if (invalid) return new MalformedCall({ ...invalid, rule: "utf8" }, bytes.length, messageId);
+    const messageId = invalid.field === "messageId" ? "" : scanned.messageId.slice(0, MAX_ID_LENGTH);
+    return new MalformedCall({ field: invalid.field, message: invalid.message, rule: "utf8" }, bytes.length, messageId);
   }
   if (!scanned.irregular && scanned.jsonSizeBound <= MAX_CALL_BYTES) return new WireCall(scanned);
   return decodedCall(bytes);

@@ -2,7 +2,7 @@ import { Call } from "@switchyard/contracts";
 import { describe, expect, it } from "vitest";
 import { lengthDelimited, makeCall } from "@switchyard/testkit";
 import { grpcCall } from "../src/grpc-calls.js";
-import { invalidTextIn } from "@switchyard/wire";
+import { scanCall } from "@switchyard/wire";
 
 const BAD = Buffer.from([0x61, 0xff]);
 const entry = (key: Buffer | string, value: Buffer) =>
@@ -33,6 +33,16 @@ describe("text that is not UTF-8 in a gRPC call", () => {
       lengthDelimited(12, lengthDelimited(3, entry("tags", listValue(stringValue("ok"), stringValue(BAD))))),
       "properties.tags.1: must be valid UTF-8",
     ],
+    [
+      "a key of a nested object",
+      lengthDelimited(5, entry("os", structValue(entry(BAD, stringValue("x"))))),
+      "context.os: keys must be valid UTF-8",
+    ],
+    [
+      "an object in a list in a list",
+      lengthDelimited(5, entry("a", listValue(listValue(stringValue("x"), structValue(entry("b", stringValue(BAD))))))),
+      "context.a.0.1.b: must be valid UTF-8",
+    ],
     ["a group's groupId", lengthDelimited(14, lengthDelimited(1, BAD)), "groupId: must be valid UTF-8"],
     [
       "identify traits, value before key",
@@ -47,7 +57,7 @@ describe("text that is not UTF-8 in a gRPC call", () => {
     ],
   ])("refuses %s, naming the field (rule utf8)", (_name, field, message) => {
     const bytes = Buffer.concat([userId, field]);
-    expect(invalidTextIn(bytes)?.message).toBe(message);
+    expect(scanCall(bytes).invalidText?.message).toBe(message);
     const check = grpcCall(bytes).check(4);
     expect(check).toEqual({ ok: false, rejection: { index: 4, messageId: "", field: message.replace(/: .*/, ""), rule: "utf8", message } });
     // With a readable messageId, the refusal carries it.
@@ -67,7 +77,7 @@ describe("text that is not UTF-8 in a gRPC call", () => {
         }),
       ).finish(),
     );
-    expect(invalidTextIn(bytes)).toBeUndefined();
+    expect(scanCall(bytes).invalidText).toBeUndefined();
     expect(grpcCall(bytes).check(0).ok).toBe(true);
   });
 });

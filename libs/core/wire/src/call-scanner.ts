@@ -2,7 +2,7 @@ import { COMMON_FIELDS, isoTextLength, protoCallToJson, ScannedText } from "@swi
 import { Call } from "@switchyard/contracts";
 import { CALL_STRUCTS, CALL_TEXTS, MAX_PAYLOAD_TEXTS, PAYLOADS, type PayloadCase } from "./call-shape.js";
 import { INVALID_UTF8, JsonObjectSize, jsonStringSize } from "./json-size.js";
-import { enterMessage, walkStruct, type WalkNotes } from "./struct-walker.js";
+import { enterMessage, InvalidTextPlace, walkStruct, type WalkNotes } from "./struct-walker.js";
 import { decodeText, WireReader } from "./reader.js";
 import { lengthTag, TIMESTAMP_NANOS, TIMESTAMP_SECONDS } from "./tags.js";
 
@@ -53,8 +53,11 @@ export interface ScannedCall {
   readonly keptRanges: readonly number[];
   /** The bytes must not be passed through (see WalkNotes); decode and re-encode the call instead. */
   readonly irregular: boolean;
-  /** A text field, key or string value is not valid UTF-8: the call is refused (see invalid-text.ts). */
-  readonly invalidText: boolean;
+  /**
+   * The first text field, key or string value that is not valid UTF-8 (a messageId that is not
+   * comes first, so a refusal never quotes it); undefined when all text is. Such a call is refused.
+   */
+  readonly invalidText: InvalidTextPlace | undefined;
 }
 
 export type { PayloadCase } from "./call-shape.js";
@@ -130,7 +133,7 @@ const CALL_STRUCT_KEYS = CALL_STRUCTS.map((struct) => struct.key);
  */
 class CallScan implements ScannedCall, WalkNotes {
   irregular = false;
-  invalidText = false;
+  invalidText: InvalidTextPlace | undefined = undefined;
   payload: PayloadScanShape | undefined = undefined;
   messageId = "";
   timestamp: Date | undefined = undefined;
@@ -193,8 +196,17 @@ class CallScan implements ScannedCall, WalkNotes {
     if (start < 0) return 2;
     const size = jsonStringSize(this.bytes, start, this.slots[2 * field + 1]!);
     if (size !== INVALID_UTF8) return size;
-    this.irregular = this.invalidText = true;
+    this.irregular = true;
+    if (this.invalidText === undefined || field === TextFieldId.MESSAGE_ID) {
+      this.invalidText = new InvalidTextPlace(false);
+      this.invalidText.path.push(this.textKey(field));
+    }
     return 0;
+  }
+
+  /** A text field's JSON key: the Call's own, or the current payload's. */
+  private textKey(field: number): string {
+    return field < TextFieldId.PAYLOAD_TEXT_0 ? CALL_TEXT_KEYS[field]! : this.payload!.texts[field - TextFieldId.PAYLOAD_TEXT_0]!.key;
   }
 }
 
@@ -214,11 +226,17 @@ export function scanCall(bytes: Buffer): ScannedCall {
     else if (action === Own.STRUCT) {
       const slot = FIRST_STRUCT_SLOT + OWN_SLOT[tag]!;
       if (scan.slots[slot]! >= 0) scan.irregular = true;
-      scan.slots[slot] = readStruct(reader, end, CALL_LEVEL + 1, scan);
+      scan.slots[slot] = readStruct(reader, end, CALL_LEVEL + 1, scan, CALL_STRUCT_KEYS[OWN_SLOT[tag]!]!);
     } else if (action === Own.INTEGRATIONS) {
       if (integrationsStart >= 0) scan.irregular = true;
       integrationsStart = fieldStart;
-      scan.slots[FIRST_STRUCT_SLOT + INTEGRATIONS_SLOT] = readStruct(reader, end, CALL_LEVEL + 1, scan);
+      scan.slots[FIRST_STRUCT_SLOT + INTEGRATIONS_SLOT] = readStruct(
+        reader,
+        end,
+        CALL_LEVEL + 1,
+        scan,
+        CALL_STRUCT_KEYS[INTEGRATIONS_SLOT]!,
+      );
       // Small, and its values have rules: decoded in full, by the generated decoder (the field alone is a valid Call).
       scan.integrations = Call.decode(bytes.subarray(fieldStart, reader.pos)).integrations;
     } else if (action === Own.TIMESTAMP) {
@@ -301,7 +319,7 @@ function scanPayload(reader: WireReader, callEnd: number, shape: PayloadScanShap
     if (text < texts.length) readTextRange(reader, end, scan, (TextFieldId.PAYLOAD_TEXT_0 + text) as TextFieldId);
     else if (tag === shape.structTag) {
       if (scan.payloadStructSize >= 0) scan.irregular = true;
-      scan.payloadStructSize = readStruct(reader, end, level + 1, scan);
+      scan.payloadStructSize = readStruct(reader, end, level + 1, scan, shape.structKey);
     } else {
       scan.irregular = true;
       reader.skipField(tag, end);
@@ -309,11 +327,14 @@ function scanPayload(reader: WireReader, callEnd: number, shape: PayloadScanShap
   }
 }
 
-/** A length-delimited Struct field: checked and measured. */
-function readStruct(reader: WireReader, end: number, level: number, notes: WalkNotes): number {
+/** A length-delimited Struct field, whose JSON key is `key`: checked and measured. */
+function readStruct(reader: WireReader, end: number, level: number, notes: WalkNotes, key: string): number {
   const structEnd = reader.delimitedEnd(end);
   enterMessage(level);
-  return walkStruct(reader, structEnd, level, notes);
+  const noted = notes.invalidText;
+  const size = walkStruct(reader, structEnd, level, notes);
+  if (notes.invalidText !== noted) notes.invalidText!.path.unshift(key);
+  return size;
 }
 
 /** A google.protobuf.Timestamp, converted to a Date exactly as the generated code converts it. */

@@ -17,10 +17,8 @@ export type { PayloadCase } from "./call-shape.js";
 export { TextFieldId, scanCall } from "./call-scanner.js";
 /** What scanCall found. */
 export type { ScannedCall } from "./call-scanner.js";
-/** The first text in a Call's bytes that is not valid UTF-8, named by field. */
-export { invalidTextIn } from "./invalid-text.js";
-/** Where invalidTextIn found invalid text. */
-export type { InvalidText } from "./invalid-text.js";
+/** Where the scan found the first text that is not valid UTF-8: its field's path and the refusal's message. */
+export type { InvalidTextPlace } from "./struct-walker.js";
 /** An accepted call from the client's own bytes, with the fields ingest sets; the accept time encoded once per batch. */
 export { AcceptTime, PassThroughCall } from "./pass-through-call.js";
 /** Encodes CallBatch messages from calls already encoded, in parts that fit the bus. */

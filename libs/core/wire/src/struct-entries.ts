@@ -21,10 +21,9 @@ import {
  * decodes instead. Each function reads into one shared result object, so nothing is allocated per
  * entry; a caller copies what it needs before it reads a nested message.
  *
- * Two readers of Structs keep loops of their own, under the decoder's rules rather than the plain
- * ones: ingest's scan (struct-walker.ts, checked reads that refuse malformed bytes, unrolled for
- * the gRPC hot path) and the UTF-8 finder (invalid-text.ts, checked reads over any bytes the scan
- * passed, repeats included).
+ * The one other reader of Structs is ingest's scan (struct-walker.ts): it reads under the
+ * decoder's rules rather than the plain ones (checked reads that refuse malformed bytes and walk
+ * groups and repeats as the decoder does), unrolled for the gRPC hot path.
  */
 
 /** Where an entry's key and value lie; -1 for one the entry does not have. */

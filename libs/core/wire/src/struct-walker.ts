@@ -9,7 +9,7 @@ import {
   NULL_JSON_SIZE,
   TRUE_JSON_SIZE,
 } from "./json-size.js";
-import { MalformedWireError, type WireReader } from "./reader.js";
+import { decodeText, MalformedWireError, type WireReader } from "./reader.js";
 import {
   ENTRY_KEY,
   ENTRY_VALUE,
@@ -46,12 +46,40 @@ export function enterMessage(level: number): void {
  * encoded as 0 or 1, and a number that is not finite (which the call rules
  * refuse, naming its field: the exact path finds it). Such a call takes the
  * exact path: decoded and re-encoded by the generated code.
- * `invalidText` marks text that is not valid UTF-8 (the decoder would replace
- * it with U+FFFD): such a call is refused (see invalid-text.ts).
+ * `invalidText` is the first text found that is not valid UTF-8 (the decoder
+ * would replace it with U+FFFD): such a call is refused, naming the text.
  */
 export interface WalkNotes {
   irregular: boolean;
-  invalidText: boolean;
+  invalidText: InvalidTextPlace | undefined;
+}
+
+/**
+ * Where the first text that is not UTF-8 lies. The walk finds it in a leaf and learns its path
+ * while it returns: each entry puts its key in front, each list its index, the caller the field's
+ * own key. Made only when such text is found, so a regular walk allocates nothing for it.
+ */
+export class InvalidTextPlace {
+  /** The path's keys and list indices, outermost first. */
+  readonly path: string[] = [];
+  /** @param key the text is a key of the object at `path` rather than a value at it */
+  constructor(readonly key: boolean) {}
+
+  /** The path as the call rules name fields ("properties.tags.1"). */
+  get field(): string {
+    return this.path.join(".");
+  }
+
+  /** "<field>: must be valid UTF-8", or "<object>: keys must be valid UTF-8". */
+  get message(): string {
+    return `${this.field}: ${this.key ? "keys " : ""}must be valid UTF-8`;
+  }
+}
+
+/** Marks the walk as having met text that is not UTF-8 (the first such text is the one named). */
+export function noteInvalidText(notes: WalkNotes, key: boolean): void {
+  notes.irregular = true;
+  notes.invalidText ??= new InvalidTextPlace(key);
 }
 
 // Tags (field number << 3 | wire type) of google.protobuf.Struct, its map entry, Value and ListValue.
@@ -188,16 +216,22 @@ function skipOther(reader: WireReader, pos: number, end: number, notes: WalkNote
 /** One map entry of a Struct: `"key":value`. */
 function entrySize(reader: WireReader, start: number, end: number, level: number, notes: WalkNotes): number {
   const buf = reader.buf;
+  const noted = notes.invalidText;
   let pos = start;
   let keySize = 2; // an absent key is the empty string
+  let keyStart = 0;
+  let keyEnd = 0;
   let valueSize = -1;
+  let ownKeyInvalid = false;
   while (pos < end) {
     const tag = buf[pos];
     if (tag === ENTRY_KEY) {
-      const keyEnd = delimitedValueEnd(reader, pos + 1, end);
-      keySize = jsonStringSize(buf, delimitedValueStart, keyEnd);
+      keyEnd = delimitedValueEnd(reader, pos + 1, end);
+      keyStart = delimitedValueStart;
+      keySize = jsonStringSize(buf, keyStart, keyEnd);
       if (keySize === INVALID_UTF8) {
-        notes.irregular = notes.invalidText = true;
+        if (notes.invalidText === noted) ownKeyInvalid = true;
+        noteInvalidText(notes, true);
         keySize = 0;
       }
       pos = keyEnd;
@@ -209,6 +243,8 @@ function entrySize(reader: WireReader, start: number, end: number, level: number
       pos = valueEnd;
     } else pos = skipOther(reader, pos, end, notes);
   }
+  // Text found in this entry's value lies at its key (the last, which the decoder keeps); its own key lies at the object.
+  if (notes.invalidText !== noted && !ownKeyInvalid) notes.invalidText!.path.unshift(decodeText(buf, keyStart, keyEnd));
   if (valueSize < 0) {
     notes.irregular = true;
     valueSize = 0;
@@ -229,7 +265,7 @@ function valueJsonSize(reader: WireReader, start: number, end: number, level: nu
       case VALUE_STRING: {
         const stringEnd = delimitedValueEnd(reader, pos + 1, end);
         size = jsonStringSize(buf, delimitedValueStart, stringEnd);
-        if (size === INVALID_UTF8) notes.irregular = notes.invalidText = true;
+        if (size === INVALID_UTF8) noteInvalidText(notes, false);
         pos = stringEnd;
         break;
       }
@@ -287,7 +323,9 @@ function listSize(reader: WireReader, start: number, end: number, level: number,
     }
     const valueEnd = delimitedValueEnd(reader, pos + 1, end);
     enterMessage(level + 1);
+    const noted = notes.invalidText;
     membersSize += valueJsonSize(reader, delimitedValueStart, valueEnd, level + 1, notes);
+    if (notes.invalidText !== noted) notes.invalidText!.path.unshift(String(members));
     members++;
     pos = valueEnd;
   }
