@@ -42,8 +42,8 @@ function mapping(fields: object): CompiledActionMapping {
   const compiled = compileActionMappings([
     { name: "bench", enabled: true, trigger: 'type = "track" or type = "identify" or type = "page"', ...fields },
   ]);
-  if (typeof compiled[0] === "string") throw new Error(compiled.join("; "));
-  return compiled[0] as CompiledActionMapping;
+  if (!compiled.ok) throw new Error(compiled.problems.join("; "));
+  return compiled.mappings[0]!;
 }
 const defaultMapping = mapping({ url: "https://hooks.example/all" });
 const typicalMapping = mapping({

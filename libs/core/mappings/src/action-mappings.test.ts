@@ -14,8 +14,8 @@ const ORDERS: ActionMapping = {
 
 function compiled(mappings: ActionMapping[]): CompiledActionMapping[] {
   const result = compileActionMappings(mappings);
-  if (typeof result[0] === "string") throw new Error(result.join("; "));
-  return result as CompiledActionMapping[];
+  if (!result.ok) throw new Error(result.problems.join("; "));
+  return result.mappings;
 }
 
 describe("compileActionMappings", () => {
@@ -41,16 +41,19 @@ describe("compileActionMappings", () => {
         { ...ORDERS, trigger: "type =", url: "mailto:x@example.com", batching: { enabled: true, size: 5000, maxWaitMs: 5 } },
         { ...ORDERS, method: "DELETE", headers: { "Bad Name": "x" } },
       ]),
-    ).toEqual([
-      "mappings.0.name: must be 1-100 characters",
-      'mappings.1.trigger: expects a value after =: a "double-quoted" string, a number, null, true or false (line 1, column 7)',
-      "mappings.1.url: is a mailto URL: only http and https are sent to",
-      "mappings.1.batching.size: must be 1-4000 (0: 1000)",
-      "mappings.1.batching.maxWaitMs: must be 10-60000 ms (0: 1000)",
-      'mappings.2.name: "Orders" is the name of an earlier mapping',
-      "mappings.2.method: must be one of POST, PUT, PATCH",
-      "mappings.2.headers.Bad Name: is not an HTTP header name",
-    ]);
-    expect(compileActionMappings([])).toEqual([`mappings: give 1 to ${MAX_ACTION_MAPPINGS} mappings, not 0`]);
+    ).toEqual({
+      ok: false,
+      problems: [
+        "mappings.0.name: must be 1-100 characters",
+        'mappings.1.trigger: expects a value after =: a "double-quoted" string, a number, null, true or false (line 1, column 7)',
+        "mappings.1.url: is a mailto URL: only http and https are sent to",
+        "mappings.1.batching.size: must be 1-4000 (0: 1000)",
+        "mappings.1.batching.maxWaitMs: must be 10-60000 ms (0: 1000)",
+        'mappings.2.name: "Orders" is the name of an earlier mapping',
+        "mappings.2.method: must be one of POST, PUT, PATCH",
+        "mappings.2.headers.Bad Name: is not an HTTP header name",
+      ],
+    });
+    expect(compileActionMappings([])).toEqual({ ok: false, problems: [`mappings: give 1 to ${MAX_ACTION_MAPPINGS} mappings, not 0`] });
   });
 });

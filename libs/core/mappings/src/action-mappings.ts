@@ -33,8 +33,14 @@ export interface CompiledActionMapping {
   request(event: JsonObject): MappedRequestResult;
 }
 
+/** A destination's mappings compiled, or every problem found. */
+export type CompiledActionMappings =
+  | { readonly ok: true; readonly mappings: CompiledActionMapping[] }
+  /** Each problem names its place first: `mappings.<index>.<field>: <rule>`. */
+  | { readonly ok: false; readonly problems: string[] };
+
 /** The mappings compiled, or every problem found, each naming `mappings.<index>.<field>`. */
-export function compileActionMappings(mappings: readonly ActionMappingJson[]): CompiledActionMapping[] | string[] {
+export function compileActionMappings(mappings: readonly ActionMappingJson[]): CompiledActionMappings {
   const problems: string[] = [];
   if (mappings.length < 1 || mappings.length > MAX_ACTION_MAPPINGS) {
     problems.push(`mappings: give 1 to ${MAX_ACTION_MAPPINGS} mappings, not ${mappings.length}`);
@@ -62,7 +68,7 @@ export function compileActionMappings(mappings: readonly ActionMappingJson[]): C
       compiled.push({ name, enabled: mapping.enabled ?? false, trigger, batching, request: (event) => request.request(event) });
     }
   });
-  return problems.length > 0 ? problems : compiled;
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, mappings: compiled };
 }
 
 function batchingOf(batching: ActionMappingJson["batching"], at: string, problems: string[]): CompiledActionMapping["batching"] {

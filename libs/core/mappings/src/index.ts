@@ -25,4 +25,4 @@ export {
   MAX_MAPPING_NAME_CHARS,
   MIN_BATCH_WAIT_MS,
 } from "./action-mappings.js";
-export type { CompiledActionMapping } from "./action-mappings.js";
+export type { CompiledActionMapping, CompiledActionMappings } from "./action-mappings.js";

@@ -117,7 +117,7 @@ describe("Mapping", () => {
         expect(mappingProblems(json)).toEqual([]);
         const compiled = new Mapping(json);
         for (const call of events) {
-          const expected = mappingKit.transform(structuredClone(json), call);
+          const expected = mappingKit().transform(structuredClone(json), call);
           expect(compiled.apply(call)).toEqual({ ok: true, value: expected });
         }
       }),

@@ -1,4 +1,4 @@
-import { mappingKit, validateMappingKit, type JsonObject, type JsonValue } from "./segment-packages.js";
+import { mappingKit, mappingKitValidator, type JsonObject, type JsonValue } from "./segment-packages.js";
 
 /*
  * A mapping's data (and its URL and headers, which are mapped the same way): Segment's
@@ -20,7 +20,7 @@ export function mappingProblems(mapping: unknown): string[] {
   const size = Buffer.byteLength(JSON.stringify(mapping));
   if (size > MAX_MAPPING_BYTES) return [`is ${size} bytes of JSON; the limit is ${MAX_MAPPING_BYTES}`];
   try {
-    validateMappingKit(mapping);
+    mappingKitValidator()(mapping);
     return [];
   } catch (error) {
     return messagesOf(error).map((message) => message.replace(/\.$/, ""));
@@ -50,7 +50,7 @@ export class Mapping {
   /** The mapping resolved against an event. */
   apply(event: JsonObject): MappedValue {
     try {
-      return { ok: true, value: mappingKit.transform(this.own, event) };
+      return { ok: true, value: mappingKit().transform(this.own, event) };
     } catch (error) {
       return { ok: false, error: error instanceof Error ? error.message : String(error) };
     }

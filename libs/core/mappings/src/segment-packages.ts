@@ -4,7 +4,8 @@ import { createRequire } from "node:module";
  * Segment's own packages for its trigger and mapping languages, loaded in one place. They publish
  * CommonJS that Node's ESM loader cannot import by name (extensionless specifiers, re-exports by
  * getter), so they are required. Only mapping-kit's own entries are loaded: the package's index
- * would load its HTTP client and schema validator too.
+ * would load its HTTP client and schema validator too. Each is loaded on first use: a process that
+ * only reads workspace records (ingest, the CLI) never pays for loading them.
  */
 
 const require = createRequire(import.meta.url);
@@ -19,12 +20,19 @@ interface MappingKit {
   transformBatch(mapping: JsonObject, data?: JsonObject[]): JsonObject[];
 }
 
+/** A module loaded by its first caller. */
+function onFirstUse<T>(load: () => T): () => T {
+  let loaded: T | undefined;
+  return () => (loaded ??= load());
+}
+
 /** @segment/actions-core's mapping-kit: `transform` resolves the directives of a mapping against an event. */
-export const mappingKit = require("@segment/actions-core/mapping-kit") as MappingKit;
+export const mappingKit = onFirstUse(() => require("@segment/actions-core/mapping-kit") as MappingKit);
 
 /** mapping-kit's validator: throws a ValidationError, or an AggregateError of them, each message naming its path. */
-export const validateMappingKit = (require("@segment/actions-core/mapping-kit/validate") as { default: (mapping: unknown) => void })
-  .default;
+export const mappingKitValidator = onFirstUse(
+  () => (require("@segment/actions-core/mapping-kit/validate") as { default: (mapping: unknown) => void }).default,
+);
 
 /** A parsed subscription (trigger), as @segment/destination-subscriptions makes it. */
 export type Subscription = { type: string; [key: string]: unknown } | { error: Error };
@@ -35,7 +43,7 @@ interface DestinationSubscriptions {
 }
 
 /** @segment/destination-subscriptions: Segment's subscription language, parsed and applied to an event. */
-export const subscriptions = require("@segment/destination-subscriptions") as DestinationSubscriptions;
+export const subscriptions = onFirstUse(() => require("@segment/destination-subscriptions") as DestinationSubscriptions);
 
 /** One token of the subscription language. */
 export interface FqlToken {
@@ -44,6 +52,9 @@ export interface FqlToken {
 }
 
 /** @segment/fql-ts's lexer, which the parser above uses: a lexing error has its line and column. */
-export const fql = require("@segment/fql-ts") as {
-  lex(code: string): { tokens: FqlToken[]; error?: Error & { cursor: { line: number; column: number } } };
-};
+export const fql = onFirstUse(
+  () =>
+    require("@segment/fql-ts") as {
+      lex(code: string): { tokens: FqlToken[]; error?: Error & { cursor: { line: number; column: number } } };
+    },
+);

@@ -164,7 +164,7 @@ describe("Trigger", () => {
         const compiled = parsed(written.text);
         for (const call of events) {
           expect(compiled.matches(call), `${written.text} on ${JSON.stringify(call)}`).toBe(written.holds(call));
-          expect(compiled.matches(call)).toBe(subscriptions.validate(subscriptions.parseFql(written.text), call));
+          expect(compiled.matches(call)).toBe(subscriptions().validate(subscriptions().parseFql(written.text), call));
         }
       }),
       { numRuns: 500 },

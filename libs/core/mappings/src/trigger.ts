@@ -31,14 +31,14 @@ export class Trigger {
 
   /** The trigger, or why it is refused (with its line and column). */
   static parse(text: string): Trigger | TriggerError {
-    const lexed = fql.lex(text);
+    const lexed = fql().lex(text);
     if (lexed.error) {
       const { line, column } = lexed.error.cursor;
       return new TriggerError(`${lexed.error.message} at line ${line + 1}, column ${column + 1}`);
     }
     const problem = new GrammarCheck(text, lexed.tokens).problem();
     if (problem) return new TriggerError(problem);
-    const subscription = subscriptions.parseFql(text);
+    const subscription = subscriptions().parseFql(text);
     if ("error" in subscription) {
       const { error } = subscription as { error: Error };
       return new TriggerError(`is not a trigger Segment's parser reads (${error.message})`);
@@ -48,7 +48,7 @@ export class Trigger {
 
   /** Whether the trigger takes the event (a call in Segment's JSON shape). */
   matches(event: Record<string, unknown>): boolean {
-    return subscriptions.validate(this.subscription, event);
+    return subscriptions().validate(this.subscription, event);
   }
 }
 

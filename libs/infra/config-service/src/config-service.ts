@@ -16,7 +16,6 @@ import {
   type Destination,
   destinationSchema,
   hashWriteKey,
-  holdsMaskedValues,
   ID_PATTERN,
   ID_RULE,
   isMaxPayloadError,
@@ -34,6 +33,7 @@ import {
   storedDestinationSchema,
   workspaceFileSchema,
 } from "@switchyard/workspace";
+import { kindMessage, kindToStore } from "./destination-kinds.js";
 
 /** What reads return instead of a shared secret. Putting it back keeps the stored secret. */
 export const SECRET_PLACEHOLDER = "[set]";
@@ -230,21 +230,15 @@ function readWriteConfigService(deps: { kv: KV; logger: Logger; masker: Masker }
       const standardWebhooks = input.standardWebhooks
         ? await standardWebhooksToStore(input.standardWebhooks.signingSecret, async () => (await stored())?.settings.standardWebhooks)
         : undefined;
-      // Masked header and query values, as reads return them, keep the stored values they stand for.
-      const storedAsRead = async () => {
-        const record = await stored();
-        return record && destinationMessage(record).webhooks;
-      };
-      let webhooks = (await webhookEntriesOf(input, storedAsRead)).map((w) => ({ url: w.url, headers: w.headers }));
-      if (holdsMaskedValues(webhooks)) webhooks = masker.keepMaskedValues(webhooks, (await stored())?.settings.webhooks ?? []);
+      const kind = await kindToStore(input, stored, masker);
       const parsed = destinationSchema.safeParse({
         id: input.id,
         ...(input.name ? { name: input.name } : {}),
-        type: "webhooks",
+        type: kind.type,
         enabled: input.enabled,
         maxRequestsPerSecond: input.maxRequestsPerSecond,
         settings: {
-          webhooks,
+          ...kind.settings,
           ...(sharedSecret ? { sharedSecret } : {}),
           ...(standardWebhooks ? { standardWebhooks } : {}),
         },
@@ -327,10 +321,8 @@ function readWriteConfigService(deps: { kv: KV; logger: Logger; masker: Masker }
         );
       const now = Date.now();
       const previousExpireAt = new Date(now + request.graceSeconds * 1000);
-      const rotated: Destination = {
-        ...record,
-        settings: { ...record.settings, standardWebhooks: rotateSecrets(current, newSecret, previousExpireAt, now) },
-      };
+      const rotated = structuredClone(record);
+      rotated.settings.standardWebhooks = rotateSecrets(current, newSecret, previousExpireAt, now);
       try {
         // Compare-and-set on the revision read: a concurrent change is not silently overwritten.
         await kv.update(key, JSON.stringify(rotated), entry.revision);
@@ -476,47 +468,12 @@ function connectionMessage(record: Connection): configApi.Connection {
   };
 }
 
-/**
- * A Webhooks destination's URLs from a PutDestination: its kind's, or, from a client that does
- * not know `kind`, the older `webhooks` field. A client that reads a destination gets both; one
- * that changes only one of them and sends the other back as read (an older client keeps the `kind`
- * it cannot see as an unknown field) has its change taken. Both changed, differently, is refused.
- */
-async function webhookEntriesOf(
-  input: configApi.Destination,
-  storedAsRead: () => Promise<configApi.WebhookEntry[] | undefined>,
-): Promise<configApi.WebhookEntry[]> {
-  if (input.kind?.$case !== "webhooksKind") return input.webhooks;
-  const entries = input.kind.value.webhooks;
-  if (input.webhooks.length === 0 || sameEntries(input.webhooks, entries)) return entries;
-  const read = await storedAsRead();
-  if (read && sameEntries(entries, read)) return input.webhooks;
-  if (read && sameEntries(input.webhooks, read)) return entries;
-  throw new ServiceError(
-    "INVALID_ARGUMENT",
-    "destination.webhooks: differs from destination.webhooks_kind.webhooks, and both differ from what is stored; give the URLs in one of them (webhooks is the older form)",
-  );
-}
-
-function sameEntries(a: readonly configApi.WebhookEntry[], b: readonly configApi.WebhookEntry[]): boolean {
-  const canonical = (entries: readonly configApi.WebhookEntry[]) =>
-    JSON.stringify(entries.map((entry) => [entry.url, Object.entries(entry.headers).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))]));
-  return canonical(a) === canonical(b);
-}
-
 function destinationMessageOf(record: Destination, masker: Masker): configApi.Destination {
-  // Static headers and URL query values carry receivers' credentials: reads show fingerprints.
-  const webhooks = record.settings.webhooks.map((entry) => ({
-    url: masker.maskUrl(entry.url),
-    headers: masker.maskHeaders(entry.headers),
-  }));
   return {
     id: record.id,
     name: record.name ?? "",
     enabled: record.enabled,
-    kind: { $case: "webhooksKind", value: { webhooks } },
-    // The older form of the same URLs, for clients that do not know `kind`.
-    webhooks,
+    ...kindMessage(record, masker),
     sharedSecret: record.settings.sharedSecret ? SECRET_PLACEHOLDER : "",
     maxRequestsPerSecond: record.maxRequestsPerSecond ?? 0,
     standardWebhooks: record.settings.standardWebhooks

@@ -37,6 +37,7 @@ export {
   connectionSchema,
   describeIssues,
   destinationSchema,
+  forbiddenHeaderReason,
   isSigningSecret,
   isWebOrigin,
   sourceAllowsOrigin,
@@ -48,10 +49,13 @@ export {
   workspaceFileSchema,
 } from "./schema.js";
 export type {
+  ActionMappingRecord,
+  ActionsDestination,
   BlockedCalls,
   BlockedCallSets,
   Connection,
   Destination,
+  WebhooksDestination,
   SourceRecord,
   StandardWebhooksSettings,
   WebhookSettings,

@@ -70,18 +70,32 @@ export class Masker {
       const origin = originOf(entry.url);
       const sameOrigin = origin === undefined ? [] : stored.filter((old) => originOf(old.url) === origin);
       if (sameOrigin.length === 0) return entry;
-      const headers = Object.fromEntries(
-        Object.entries(entry.headers).map(([name, value]) => {
-          if (!isMaskedValue(value)) return [name, value];
-          const lower = name.toLowerCase();
-          for (const old of sameOrigin)
-            for (const [oldName, oldValue] of Object.entries(old.headers))
-              if (oldName.toLowerCase() === lower && this.maskValue(oldValue) === value) return [name, oldValue];
-          return [name, value];
-        }),
+      const headers = this.keepMaskedHeaders(
+        entry.headers,
+        sameOrigin.map((old) => old.headers),
       );
       return { ...entry, url: this.keepMaskedQueryValues(entry.url, sameOrigin), headers };
     });
+  }
+
+  /**
+   * Headers with each masked value replaced by the stored value of the same name (any case) and
+   * fingerprint among `stored`, which the caller has chosen as going to the same receiver.
+   */
+  keepMaskedHeaders(
+    headers: Readonly<Record<string, string>>,
+    stored: readonly Readonly<Record<string, string>>[],
+  ): Record<string, string> {
+    return Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => {
+        if (!isMaskedValue(value)) return [name, value];
+        const lower = name.toLowerCase();
+        for (const old of stored)
+          for (const [oldName, oldValue] of Object.entries(old))
+            if (oldName.toLowerCase() === lower && this.maskValue(oldValue) === value) return [name, oldValue];
+        return [name, value];
+      }),
+    );
   }
 
   private keepMaskedQueryValues(url: string, sameOrigin: readonly WebhookEntryLike[]): string {

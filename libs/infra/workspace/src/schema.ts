@@ -1,5 +1,6 @@
 import { HTTP_HEADER_NAME, HTTP_HEADER_VALUE } from "@switchyard/calls";
 import { z } from "zod";
+import { compileActionMappings } from "@switchyard/mappings";
 import { callFilterSchema } from "./call-filter.js";
 import { decodeQueryValue, isMaskedValue, urlQueryPairs } from "./masking.js";
 
@@ -152,6 +153,14 @@ const FORBIDDEN_HEADERS: ReadonlyMap<string, string> = new Map([
   ["x-signature", SET_BY_SWITCHYARD],
 ]);
 
+/** Why a destination cannot set a header of this name (any case); undefined when it can. */
+export function forbiddenHeaderReason(name: string, standardWebhooks: boolean): string | undefined {
+  const lower = name.toLowerCase();
+  if (standardWebhooks && (STANDARD_WEBHOOK_HEADER_NAMES as readonly string[]).includes(lower))
+    return "this header is set by Standard Webhooks signing and cannot be overridden";
+  return FORBIDDEN_HEADERS.get(lower);
+}
+
 /** Longest webhook URL: receivers refuse longer request lines (most at 8 KiB, Node at 16 KiB). */
 export const MAX_WEBHOOK_URL_CHARS = 16_384;
 /** Most bytes a webhook entry's static headers take on the wire ("Name: value\r\n" each). */
@@ -286,15 +295,89 @@ const maxRequestsPerSecondSchema = z
   .transform((limit) => (limit === 0 ? undefined : limit))
   .optional();
 
-function destinationSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry) {
-  return z.object({
+/**
+ * One mapping of a Webhooks (Actions) destination, as the workspace file and ConfigService's
+ * proto3 JSON give it (switchyard.v1.ActionMapping). Only its shape is checked here; what its
+ * trigger, URL, headers and data mean is checked by @switchyard/mappings when it is stored.
+ */
+const actionMappingSchema = z.object({
+  name: z.string({ error: "must be a string" }),
+  /** The workspace file's default; a ConfigService client sets it (proto3: absent is false). */
+  enabled: z.boolean({ error: "must be true or false" }).default(true),
+  trigger: z.string({ error: "must be a string" }),
+  url: z.json({ error: "must be a URL or a mapping directive that makes one" }),
+  method: z.string({ error: "must be a string" }).default("POST"),
+  headers: z.record(z.string(), z.json(), { error: "must be an object of header names to values or directives" }).optional(),
+  data: z.record(z.string(), z.json(), { error: "must be a JSON object (a mapping)" }).optional(),
+  batching: z
+    .object({
+      enabled: z.boolean({ error: "must be true or false" }).default(false),
+      size: z.number({ error: "must be a number" }).optional(),
+      maxWaitMs: z.number({ error: "must be a number" }).optional(),
+    })
+    .optional(),
+});
+/** A Webhooks (Actions) mapping, as stored. */
+export type ActionMappingRecord = z.output<typeof actionMappingSchema>;
+
+const sharedSecretRule = z.string().min(1, "must be a non-empty string").optional();
+
+/** A Webhooks (Actions) destination's settings, as stored. */
+const storedActionsSettingsSchema = z.object({
+  mappings: z.array(actionMappingSchema),
+  sharedSecret: sharedSecretRule,
+  standardWebhooks: standardWebhooksSchema.optional(),
+});
+
+/**
+ * The same, to store: the mappings must compile (1 to MAX_ACTION_MAPPINGS, each trigger, URL,
+ * header and data valid), their static header names follow the webhook entries' rules, and their
+ * static header values and URL are no masked values.
+ */
+const actionsSettingsSchema = storedActionsSettingsSchema.superRefine((settings, ctx) => {
+  const compiled = compileActionMappings(settings.mappings);
+  for (const problem of compiled.ok ? [] : compiled.problems) {
+    // "mappings.1.trigger: ..." names its place: kept as one path segment, then the rule.
+    const at = problem.indexOf(": ");
+    ctx.addIssue({ code: "custom", path: [problem.slice(0, at)], message: problem.slice(at + 2) });
+  }
+  settings.mappings.forEach((mapping, index) => {
+    for (const [name, value] of Object.entries(mapping.headers ?? {})) {
+      const reason = forbiddenHeaderReason(name, settings.standardWebhooks !== undefined);
+      if (reason) ctx.addIssue({ code: "custom", path: ["mappings", index, "headers", name], message: reason });
+      if (typeof value === "string" && isMaskedValue(value))
+        ctx.addIssue({ code: "custom", path: ["mappings", index, "headers", name], message: MASKED_RULE });
+    }
+    if (typeof mapping.url === "string") {
+      for (const message of urlProblems(mapping.url)) ctx.addIssue({ code: "custom", path: ["mappings", index, "url"], message });
+    }
+  });
+});
+
+const DESTINATION_TYPES = ["webhooks", "webhooks_actions"] as const;
+const DESTINATION_TYPE_RULE = `must be one of ${DESTINATION_TYPES.map((type) => `"${type}"`).join(", ")}`;
+
+function destinationSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry, actionsSettings: typeof storedActionsSettingsSchema) {
+  const common = {
     id: idRule,
     name: z.string().min(1, "must not be empty").optional(),
-    type: z.literal("webhooks", { error: 'must be "webhooks"' }).default("webhooks"),
     enabled: z.boolean({ error: "must be true or false" }).default(true),
     maxRequestsPerSecond: maxRequestsPerSecondSchema,
-    settings: webhookSettingsSchemaOf(entry),
-  });
+  };
+  const kinds = z.discriminatedUnion(
+    "type",
+    [
+      z.object({ ...common, type: z.literal("webhooks"), settings: webhookSettingsSchemaOf(entry) }),
+      z.object({ ...common, type: z.literal("webhooks_actions"), settings: actionsSettings }),
+    ],
+    { error: DESTINATION_TYPE_RULE },
+  );
+  // A destination without a type is a Webhooks one: every record and file from before the kinds.
+  return z.preprocess(
+    (value) =>
+      typeof value === "object" && value !== null && !Array.isArray(value) && !("type" in value) ? { ...value, type: "webhooks" } : value,
+    kinds,
+  );
 }
 
 /**
@@ -302,13 +385,13 @@ function destinationSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry) {
  * so a record stored before them keeps loading (and failing at delivery as it did) instead of
  * vanishing from every service's view; every write goes through `destinationSchema`.
  */
-export const storedDestinationSchema = destinationSchemaOf(storedWebhookEntrySchema);
+export const storedDestinationSchema = destinationSchemaOf(storedWebhookEntrySchema, storedActionsSettingsSchema);
 
 /**
  * A destination to store, from the workspace file or PutDestination: what cannot work is refused
  * here, naming the field, rather than failing every delivery later.
  */
-export const destinationSchema = destinationSchemaOf(webhookEntrySchema).superRefine((destination, ctx) => {
+export const destinationSchema = destinationSchemaOf(webhookEntrySchema, actionsSettingsSchema).superRefine((destination, ctx) => {
   const bytes = Buffer.byteLength(JSON.stringify(destination));
   if (bytes > MAX_DESTINATION_BYTES)
     ctx.addIssue({
@@ -376,8 +459,12 @@ export const workspaceFileSchema = z
 
 /** A workspace file, as checked. */
 export type WorkspaceFile = z.output<typeof workspaceFileSchema>;
-/** A destination, as checked. */
+/** A destination, as checked: one of the kinds, by its `type`. */
 export type Destination = z.output<typeof destinationSchema>;
+/** A Webhooks destination. */
+export type WebhooksDestination = Extract<Destination, { type: "webhooks" }>;
+/** A Webhooks (Actions) destination. */
+export type ActionsDestination = Extract<Destination, { type: "webhooks_actions" }>;
 /** A destination's webhook settings, as checked. */
 export type WebhookSettings = z.output<typeof webhookSettingsSchema>;
 /** A connection, as checked. */

@@ -86,22 +86,24 @@ export class WorkspaceView {
     return result;
   }
 
-  /** The destinations a source's calls are delivered to: connected, enabled, of type webhooks. */
+  /** The Webhooks destinations a source's calls are delivered to (connected, enabled): those that get its deletion notices. */
   webhookDestinationsOf(sourceId: string): Destination[] {
-    return this.webhookConnectionsOf(sourceId).map((route) => route.destination);
+    return this.routesOf(sourceId)
+      .map((route) => route.destination)
+      .filter((destination) => destination.type === "webhooks");
   }
 
   /**
-   * The routes of a source's calls: each connected, enabled webhook destination with the
+   * The routes of a source's calls: each connected, enabled destination, of any kind, with the
    * connection's filter (undefined: every call). A filter is the same object until its
    * connection changes, so what is made of it can be kept per object.
    */
-  webhookConnectionsOf(sourceId: string): CallRoute[] {
+  routesOf(sourceId: string): CallRoute[] {
     const result: CallRoute[] = [];
     for (const connection of this.connections.values()) {
       if (connection.sourceId !== sourceId) continue;
       const destination = this.destinations.get(connection.destinationId);
-      if (destination && destination.enabled && destination.type === "webhooks") result.push({ destination, filter: connection.filter });
+      if (destination && destination.enabled) result.push({ destination, filter: connection.filter });
     }
     return result;
   }

@@ -225,7 +225,7 @@ describe("workspace configuration in JetStream KV", () => {
     };
     expect((await kv.get(kvKeys.connection("web", "hook")))?.json()).toEqual({ sourceId: "web", destinationId: "hook", filter: stored });
     const view = await openView();
-    expect(view.webhookConnectionsOf("web")).toEqual([{ destination: view.destination("hook"), filter: stored }]);
+    expect(view.routesOf("web")).toEqual([{ destination: view.destination("hook"), filter: stored }]);
     // Applying the same file again changes nothing.
     expect(await applyWorkspaceFile(kv, workspaceFileSchema.parse(connection(filter)))).toEqual({
       written: [],

@@ -1,13 +1,18 @@
 import type { Destination } from "@switchyard/workspace";
 import type { DestinationKind } from "./kind.js";
 import { webhooksKind } from "./webhooks/index.js";
+import { actionsKind } from "./webhooks-actions/index.js";
 
 export type { DestinationKind, EntryRequest, RoundMode, RoundResult, SendContext, UrlAttempt } from "./kind.js";
 
 /** Every kind, by the destination's type (the case of the Destination's `kind` oneof). */
-const KINDS: { readonly [Type in Destination["type"]]: DestinationKind } = { webhooks: webhooksKind };
+const KINDS: { readonly [Type in Destination["type"]]: DestinationKind<Extract<Destination, { type: Type }>> } = {
+  webhooks: webhooksKind,
+  webhooks_actions: actionsKind,
+};
 
 /** The kind of a destination. */
 export function kindOf(destination: Destination): DestinationKind {
-  return KINDS[destination.type];
+  // KINDS holds each type's own kind, so the one found takes destinations of that type only.
+  return KINDS[destination.type] as unknown as DestinationKind;
 }

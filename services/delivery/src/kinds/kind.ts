@@ -15,13 +15,19 @@ import type { SendMethod, SendResult, Sender } from "../outbound/webhook-sender.
  * calls into one request and reports that request's outcome for each of them;
  * a kind that transforms a call does so in `send`, before the request is made.
  */
-export interface DestinationKind {
+export interface DestinationKind<Of extends Destination = Destination> {
   /** The destination's `type` in the workspace model (the case of the Destination's `kind` oneof in proto). */
-  readonly type: Destination["type"];
+  readonly type: Of["type"];
   /** Whether a call's `integrations` object lets it through to a destination of this kind. */
   enabledFor(integrations: Record<string, unknown> | undefined): boolean;
-  /** Every target of the destination, by position, in order: what a first round sends to. */
-  targets(destination: Destination): number[];
+  /** Every target of the destination, by position, in order. */
+  targets(destination: Of): number[];
+  /**
+   * The targets a call's first round sends to: for a kind whose targets choose their calls (the
+   * Actions kind's triggers), those that take it. None: the destination takes nothing of the call,
+   * which counts as filtered.
+   */
+  targetsOf(destination: Of, call: OutgoingCall): number[];
   /**
    * Why nothing can be sent for the call, now or on any retry (it is dead-lettered as
    * "undeliverable", without a request), or undefined when something can.
@@ -35,7 +41,7 @@ export interface DestinationKind {
    */
   send(
     context: SendContext,
-    destination: Destination,
+    destination: Of,
     call: OutgoingCall,
     targets: readonly number[],
     mode: RoundMode,

@@ -174,7 +174,7 @@ export class FirstAttempts {
    * `waiting` gets, per destination, the calls still waiting for a slot.
    */
   private async deliverBatch(batch: OutgoingBatch, origin: string, waiting: WaitingCalls[]): Promise<void> {
-    const routes = this.deps.workspace.webhookConnectionsOf(batch.sourceId);
+    const routes = this.deps.workspace.routesOf(batch.sourceId);
     if (routes.length === 0) return;
     // The calls each kind takes, found once per batch whatever the number of its destinations.
     const callsOfKind = new Map<DestinationKind, OutgoingCall[]>();
@@ -204,24 +204,20 @@ export class FirstAttempts {
     waiting: WaitingCalls[],
   ): Promise<void> {
     const tally = new OutcomeTally(batch.sourceId, destination.id);
-    const matching = filter ? calls.filter((call) => callMatches(filter, call)) : calls;
-    if (matching.length < calls.length) {
-      tally.filtered = calls.length - matching.length;
+    const kind = kindOf(destination);
+    const rounds: Round[] = [];
+    for (const call of calls) {
+      if (filter && !callMatches(filter, call)) continue;
+      // A kind whose targets choose their calls (the Actions kind's triggers) may take none of it: filtered too.
+      const targetIndexes = kind.targetsOf(destination, call);
+      if (targetIndexes.length === 0) continue;
+      const windowStart = call.receivedAt ?? batch.receivedAt ?? new Date();
+      rounds.push(firstRoundOf(call, { sourceId: batch.sourceId, destinationId: destination.id, targetIndexes, windowStart }, tally));
+    }
+    if (rounds.length < calls.length) {
+      tally.filtered = calls.length - rounds.length;
       this.deps.metrics.filtered(tally.filtered);
     }
-    const targetIndexes = kindOf(destination).targets(destination);
-    const rounds = matching.map((call) =>
-      firstRoundOf(
-        call,
-        {
-          sourceId: batch.sourceId,
-          destinationId: destination.id,
-          targetIndexes,
-          windowStart: call.receivedAt ?? batch.receivedAt ?? new Date(),
-        },
-        tally,
-      ),
-    );
     const toSend: WaitingCalls = { gate: this.deps.gates.for(destination.id), calls: rounds.length };
     waiting.push(toSend);
     if (destination.maxRequestsPerSecond !== undefined) {

@@ -161,10 +161,7 @@ export class Retries {
     tally: OutcomeTally,
   ): Promise<void> {
     const probing = this.deps.gates.for(destination.id).failing;
-    const rounds =
-      work.kind === "task"
-        ? [this.retryRound(work.task, destination, tally)]
-        : deferredRounds(work.group, kindOf(destination).targets(destination), tally);
+    const rounds = work.kind === "task" ? [this.retryRound(work.task, destination, tally)] : deferredRounds(work.group, destination, tally);
     const sending = probing ? rounds.slice(0, 1) : rounds;
     const slots = sending.reduce((sum, round) => sum + round.targetIndexes.length, 0);
     let turn: Awaited<ReturnType<RateLimits["turn"]>>;
@@ -302,7 +299,7 @@ export class Retries {
     release: Release,
     tally: OutcomeTally,
   ): Promise<void> {
-    const [probe, ...rest] = deferredRounds(group, kindOf(destination).targets(destination), tally);
+    const [probe, ...rest] = deferredRounds(group, destination, tally);
     if (!probe) {
       release("unused");
       return;
@@ -321,9 +318,17 @@ export class Retries {
 }
 
 /** The deferred calls' first rounds, to the given URLs. */
-function deferredRounds(group: DeferredCalls, targetIndexes: number[], tally: OutcomeTally): Round[] {
-  const to = deferredTarget(group, targetIndexes);
-  return group.calls.map((call) => firstRoundOf(outgoingCall(call), to, tally));
+/**
+ * Deferred calls' first rounds, each to the targets that take it now. One that none takes any
+ * more (its destination changed since) goes to every target, so its round says so for good.
+ */
+function deferredRounds(group: DeferredCalls, destination: Destination, tally: OutcomeTally): Round[] {
+  const kind = kindOf(destination);
+  return group.calls.map((call) => {
+    const outgoing = outgoingCall(call);
+    const targets = kind.targetsOf(destination, outgoing);
+    return firstRoundOf(outgoing, deferredTarget(group, targets.length > 0 ? targets : kind.targets(destination)), tally);
+  });
 }
 
 /** The source whose calls a retry message holds. */

@@ -328,6 +328,7 @@ export const DestinationField = {
   STANDARD_WEBHOOKS: 6,
   MAX_REQUESTS_PER_SECOND: 7,
   WEBHOOKS_KIND: 8,
+  WEBHOOKS_ACTIONS_KIND: 9,
 } as const;
 
 /** Field numbers of switchyard.v1.WebhooksKind (switchyard/v1/config.proto). */

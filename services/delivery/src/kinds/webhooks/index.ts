@@ -1,4 +1,4 @@
-import type { Destination } from "@switchyard/workspace";
+import type { WebhooksDestination } from "@switchyard/workspace";
 import { integrationEnabled } from "../../pipeline/integrations.js";
 import { undeliverableReason } from "../../pipeline/outgoing-calls.js";
 import type { DestinationKind } from "../kind.js";
@@ -18,13 +18,27 @@ export function webhooksEnabled(integrations: Record<string, unknown> | undefine
  * is the sender's (2xx delivered; 408, 429, 5xx and transport failures
  * retryable; any other status, a refused address or a bad certificate permanent).
  */
-export const webhooksKind: DestinationKind = {
+export const webhooksKind: DestinationKind<WebhooksDestination> = {
   type: "webhooks",
   enabledFor: webhooksEnabled,
-  targets: (destination: Destination) => destination.settings.webhooks.map((_, index) => index),
+  targets: everyUrl,
+  // Every call goes to every URL.
+  targetsOf: everyUrl,
   undeliverable(call) {
     const reason = undeliverableReason(call);
     return reason === undefined ? undefined : `no webhook body can be made: ${reason}`;
   },
   send: sendToUrls,
 };
+
+/** The positions of a destination's URLs: one array per settings object, shared by its rounds as before the kinds. */
+const urlPositions = new WeakMap<WebhooksDestination["settings"], number[]>();
+
+function everyUrl(destination: WebhooksDestination): number[] {
+  let positions = urlPositions.get(destination.settings);
+  if (!positions) {
+    positions = destination.settings.webhooks.map((_, index) => index);
+    urlPositions.set(destination.settings, positions);
+  }
+  return positions;
+}

@@ -1,13 +1,14 @@
-import type { Destination, Masker } from "@switchyard/workspace";
+import type { Masker, WebhooksDestination } from "@switchyard/workspace";
 import type { OutgoingCall } from "../../pipeline/outgoing-calls.js";
 import { waitUntil, type Pace } from "../../pipeline/rate-limits.js";
 import { webhookSignature } from "../../outbound/signature.js";
 import { standardWebhookHeaders } from "../../outbound/standard-webhooks.js";
 import type { EntryRequest, RoundMode, RoundResult, SendContext, UrlAttempt } from "../kind.js";
+import { roundResult } from "../round-result.js";
 
 export const USER_AGENT = "Switchyard/1.0";
 
-type WebhookEntry = Destination["settings"]["webhooks"][number];
+type WebhookEntry = WebhooksDestination["settings"]["webhooks"][number];
 
 /**
  * The headers every request to a webhook entry carries, as undici's flat
@@ -42,7 +43,7 @@ function entryRequest(entry: WebhookEntry, masker: Masker): EntryRequest {
  */
 export async function sendToUrls(
   { sender, masker }: SendContext,
-  destination: Destination,
+  destination: WebhooksDestination,
   call: OutgoingCall,
   urlIndexes: readonly number[],
   mode: RoundMode,
@@ -53,7 +54,6 @@ export async function sendToUrls(
   const signature = destination.settings.sharedSecret ? webhookSignature(body, destination.settings.sharedSecret) : undefined;
   const { standardWebhooks } = destination.settings;
   const attempts: UrlAttempt[] = [];
-  let delivered = false;
 
   for (const urlIndex of urlIndexes) {
     const entry = destination.settings.webhooks[urlIndex];
@@ -81,20 +81,8 @@ export async function sendToUrls(
       responseBodyTruncated: result.responseBodyTruncated,
       request: { entry: request, headers, body },
     });
-    if (result.outcome === "delivered") {
-      delivered = true;
-      if (mode === "until_success") break;
-    }
+    if (result.outcome === "delivered" && mode === "until_success") break;
   }
 
-  // The common case, and nothing below matters for it: no retry is scheduled.
-  if (delivered) return { delivered, attempts, retryableUrlIndexes: [], retryAfterMs: undefined };
-  const retryable = attempts.filter((attempt) => attempt.outcome === "retryable");
-  const retryAfters = retryable.map((attempt) => attempt.retryAfterMs ?? 0);
-  return {
-    delivered,
-    attempts,
-    retryableUrlIndexes: retryable.map((attempt) => attempt.urlIndex),
-    retryAfterMs: retryAfters.length > 0 && Math.max(...retryAfters) > 0 ? Math.max(...retryAfters) : undefined,
-  };
+  return roundResult(attempts);
 }

@@ -194,6 +194,9 @@ export interface Destination {
     | //
     /** The Webhooks destination (docs/contract.md §1.2): every call POSTed to each URL. */
     { $case: "webhooksKind"; value: WebhooksKind }
+    | //
+    /** Webhooks (Actions) (docs/contract.md §14): mappings, each with a trigger and a request. */
+    { $case: "webhooksActionsKind"; value: WebhooksActionsKind }
     | undefined;
 }
 
@@ -206,8 +209,8 @@ export interface WebhooksKind {
 /**
  * The Webhooks (Actions) destination's own settings, Segment's successor to Webhooks: each call
  * goes through every enabled mapping whose trigger takes it, and each such mapping sends one
- * request for it or puts it in a batch. (Not yet a member of Destination.kind: ConfigService takes
- * it once delivery sends it.)
+ * request for it or puts it in a batch. shared_secret, standard_webhooks and
+ * max_requests_per_second apply as to Webhooks; the older `webhooks` field stays empty.
  */
 export interface WebhooksActionsKind {
   /** 1 to 20 mappings, each with its own name. */
@@ -2096,6 +2099,9 @@ export const Destination: MessageFns<Destination> = {
       case "webhooksKind":
         WebhooksKind.encode(message.kind.value, writer.uint32(66).fork()).join();
         break;
+      case "webhooksActionsKind":
+        WebhooksActionsKind.encode(message.kind.value, writer.uint32(74).fork()).join();
+        break;
     }
     return writer;
   },
@@ -2177,6 +2183,14 @@ export const Destination: MessageFns<Destination> = {
             message.kind = { $case: "webhooksKind", value: WebhooksKind.decode(reader, reader.uint32()) };
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.kind = { $case: "webhooksActionsKind", value: WebhooksActionsKind.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2216,6 +2230,10 @@ export const Destination: MessageFns<Destination> = {
         ? { $case: "webhooksKind", value: WebhooksKind.fromJSON(object.webhooksKind) }
         : isSet(object.webhooks_kind)
         ? { $case: "webhooksKind", value: WebhooksKind.fromJSON(object.webhooks_kind) }
+        : isSet(object.webhooksActionsKind)
+        ? { $case: "webhooksActionsKind", value: WebhooksActionsKind.fromJSON(object.webhooksActionsKind) }
+        : isSet(object.webhooks_actions_kind)
+        ? { $case: "webhooksActionsKind", value: WebhooksActionsKind.fromJSON(object.webhooks_actions_kind) }
         : undefined,
     };
   },
@@ -2245,6 +2263,8 @@ export const Destination: MessageFns<Destination> = {
     }
     if (message.kind?.$case === "webhooksKind") {
       obj.webhooksKind = WebhooksKind.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "webhooksActionsKind") {
+      obj.webhooksActionsKind = WebhooksActionsKind.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -2267,6 +2287,12 @@ export const Destination: MessageFns<Destination> = {
       case "webhooksKind": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
           message.kind = { $case: "webhooksKind", value: WebhooksKind.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "webhooksActionsKind": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "webhooksActionsKind", value: WebhooksActionsKind.fromPartial(object.kind.value) };
         }
         break;
       }

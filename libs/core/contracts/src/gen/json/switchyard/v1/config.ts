@@ -201,7 +201,11 @@ export interface Destination {
     | number
     | undefined;
   /** The Webhooks destination (docs/contract.md §1.2): every call POSTed to each URL. */
-  webhooksKind?: WebhooksKind | undefined;
+  webhooksKind?:
+    | WebhooksKind
+    | undefined;
+  /** Webhooks (Actions) (docs/contract.md §14): mappings, each with a trigger and a request. */
+  webhooksActionsKind?: WebhooksActionsKind | undefined;
 }
 
 /** The Webhooks destination's own settings. */
@@ -213,8 +217,8 @@ export interface WebhooksKind {
 /**
  * The Webhooks (Actions) destination's own settings, Segment's successor to Webhooks: each call
  * goes through every enabled mapping whose trigger takes it, and each such mapping sends one
- * request for it or puts it in a batch. (Not yet a member of Destination.kind: ConfigService takes
- * it once delivery sends it.)
+ * request for it or puts it in a batch. shared_secret, standard_webhooks and
+ * max_requests_per_second apply as to Webhooks; the older `webhooks` field stays empty.
  */
 export interface WebhooksActionsKind {
   /** 1 to 20 mappings, each with its own name. */

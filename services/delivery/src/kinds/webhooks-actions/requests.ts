@@ -1,0 +1,83 @@
+import { singleBody } from "@switchyard/mappings";
+import type { ActionsDestination } from "@switchyard/workspace";
+import type { OutgoingCall } from "../../pipeline/outgoing-calls.js";
+import { waitUntil, type Pace } from "../../pipeline/rate-limits.js";
+import { webhookSignature } from "../../outbound/signature.js";
+import { standardWebhookHeaders } from "../../outbound/standard-webhooks.js";
+import type { RoundMode, RoundResult, SendContext, UrlAttempt } from "../kind.js";
+import { roundResult } from "../round-result.js";
+import { USER_AGENT } from "../webhooks/requests.js";
+import { eventOf, mappingsOf, mappingsProblem } from "./mappings.js";
+
+/** The headers Switchyard sets on every request, after the mapping's (which cannot use these names). */
+const FIXED_HEADERS = ["user-agent", USER_AGENT, "content-type", "application/json"];
+
+/**
+ * One call through a destination's mappings at `targets` (positions), in order, each mapping
+ * whose trigger takes the call sending the request it makes of it: "all" on a first attempt,
+ * "until_success" on a retry. A mapping that cannot make a valid request of the call (its URL is
+ * not http(s), a header value not HTTP) fails for good there without a request, the reason in the
+ * attempt log. With a `pace`, the n-th request goes no earlier than `pace.at + n × pace.intervalMs`.
+ */
+export async function sendMapped(
+  { sender, masker }: SendContext,
+  destination: ActionsDestination,
+  call: OutgoingCall,
+  targets: readonly number[],
+  mode: RoundMode,
+  pace?: Pace,
+): Promise<RoundResult> {
+  const mappings = mappingsOf(destination);
+  const problem = mappingsProblem(destination);
+  const event = eventOf(call);
+  const { sharedSecret, standardWebhooks } = destination.settings;
+  const attempts: UrlAttempt[] = [];
+
+  for (const index of targets) {
+    const mapping = mappings[index];
+    if (problem !== undefined || !mapping) {
+      attempts.push(failed(index, `mapping ${index}: the destination's mappings are not valid: ${problem ?? "no such mapping"}`));
+      continue;
+    }
+    // The mappings may have changed since the call was given these targets.
+    if (!mapping.enabled || !mapping.trigger.matches(event)) continue;
+    const made = mapping.request(event);
+    if (!made.ok) {
+      attempts.push(failed(index, `mapping "${mapping.name}": ${made.reason}`));
+      continue;
+    }
+    const { request } = made;
+    if (pace) await waitUntil(pace.at + attempts.length * pace.intervalMs);
+    const body = singleBody(request);
+    let headers = [...request.headers, ...FIXED_HEADERS];
+    if (sharedSecret) headers.push("x-signature", webhookSignature(body, sharedSecret));
+    if (standardWebhooks)
+      headers = headers.concat(...Object.entries(standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now())).flat());
+    const result = await sender.send(request.url, headers, body, destination.id, request.method);
+    // Mapped header values may come from the call or hold credentials: the log shows fingerprints.
+    const loggedHeaders = request.headers.map((value, at) => (at % 2 === 0 ? value : masker.maskValue(value)));
+    attempts.push({
+      ...result,
+      urlIndex: index,
+      url: request.url,
+      request: {
+        method: request.method,
+        entry: { headers, loggedHeaders: [...loggedHeaders, ...FIXED_HEADERS], loggedUrl: masker.maskUrl(request.url) },
+        headers,
+        body,
+      },
+    });
+    if (result.outcome === "delivered" && mode === "until_success") break;
+  }
+
+  if (attempts.length === 0) {
+    // Nothing of the call is wanted any more (its mappings were changed or disabled since it was routed).
+    attempts.push(failed(-1, "no enabled mapping's trigger takes the call any more"));
+  }
+  return roundResult(attempts);
+}
+
+/** A mapping's request that could not be made: permanent, no request sent. */
+function failed(index: number, reason: string): UrlAttempt {
+  return { status: 0, error: reason, latencyMs: 0, outcome: "permanent", retryAfterMs: undefined, urlIndex: index, url: "" };
+}
