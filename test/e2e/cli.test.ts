@@ -234,6 +234,11 @@ describe("switchyard send, config and deliveries against the running services", 
       JSON.stringify({
         destinations: [
           { id: "applied", maxRequestsPerSecond: 20, settings: { webhooks: [{ url: receiver.url("/applied") }], sharedSecret: "s" } },
+          {
+            id: "mapped",
+            type: "webhooks_actions",
+            settings: { mappings: [{ name: "Orders", trigger: 'type = "track"', url: receiver.url("/mapped"), method: "PUT" }] },
+          },
         ],
       }),
     );
@@ -260,7 +265,7 @@ describe("switchyard send, config and deliveries against the running services", 
       ),
     ]);
     expect(applied.code).toBe(0);
-    expect(JSON.parse(applied.stdout)).toEqual({ written: ["destination.applied"] });
+    expect(JSON.parse(applied.stdout)).toEqual({ written: ["destination.applied", "destination.mapped"] });
     expect(dead.entry.deadLetter).toMatchObject({ reason: "permanent_failure", lastAttempt: { status: 410 } });
     expect(attempts.code).toBe(0);
 
@@ -307,8 +312,15 @@ describe("switchyard send, config and deliveries against the running services", 
     });
     const workspace = JSON.parse(config.stdout);
     expect(workspace.sources).toEqual([{ id: "backend", writeKeyCount: 1 }]);
-    expect(workspace.destinations.map((d: any) => d.id).sort()).toEqual(["accepting", "applied", "refusing"]);
+    expect(workspace.destinations.map((d: any) => d.id).sort()).toEqual(["accepting", "applied", "mapped", "refusing"]);
     expect(workspace.destinations.find((d: any) => d.id === "applied")).toMatchObject({ sharedSecret: "[set]", maxRequestsPerSecond: 20 });
+    const mapped = workspace.destinations.find((d: any) => d.id === "mapped");
+    expect(mapped.webhooks).toBeUndefined();
+    expect(mapped).toMatchObject({
+      webhooksActionsKind: {
+        mappings: [{ name: "Orders", enabled: true, trigger: 'type = "track"', url: receiver.url("/mapped"), method: "PUT" }],
+      },
+    });
     expect(workspace.connections).toHaveLength(2);
     expect(JSON.parse(replayed.stdout)).toEqual({ replayed: 1 });
     expect(jsonLines(stats.stdout)[0]).toMatchObject({ destinationId: "accepting" });

@@ -34,8 +34,9 @@ export interface DestinationKind<Of extends Destination = Destination> {
    */
   undeliverable(call: OutgoingCall): string | undefined;
   /**
-   * One round of requests for a call: to every target in `targets` ("all", a first attempt) or
-   * until one succeeds ("until_success", a retry). Each request is classified delivered,
+   * One round of requests for a call: to every target in `targets` ("all", a first attempt) or,
+   * where targets are alternatives, until one succeeds ("until_success", a retry; a kind whose
+   * targets are each owed the call sends to all of them). Each request is classified delivered,
    * retryable or permanent, and carries what the attempt log records of it. With a `pace`, the
    * n-th request goes no earlier than `pace.at + n × pace.intervalMs`.
    */
@@ -79,11 +80,18 @@ export interface UrlAttempt extends SendResult {
 
 /** What a round of requests came to. */
 export interface RoundResult {
+  /** Nothing more is owed: no target is to be retried. */
   delivered: boolean;
   /** Every request made, in order. */
   attempts: UrlAttempt[];
   /** Targets whose failure was retryable (empty once delivered). */
   retryableUrlIndexes: number[];
+  /**
+   * Targets that failed for good while others succeeded or are retried: dead-lettered now, on
+   * their own (a kind whose targets are each owed the call; empty for one whose targets are
+   * alternatives, and when every target failed for good, which dead-letters the whole call).
+   */
+  deadTargetIndexes: number[];
   /** The longest Retry-After any target asked for. */
   retryAfterMs: number | undefined;
 }

@@ -58,6 +58,12 @@ export class Settler {
     }
     await Promise.all(failed.map((a) => this.deps.log.record({ ...attemptRecord(task, a, attempt), exchange: exchangeOf(a) })));
     if (tally) tally.failed += failed.length;
+    if (result.deadTargetIndexes.length > 0) {
+      // Those targets' part of the call, on its own: a replay sends it to them only.
+      const dead = new Set(result.deadTargetIndexes);
+      const lastDead = failed.findLast((a) => dead.has(a.urlIndex));
+      await this.deadLetter({ ...task, targetIndexes: result.deadTargetIndexes }, "permanent_failure", attempt, lastDead, tally);
+    }
     if (result.delivered) {
       this.deps.metrics.delivered(task.call?.receivedAt);
       if (tally) tally.delivered++;

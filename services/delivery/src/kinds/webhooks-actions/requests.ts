@@ -14,8 +14,8 @@ const FIXED_HEADERS = ["user-agent", USER_AGENT, "content-type", "application/js
 
 /**
  * One call through a destination's mappings at `targets` (positions), in order, each mapping
- * whose trigger takes the call sending the request it makes of it: "all" on a first attempt,
- * "until_success" on a retry. A mapping that cannot make a valid request of the call (its URL is
+ * whose trigger takes the call sending the request it makes of it. Each mapping is owed the call,
+ * so a retry, too, goes to every target it is given (`mode` is for alternatives). A mapping that cannot make a valid request of the call (its URL is
  * not http(s), a header value not HTTP) fails for good there without a request, the reason in the
  * attempt log. With a `pace`, the n-th request goes no earlier than `pace.at + n × pace.intervalMs`.
  */
@@ -24,7 +24,7 @@ export async function sendMapped(
   destination: ActionsDestination,
   call: OutgoingCall,
   targets: readonly number[],
-  mode: RoundMode,
+  _mode: RoundMode,
   pace?: Pace,
 ): Promise<RoundResult> {
   const mappings = mappingsOf(destination);
@@ -67,14 +67,13 @@ export async function sendMapped(
         body,
       },
     });
-    if (result.outcome === "delivered" && mode === "until_success") break;
   }
 
   if (attempts.length === 0) {
     // Nothing of the call is wanted any more (its mappings were changed or disabled since it was routed).
     attempts.push(failed(-1, "no enabled mapping's trigger takes the call any more"));
   }
-  return roundResult(attempts);
+  return roundResult(attempts, "each owed");
 }
 
 /** A mapping's request that could not be made: permanent, no request sent. */

@@ -84,5 +84,5 @@ export async function sendToUrls(
     if (result.outcome === "delivered" && mode === "until_success") break;
   }
 
-  return roundResult(attempts);
+  return roundResult(attempts, "alternatives");
 }
