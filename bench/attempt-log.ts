@@ -179,6 +179,7 @@ runBenchmark(async (cleanup) => {
         attempt: 1,
         at: new Date(),
         outcome,
+        batchMessageIds: [],
         attemptId: "",
         exchange: exchangeOf(attempt),
       });

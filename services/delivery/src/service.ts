@@ -14,6 +14,7 @@ import { LogReaders } from "./api/log-readers.js";
 import { DeliveryLog } from "./api/delivery-log.js";
 import { DeliveryStats, ensureStatsConsumer, STATS_CONSUMER } from "./api/delivery-stats.js";
 import { DestinationGates } from "./pipeline/destination-gate.js";
+import { flushKinds } from "./kinds/index.js";
 import { FirstAttempts } from "./pipeline/first-attempts.js";
 import { HandlingFailures } from "./pipeline/handling-failures.js";
 import { RateLimits } from "./pipeline/rate-limits.js";
@@ -274,7 +275,10 @@ async function deliveryParts(
     finish: async () => {
       // Batches waiting outside a slot (see FirstAttempts) finish once their consumer has stopped handing out more.
       // So do retries waiting for a rate-limited destination's slots (see Retries).
-      await Promise.all([callsConsumer.stop().then(() => firstAttempts.drain()), retryConsumer.stop().then(() => retries.drain())]);
+      const stopped = [callsConsumer.stop().then(() => firstAttempts.drain()), retryConsumer.stop().then(() => retries.drain())];
+      // The consumers wait for calls in a kind's batches: those go now rather than at their batch's time.
+      flushKinds({ sender, masker, gates });
+      await Promise.all(stopped);
       await stats.close();
       await log.flush();
       await sender.close();

@@ -150,4 +150,105 @@ describe("a Webhooks (Actions) destination", () => {
     ]);
     expect((await fixture.admin.listDeadLetters({ destinationId: "actions" })).entries).toEqual([]);
   });
+
+  describe("with batching", () => {
+    const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `b${from + i}`);
+
+    it("sends a batch at its size or its wait, the array of its calls' data in order, signed over the whole body, logged once", async () => {
+      const receiver = await per.receiver();
+      const fixture = await start([
+        {
+          name: "Batched",
+          trigger: 'type = "track"',
+          url: receiver.url("/batch"),
+          data: { id: { "@path": "$.messageId" }, n: { "@path": "$.properties.n" } },
+          batching: { enabled: true, size: 3, maxWaitMs: 300 },
+        },
+      ]);
+      await fixture.publishCalls(
+        "web",
+        ids(0, 7).map((id, n) => busCall(id, track("T", { n }))),
+      );
+      await waitFor("three requests", () => receiver.requests.length >= 3);
+      await fixture.settled();
+      const bodies = receiver.requests.map((request) => JSON.parse(request.raw.toString()) as { id: string; n: number }[]);
+      expect(bodies.map((body) => body.map((item) => item.id))).toEqual([ids(0, 3), ids(3, 6), ids(6, 7)]);
+      expect(bodies[0]![1]).toEqual({ id: "b1", n: 1 });
+      for (const request of receiver.requests) expect(request.headers["x-signature"]).toBe(signatureOf(request.raw));
+
+      // One attempt per request, under its first call, listing every call; found by any of them.
+      const [logged] = await attemptsOf(fixture, "b4", 1);
+      expect(logged).toMatchObject({ outcome: "delivered", messageId: "b3", batchMessageIds: ids(3, 6) });
+      const all = await waitFor("the three requests in the log", async () => {
+        const { attempts } = await fixture.admin.listDeliveryAttempts({ destinationId: "actions" });
+        return attempts.length >= 3 && attempts;
+      });
+      expect(all).toHaveLength(3);
+      expect(all.map((attempt) => attempt.batchMessageIds).sort()).toEqual([ids(0, 3), ids(3, 6), ids(6, 7)]);
+    });
+
+    it("never puts calls whose URL, method or headers differ in one request", async () => {
+      const receiver = await per.receiver();
+      const fixture = await start([
+        {
+          name: "Per user",
+          trigger: 'type = "track"',
+          url: { "@template": `${receiver.url("/u")}/{{userId}}` },
+          headers: { "X-Plan": { "@path": "$.properties.plan" } },
+          data: { id: { "@path": "$.messageId" } },
+          batching: { enabled: true, size: 10, maxWaitMs: 200 },
+        },
+      ]);
+      await fixture.publishCalls("web", [
+        busCall("a1", track("T", { plan: "pro" }), { userId: "ann" }),
+        busCall("b1", track("T", { plan: "pro" }), { userId: "bob" }),
+        busCall("a2", track("T", { plan: "free" }), { userId: "ann" }),
+        busCall("a3", track("T", { plan: "pro" }), { userId: "ann" }),
+      ]);
+      await waitFor("three requests", () => receiver.requests.length >= 3);
+      await fixture.settled();
+      const sent = receiver.requests.map((request) => [request.path, request.headers["x-plan"], request.raw.toString()]).sort();
+      expect(sent).toEqual([
+        ["/u/ann", "free", '[{"id":"a2"}]'],
+        ["/u/ann", "pro", '[{"id":"a1"},{"id":"a3"}]'],
+        ["/u/bob", "pro", '[{"id":"b1"}]'],
+      ]);
+    });
+
+    it("retries a batch the receiver failed, loses and doubles no call, and splits a batch refused as too large (413)", async () => {
+      let failed = false;
+      const receiver = await per.receiver((request) => {
+        const items = JSON.parse(request.raw.toString()) as unknown[];
+        if (items.length > 2) return { status: 413 };
+        if (!failed) {
+          failed = true;
+          return { status: 503 };
+        }
+        return { status: 200 };
+      });
+      const fixture = await start([
+        {
+          name: "Batched",
+          trigger: 'type = "track"',
+          url: receiver.url("/b"),
+          data: { id: { "@path": "$.messageId" } },
+          batching: { enabled: true, size: 4, maxWaitMs: 200 },
+        },
+      ]);
+      await fixture.publishCalls(
+        "web",
+        ids(0, 4).map((id) => busCall(id, track("T", {}))),
+      );
+      await fixture.settled();
+      const items = receiver.requests.map((request) => (JSON.parse(request.raw.toString()) as { id: string }[]).map((item) => item.id));
+      // The 413 for all four, then the halves; the first of those failed once (503) and came again.
+      expect(items[0]).toEqual(ids(0, 4));
+      expect(items.slice(1, 3)).toEqual([ids(0, 2), ids(2, 4)]);
+      const answered200 = items.slice(3).concat([items[2]!]).flat();
+      expect(answered200.sort()).toEqual(ids(0, 4));
+      expect((await fixture.admin.listDeadLetters({ destinationId: "actions" })).entries).toEqual([]);
+      const refused = await attemptsOf(fixture, "b2", 1);
+      expect(refused.some((attempt) => attempt.status === 413 && attempt.batchMessageIds.length === 4)).toBe(true);
+    });
+  });
 });

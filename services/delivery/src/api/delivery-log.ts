@@ -113,7 +113,8 @@ export class DeliveryLog {
     const entry: DeliveredEntry = {
       destinationId,
       sourceId: round.sourceId,
-      messageId: round.call.messageId,
+      // A batch's request is logged once, under its first call (its calls' ids are in it).
+      messageId: attempt.batch ? (attempt.batch.messageIds[0] ?? "") : round.call.messageId,
       attemptNumber: round.attempt,
       atMs: Date.now(),
       attempt,

@@ -1,5 +1,5 @@
 import type { Destination } from "@switchyard/workspace";
-import type { DestinationKind } from "./kind.js";
+import type { DestinationKind, SendContext } from "./kind.js";
 import { webhooksKind } from "./webhooks/index.js";
 import { actionsKind } from "./webhooks-actions/index.js";
 
@@ -15,4 +15,9 @@ const KINDS: { readonly [Type in Destination["type"]]: DestinationKind<Extract<D
 export function kindOf(destination: Destination): DestinationKind {
   // KINDS holds each type's own kind, so the one found takes destinations of that type only.
   return KINDS[destination.type] as unknown as DestinationKind;
+}
+
+/** Sends at once what any kind holds back (see DestinationKind.flush): delivery is stopping. */
+export function flushKinds(context: SendContext): void {
+  for (const kind of Object.values(KINDS) as DestinationKind[]) kind.flush?.(context);
 }

@@ -1,5 +1,6 @@
 import type { Destination, Masker } from "@switchyard/workspace";
 import type { OutgoingCall } from "../pipeline/outgoing-calls.js";
+import type { DestinationGates } from "../pipeline/destination-gate.js";
 import type { Pace } from "../pipeline/rate-limits.js";
 import type { SendMethod, SendResult, Sender } from "../outbound/webhook-sender.js";
 
@@ -40,6 +41,14 @@ export interface DestinationKind<Of extends Destination = Destination> {
    * retryable or permanent, and carries what the attempt log records of it. With a `pace`, the
    * n-th request goes no earlier than `pace.at + n × pace.intervalMs`.
    */
+  /**
+   * Whether a round to these targets makes requests of its own, and so needs one of the
+   * destination's request slots: not when every target puts the call in a batch, which takes
+   * its slot when it goes (absent: always).
+   */
+  sendsAlone?(destination: Of, targets: readonly number[]): boolean;
+  /** Sends at once whatever the kind holds back (delivery is stopping, its consumers stopped). */
+  flush?(context: SendContext): void;
   send(
     context: SendContext,
     destination: Of,
@@ -52,11 +61,13 @@ export interface DestinationKind<Of extends Destination = Destination> {
 
 export type RoundMode = "all" | "until_success";
 
-/** What a kind sends with. */
+/** What a kind sends with: the same object for the life of a delivery process. */
 export interface SendContext {
   readonly sender: Sender;
   /** Masks header and query values for the attempt log and dead letters, as ConfigService reads do. */
   readonly masker: Masker;
+  /** The destinations' gates: a request a kind makes outside a call's round (a batch) takes its slot there. */
+  readonly gates: DestinationGates;
 }
 
 /** What every request to one target sends, and how the attempt log shows it. */
@@ -76,6 +87,8 @@ export interface UrlAttempt extends SendResult {
   url: string;
   /** What the attempt log needs of the request, all by reference (nothing is copied per request). */
   request?: { method?: SendMethod; entry: EntryRequest; headers: string[]; body: Buffer } | undefined;
+  /** For a request that carried several calls (a batch): their messageIds, in the order of its body. One object per request. */
+  batch?: { readonly messageIds: readonly string[] } | undefined;
 }
 
 /** What a round of requests came to. */

@@ -6,13 +6,15 @@ import type { RoundResult, UrlAttempt } from "./kind.js";
  * Actions kind's mappings: each must take it; one that failed for good is dead-lettered on its own).
  */
 export function roundResult(attempts: UrlAttempt[], targets: "alternatives" | "each owed"): RoundResult {
-  const retryable = attempts.filter((attempt) => attempt.outcome === "retryable");
-  const anyDelivered = attempts.some((attempt) => attempt.outcome === "delivered");
+  // A target's last request decides for it (a batch refused as too large, then sent in halves).
+  const finals = targets === "alternatives" ? attempts : [...new Map(attempts.map((attempt) => [attempt.urlIndex, attempt])).values()];
+  const retryable = finals.filter((attempt) => attempt.outcome === "retryable");
+  const anyDelivered = finals.some((attempt) => attempt.outcome === "delivered");
   if (targets === "alternatives" && anyDelivered) {
     // The common case, and nothing below matters for it: no retry is scheduled.
     return { delivered: true, attempts, retryableUrlIndexes: [], deadTargetIndexes: [], retryAfterMs: undefined };
   }
-  const permanent = attempts.filter((attempt) => attempt.outcome === "permanent").map((attempt) => attempt.urlIndex);
+  const permanent = finals.filter((attempt) => attempt.outcome === "permanent").map((attempt) => attempt.urlIndex);
   const partly = targets === "each owed" && (anyDelivered || retryable.length > 0);
   const retryAfter = Math.max(0, ...retryable.map((attempt) => attempt.retryAfterMs ?? 0));
   return {

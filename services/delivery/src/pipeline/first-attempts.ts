@@ -429,13 +429,19 @@ async function roundInSlot(
   waiting?: WaitingCalls,
   pace?: Pace,
 ): Promise<boolean> {
+  const kind = kindOf(destination);
   let release = taken;
+  if (kind.sendsAlone?.(destination, round.targetIndexes) === false) {
+    // Its requests go in batches, each taking a slot (or the probe) as it goes: the call waits in its batch without one.
+    taken?.("unused");
+    release = NO_SLOT;
+    if (waiting) waiting.calls--;
+  }
   if (!release) {
     release = await deps.gates.for(destination.id).acquire();
     if (waiting) waiting.calls--;
     if (!release) return false;
   }
-  const kind = kindOf(destination);
   const problem = kind.undeliverable(round.call);
   if (problem !== undefined) {
     release("permanent");
@@ -453,6 +459,9 @@ async function roundInSlot(
   if (settled !== SETTLED) await settled;
   return true;
 }
+
+/** The release of a round that holds no slot. */
+const NO_SLOT: Release = () => undefined;
 
 /** How a round of requests went, for the destination's circuit breaker. */
 export function roundOutcome(result: RoundResult | undefined): AttemptOutcome {

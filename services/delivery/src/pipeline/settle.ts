@@ -22,6 +22,8 @@ export const SETTLED = Promise.resolve();
  * becomes a dead letter. Resolves only once that is stored, so the caller can ack.
  */
 export class Settler {
+  private readonly seenBatches = new WeakSet<object>();
+
   constructor(
     private readonly deps: {
       retryQueue: RetryQueue;
@@ -37,8 +39,9 @@ export class Settler {
   settle(round: Round, result: RoundResult): Promise<void> {
     // The common case, every request answered 2xx: only a count, nothing to store or wait for.
     if (result.delivered && result.attempts.every((a) => a.outcome === "delivered")) {
-      for (const attempt of result.attempts) this.deps.log.delivered(round, attempt);
-      this.deps.metrics.requestsMade(result.attempts);
+      const made = this.firstSeen(result.attempts);
+      for (const attempt of made) this.deps.log.delivered(round, attempt);
+      this.deps.metrics.requestsMade(made);
       this.deps.metrics.delivered(round.call.receivedAt);
       if (round.tally) round.tally.delivered++;
       return SETTLED;
@@ -49,14 +52,16 @@ export class Settler {
   private async settleFailures(round: Round, result: RoundResult): Promise<void> {
     const task = round.task();
     const { tally } = round;
-    this.deps.metrics.requestsMade(result.attempts);
+    const made = this.firstSeen(result.attempts);
+    this.deps.metrics.requestsMade(made);
     const attempt = task.attemptsBefore + 1;
-    const failed: UrlAttempt[] = [];
-    for (const a of result.attempts) {
+    const failed = result.attempts.filter((a) => a.outcome !== "delivered");
+    const loggedFailures: UrlAttempt[] = [];
+    for (const a of made) {
       if (a.outcome === "delivered") this.deps.log.delivered(round, a);
-      else failed.push(a);
+      else loggedFailures.push(a);
     }
-    await Promise.all(failed.map((a) => this.deps.log.record({ ...attemptRecord(task, a, attempt), exchange: exchangeOf(a) })));
+    await Promise.all(loggedFailures.map((a) => this.deps.log.record(requestRecord(task, a, attempt))));
     if (tally) tally.failed += failed.length;
     if (result.deadTargetIndexes.length > 0) {
       // Those targets' part of the call, on its own: a replay sends it to them only.
@@ -95,6 +100,20 @@ export class Settler {
       lastFailure: lastFailure ? attemptRecord(task, lastFailure, attempt) : task.lastFailure,
     });
     this.deps.metrics.retryScheduled();
+  }
+
+  /**
+   * The attempts this round is the first to settle: a batch's request is in the round of each of its
+   * calls, and is logged and counted once.
+   */
+  private firstSeen(attempts: UrlAttempt[]): UrlAttempt[] {
+    if (attempts.every((a) => a.batch === undefined)) return attempts;
+    return attempts.filter((a) => {
+      if (!a.batch) return true;
+      if (this.seenBatches.has(a.batch)) return false;
+      this.seenBatches.add(a.batch);
+      return true;
+    });
   }
 
   /** Stores a dead letter (and its log entry); `tally` counts it for the handled message's usage report. */
@@ -151,7 +170,15 @@ function attemptRecord(task: DeliveryTask, attempt: UrlAttempt | undefined, numb
     attempt: number,
     at: new Date(),
     outcome: attempt?.outcome ?? "",
+    batchMessageIds: [],
     attemptId: "",
     exchange: undefined,
   };
+}
+
+/** A request as the attempt log holds it: a batch's once, under its first call, listing all of them. */
+function requestRecord(task: DeliveryTask, attempt: UrlAttempt, number: number): DeliveryAttempt {
+  const record = { ...attemptRecord(task, attempt, number), exchange: exchangeOf(attempt) };
+  const ids = attempt.batch?.messageIds;
+  return ids ? { ...record, messageId: ids[0] ?? "", batchMessageIds: [...ids] } : record;
 }

@@ -274,13 +274,16 @@ export class Retries {
       await this.deps.settler.deadLetter(task, "undeliverable", task.attemptsBefore, undeliverableAttempt(problem), tally);
       return;
     }
+    // A round whose requests go in batches does not keep the slot: each batch takes its own.
+    const alone = kind.sendsAlone?.(destination, round.targetIndexes) ?? true;
+    if (!alone) release("unused");
     let result: RoundResult | undefined;
     try {
       // A call handed over before its first attempt still gets the first attempt's rule: every URL.
       const mode = task.attemptsBefore === 0 ? "all" : "until_success";
       result = await kind.send(this.deps, destination, round.call, round.targetIndexes, mode, pace);
     } finally {
-      release(roundOutcome(result));
+      if (alone) release(roundOutcome(result));
     }
     await this.deps.settler.settle(round, result);
   }

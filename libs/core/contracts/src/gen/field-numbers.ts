@@ -550,6 +550,7 @@ export const DeliveryAttemptField = {
   AT: 8,
   OUTCOME: 9,
   SOURCE_ID: 10,
+  BATCH_MESSAGE_IDS: 13,
   ATTEMPT_ID: 11,
   EXCHANGE: 12,
 } as const;

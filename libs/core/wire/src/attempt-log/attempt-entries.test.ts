@@ -17,6 +17,7 @@ const attempt = fc
     at: fc.option(fc.date({ min: new Date(0), max: new Date(4_102_444_800_000), noInvalidDate: true }), { nil: undefined }),
     outcome: fc.constantFrom("delivered", "failed", "dead_lettered", ""),
     sourceId: text,
+    batchMessageIds: fc.array(fc.oneof(text, fc.constant("m-ünïcode-€")), { maxLength: 4 }),
     exchange: fc.option(
       fc
         .record({
@@ -51,6 +52,10 @@ describe("the attempt log read from its bytes", () => {
           expect(facts.outcomeIs(Buffer.from(expected.outcome))).toBe(true);
           expect(facts.outcomeIs(Buffer.from(`${expected.outcome}x`))).toBe(false);
           expect(facts.messageIdIs(Buffer.from(expected.messageId))).toBe(true);
+          // A batch's request is found by each of its calls' messageIds, and by no other.
+          for (const id of expected.batchMessageIds) expect(facts.messageIdIs(Buffer.from(id))).toBe(true);
+          const other = `${expected.messageId}|${expected.batchMessageIds.join("|")}|other`;
+          expect(facts.messageIdIs(Buffer.from(other))).toBe(false);
         });
       }),
       { numRuns: 300 },

@@ -53,6 +53,8 @@ const { AT, OUTCOME, MESSAGE_ID } = DeliveryAttemptField;
 export class AttemptFacts {
   private readonly slots = new Int32Array(FACT_SLOTS);
   private bytes: Buffer = Buffer.alloc(0);
+  private start = 0;
+  private end = 0;
   /** When the attempt was made (0 when unset). */
   atMs = 0;
 
@@ -62,6 +64,8 @@ export class AttemptFacts {
    */
   read(reader: WireReader, start: number, end: number): boolean {
     const { slots } = this;
+    this.start = start;
+    this.end = end;
     try {
       reader.pos = start;
       reader.fieldRanges(end, slots);
@@ -78,17 +82,36 @@ export class AttemptFacts {
     return this.fieldIs(OUTCOME, expected);
   }
 
-  /** Whether the attempt's messageId is these bytes. */
+  /** Whether the attempt's messageId is these bytes, or, for a batch's request, one of its calls' is. */
   messageIdIs(expected: Uint8Array): boolean {
-    return this.fieldIs(MESSAGE_ID, expected);
+    if (this.fieldIs(MESSAGE_ID, expected)) return true;
+    // A batch's ids come after the fields the slots hold: looked for only when the messageId differs.
+    const reader = new WireReader(this.bytes, this.start);
+    while (reader.pos < this.end) {
+      const tag = reader.varint32();
+      if (tag !== BATCH_IDS_TAG) {
+        reader.skip(tag, this.end);
+        continue;
+      }
+      const idEnd = reader.fieldEnd(this.end);
+      if (bytesAre(this.bytes, reader.pos, idEnd, expected)) return true;
+      reader.pos = idEnd;
+    }
+    return false;
   }
 
   /** Whether a field's bytes are `expected`; an absent field is empty. */
   private fieldIs(field: number, expected: Uint8Array): boolean {
     const start = this.slots[2 * field]!;
     if (start < 0) return expected.length === 0;
-    if (this.slots[2 * field + 1]! - start !== expected.length) return false;
-    for (let i = 0; i < expected.length; i++) if (this.bytes[start + i] !== expected[i]) return false;
-    return true;
+    return bytesAre(this.bytes, start, this.slots[2 * field + 1]!, expected);
   }
+}
+
+const BATCH_IDS_TAG = lengthTag(DeliveryAttemptField.BATCH_MESSAGE_IDS);
+
+function bytesAre(bytes: Uint8Array, start: number, end: number, expected: Uint8Array): boolean {
+  if (end - start !== expected.length) return false;
+  for (let i = 0; i < expected.length; i++) if (bytes[start + i] !== expected[i]) return false;
+  return true;
 }

@@ -61,6 +61,7 @@ function generated(entries: DeliveredEntry[]): Uint8Array {
       attempt: e.attemptNumber,
       at: new Date(e.atMs),
       outcome: "delivered",
+      batchMessageIds: [...(e.attempt.batch?.messageIds ?? [])],
       attemptId: "",
       exchange: exchangeOf(e.attempt),
     })),
@@ -82,6 +83,8 @@ describe("encodeDeliveredAttempts", () => {
       entry({
         attempt: attempt({ request: { method: "PUT", entry: entryRequest, headers: entryRequest.headers, body: Buffer.from("[]") } }),
       }),
+      // A batch's request: its calls' messageIds, an empty one and long ones included.
+      entry({ messageId: "m-1", attempt: attempt({ batch: { messageIds: ["m-1", "", "m-ünïcode-€", "x".repeat(200)] } }) }),
     ];
     expect(Buffer.from(encodeDeliveredAttempts(entries)).toString("hex")).toBe(Buffer.from(generated(entries)).toString("hex"));
     expect(encodeDeliveredAttempts([])).toHaveLength(0);
@@ -99,7 +102,11 @@ describe("encodeDeliveredAttempts", () => {
   });
 
   it("gives each attempt's index entry: its fields without the exchange, with the attempt_id", () => {
-    const entries = [entry(), entry({ messageId: "m-ünïcode-€", attempt: attempt({ request: undefined }) }), entry({ atMs: 0 })];
+    const entries = [
+      entry(),
+      entry({ messageId: "m-ünïcode-€", attempt: attempt({ request: undefined }) }),
+      entry({ atMs: 0, attempt: attempt({ batch: { messageIds: ["a", "b"] } }) }),
+    ];
     const buf = Buffer.alloc(entries.reduce((sum, e) => sum + encodedSize(e), 0));
     const marks: number[] = [];
     let pos = 0;

@@ -40,6 +40,8 @@ export interface LoggedAttempt {
   readonly responseHeaders?: readonly Buffer[] | undefined;
   readonly responseBody?: Buffer | undefined;
   readonly responseBodyTruncated?: boolean | undefined;
+  /** For a request that carried several calls: their messageIds, in the order of its body. */
+  readonly batch?: { readonly messageIds: readonly string[] } | undefined;
 }
 
 /** A delivered attempt as the attempt log's writer holds it until its batch is published. */
@@ -220,9 +222,18 @@ function attemptSize(entry: DeliveredEntry, exchange: number): number {
     delimitedSize(timestampSize(entry.atMs)) +
     delimitedSize(DELIVERED.length) +
     repeatedFieldSize(entry.sourceId) +
+    batchIdsSize(attempt) +
     (attempt.request ? delimitedSize(exchange) : 0)
   );
 }
+
+/** A batch's messageIds, every one written (a repeated field keeps empty elements). */
+function batchIdsSize(attempt: LoggedAttempt): number {
+  let size = 0;
+  for (const id of attempt.batch?.messageIds ?? NO_IDS) size += delimitedSize(stringSize(id));
+  return size;
+}
+const NO_IDS: readonly string[] = [];
 
 /** The request's headers as logged, by the same rule as exchangeOf: the static ones masked. */
 function loggedHeader(request: LoggedRequest, index: number): string {
@@ -286,6 +297,11 @@ function writeAttempt(out: Out, entry: DeliveredEntry, exchange: number): void {
   out.varintField(tagOf(2, 0), (entry.atMs - seconds * 1000) * 1_000_000);
   out.bytes(tagOf(A.OUTCOME, 2), DELIVERED);
   out.repeated(tagOf(A.SOURCE_ID, 2), entry.sourceId);
+  for (const id of attempt.batch?.messageIds ?? NO_IDS) {
+    out.tag(tagOf(A.BATCH_MESSAGE_IDS, 2));
+    out.varint(Buffer.byteLength(id));
+    out.pos += out.buf.write(id, out.pos);
+  }
   if (!request) return;
   out.tag(tagOf(A.EXCHANGE, 2));
   out.varint(exchange);

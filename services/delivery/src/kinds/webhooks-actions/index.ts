@@ -2,7 +2,7 @@ import type { ActionsDestination } from "@switchyard/workspace";
 import { integrationEnabled } from "../../pipeline/integrations.js";
 import type { DestinationKind } from "../kind.js";
 import { eventOf, mappingsOf } from "./mappings.js";
-import { sendMapped } from "./requests.js";
+import { actionBatches, sendMapped } from "./requests.js";
 
 /** The name of this destination in a call's `integrations` object (case-sensitive), as Segment's catalog names it. */
 export const ACTIONS_INTEGRATION = "Webhooks (Actions)";
@@ -29,6 +29,11 @@ export const actionsKind: DestinationKind<ActionsDestination> = {
     // A destination whose stored mappings no longer compile takes every call, to fail it with the reason.
     return enabledMappings(destination).filter((index) => mappings[index]?.trigger.matches(event) ?? true);
   },
+  sendsAlone(destination, targets) {
+    const mappings = mappingsOf(destination);
+    return targets.some((index) => !mappings[index]?.batching);
+  },
+  flush: (context) => actionBatches(context).flush(),
   undeliverable(call) {
     return call.call().payload ? undefined : "the call has no type";
   },

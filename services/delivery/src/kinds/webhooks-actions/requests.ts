@@ -6,32 +6,47 @@ import { webhookSignature } from "../../outbound/signature.js";
 import { standardWebhookHeaders } from "../../outbound/standard-webhooks.js";
 import type { RoundMode, RoundResult, SendContext, UrlAttempt } from "../kind.js";
 import { roundResult } from "../round-result.js";
-import { USER_AGENT } from "../webhooks/requests.js";
+import { ActionBatches } from "./batches.js";
 import { eventOf, mappingsOf, mappingsProblem } from "./mappings.js";
+import { FIXED_HEADERS, maskedRequest } from "./request-headers.js";
 
-/** The headers Switchyard sets on every request, after the mapping's (which cannot use these names). */
-const FIXED_HEADERS = ["user-agent", USER_AGENT, "content-type", "application/json"];
+/** Each delivery process's batches, by its sender (first attempts and retries share them). */
+const batchesOf = new WeakMap<SendContext["sender"], ActionBatches>();
+
+export function actionBatches(context: SendContext): ActionBatches {
+  let batches = batchesOf.get(context.sender);
+  if (!batches) {
+    batches = new ActionBatches(context);
+    batchesOf.set(context.sender, batches);
+  }
+  return batches;
+}
 
 /**
  * One call through a destination's mappings at `targets` (positions), in order, each mapping
- * whose trigger takes the call sending the request it makes of it. Each mapping is owed the call,
- * so a retry, too, goes to every target it is given (`mode` is for alternatives). A mapping that cannot make a valid request of the call (its URL is
- * not http(s), a header value not HTTP) fails for good there without a request, the reason in the
- * attempt log. With a `pace`, the n-th request goes no earlier than `pace.at + n × pace.intervalMs`.
+ * whose trigger takes the call making its request of it: sent now, or, for a batching mapping,
+ * put in its batch (see ActionBatches), the round waiting for the batch's answer. Each mapping is
+ * owed the call, so a retry, too, goes to every target it is given (`mode` is for alternatives).
+ * A mapping that cannot make a valid request of the call (its URL is not http(s), a header value
+ * not HTTP) fails for good there without a request, the reason in the attempt log. With a `pace`,
+ * the n-th request sent now goes no earlier than `pace.at + n × pace.intervalMs`.
  */
 export async function sendMapped(
-  { sender, masker }: SendContext,
+  context: SendContext,
   destination: ActionsDestination,
   call: OutgoingCall,
   targets: readonly number[],
   _mode: RoundMode,
   pace?: Pace,
 ): Promise<RoundResult> {
+  const { sender, masker } = context;
   const mappings = mappingsOf(destination);
   const problem = mappingsProblem(destination);
   const event = eventOf(call);
   const { sharedSecret, standardWebhooks } = destination.settings;
   const attempts: UrlAttempt[] = [];
+  const batched: Promise<UrlAttempt[]>[] = [];
+  let sent = 0;
 
   for (const index of targets) {
     const mapping = mappings[index];
@@ -47,27 +62,26 @@ export async function sendMapped(
       continue;
     }
     const { request } = made;
-    if (pace) await waitUntil(pace.at + attempts.length * pace.intervalMs);
+    if (mapping.batching) {
+      batched.push(actionBatches(context).add(destination, index, mapping, call.messageId, request));
+      continue;
+    }
+    if (pace) await waitUntil(pace.at + sent * pace.intervalMs);
+    sent++;
     const body = singleBody(request);
     let headers = [...request.headers, ...FIXED_HEADERS];
     if (sharedSecret) headers.push("x-signature", webhookSignature(body, sharedSecret));
     if (standardWebhooks)
       headers = headers.concat(...Object.entries(standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now())).flat());
     const result = await sender.send(request.url, headers, body, destination.id, request.method);
-    // Mapped header values may come from the call or hold credentials: the log shows fingerprints.
-    const loggedHeaders = request.headers.map((value, at) => (at % 2 === 0 ? value : masker.maskValue(value)));
     attempts.push({
       ...result,
       urlIndex: index,
       url: request.url,
-      request: {
-        method: request.method,
-        entry: { headers, loggedHeaders: [...loggedHeaders, ...FIXED_HEADERS], loggedUrl: masker.maskUrl(request.url) },
-        headers,
-        body,
-      },
+      request: { method: request.method, entry: maskedRequest(request, headers, masker), headers, body },
     });
   }
+  for (const made of await Promise.all(batched)) attempts.push(...made);
 
   if (attempts.length === 0) {
     // Nothing of the call is wanted any more (its mappings were changed or disabled since it was routed).

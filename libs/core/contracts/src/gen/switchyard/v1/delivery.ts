@@ -128,6 +128,12 @@ export interface DeliveryAttempt {
   outcome: string;
   sourceId: string;
   /**
+   * For a request that carried several calls (a Webhooks (Actions) batch): their messageIds, in
+   * the order of its body, message_id being the first. The attempt log holds such a request once;
+   * listing it by any of these messageIds finds it.
+   */
+  batchMessageIds: string[];
+  /**
    * Where the attempt log keeps this attempt, for GetDeliveryAttempt. Opaque;
    * empty where the attempt is carried inside a retry task or a dead letter,
    * and on the log streams (the API and the log's index set it).
@@ -812,6 +818,7 @@ function createBaseDeliveryAttempt(): DeliveryAttempt {
     at: undefined,
     outcome: "",
     sourceId: "",
+    batchMessageIds: [],
     attemptId: "",
     exchange: undefined,
   };
@@ -848,6 +855,9 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
     }
     if (message.sourceId !== "") {
       writer.uint32(82).string(message.sourceId);
+    }
+    for (const v of message.batchMessageIds) {
+      writer.uint32(106).string(v!);
     }
     if (message.attemptId !== "") {
       writer.uint32(90).string(message.attemptId);
@@ -951,6 +961,14 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
             message.sourceId = reader.string();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.batchMessageIds.push(reader.string());
+            continue;
+          }
           case 11: {
             if (tag !== 90) {
               break;
@@ -1007,6 +1025,11 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
         : isSet(object.source_id)
         ? globalThis.String(object.source_id)
         : "",
+      batchMessageIds: globalThis.Array.isArray(object?.batchMessageIds)
+        ? object.batchMessageIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.batch_message_ids)
+        ? object.batch_message_ids.map((e: any) => globalThis.String(e))
+        : [],
       attemptId: isSet(object.attemptId)
         ? globalThis.String(object.attemptId)
         : isSet(object.attempt_id)
@@ -1048,6 +1071,9 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
     if (message.sourceId !== "") {
       obj.sourceId = message.sourceId;
     }
+    if (message.batchMessageIds?.length) {
+      obj.batchMessageIds = message.batchMessageIds;
+    }
     if (message.attemptId !== "") {
       obj.attemptId = message.attemptId;
     }
@@ -1072,6 +1098,7 @@ export const DeliveryAttempt: MessageFns<DeliveryAttempt> = {
     message.at = object.at ?? undefined;
     message.outcome = object.outcome ?? "";
     message.sourceId = object.sourceId ?? "";
+    message.batchMessageIds = object.batchMessageIds?.map((e) => e) || [];
     message.attemptId = object.attemptId ?? "";
     message.exchange = (object.exchange !== undefined && object.exchange !== null)
       ? AttemptExchange.fromPartial(object.exchange)

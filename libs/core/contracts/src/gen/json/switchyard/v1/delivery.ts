@@ -128,6 +128,14 @@ export interface DeliveryAttempt {
     | string
     | undefined;
   /**
+   * For a request that carried several calls (a Webhooks (Actions) batch): their messageIds, in
+   * the order of its body, message_id being the first. The attempt log holds such a request once;
+   * listing it by any of these messageIds finds it.
+   */
+  batchMessageIds?:
+    | string[]
+    | undefined;
+  /**
    * Where the attempt log keeps this attempt, for GetDeliveryAttempt. Opaque;
    * empty where the attempt is carried inside a retry task or a dead letter,
    * and on the log streams (the API and the log's index set it).
