@@ -47,8 +47,29 @@ async function deliveryEnv(namespace: string): Promise<Record<string, string>> {
     workspaceFile,
     JSON.stringify({
       sources: [{ id: "web", writeKeys: ["wk_crash_test_0000001"] }],
-      destinations: [{ id: "hook", settings: { webhooks: [{ url: receiver.url("/crash") }] } }],
-      connections: [{ sourceId: "web", destinationId: "hook" }],
+      destinations: [
+        { id: "hook", settings: { webhooks: [{ url: receiver.url("/crash") }] } },
+        // Webhooks (Actions) in batches: a call waits in its batch with its bus message unacked.
+        {
+          id: "batched",
+          type: "webhooks_actions",
+          settings: {
+            mappings: [
+              {
+                name: "Batched",
+                trigger: 'type = "track"',
+                url: receiver.url("/batch"),
+                data: { messageId: { "@path": "$.messageId" } },
+                batching: { enabled: true, size: 50, maxWaitMs: 500 },
+              },
+            ],
+          },
+        },
+      ],
+      connections: [
+        { sourceId: "web", destinationId: "hook" },
+        { sourceId: "web", destinationId: "batched" },
+      ],
     }),
   );
   return {
@@ -93,18 +114,22 @@ async function settled(jsm: JetStreamManager, names: BusNames): Promise<boolean>
 
 describe("the delivery process, killed mid-run", () => {
   it(
-    "delivers every call at least once after a SIGKILL and a restart",
+    "delivers every call at least once after a SIGKILL and a restart, one by one and in batches",
     async () => {
-      // Every tenth call fails its first request, so the retry path is busy when the kill comes.
+      // Every tenth call fails its first request, and so does every batch that starts with a call m-<n>-50,
+      // so the retry path is busy when the kill comes.
       const delivered = new Map<string, number>();
+      const batched = new Map<string, number>();
       const failedOnce = new Set<string>();
       receiver.respond((request) => {
-        const messageId = String(request.json?.messageId);
-        if (messageId.endsWith("0") && !failedOnce.has(messageId)) {
-          failedOnce.add(messageId);
+        const items: { messageId: string }[] = request.path === "/batch" ? request.json : [request.json];
+        const first = String(items[0]?.messageId);
+        if (first.endsWith(request.path === "/batch" ? "-50" : "0") && !failedOnce.has(`${request.path}${first}`)) {
+          failedOnce.add(`${request.path}${first}`);
           return { status: 503 };
         }
-        delivered.set(messageId, (delivered.get(messageId) ?? 0) + 1);
+        const counts = request.path === "/batch" ? batched : delivered;
+        for (const { messageId } of items) counts.set(messageId, (counts.get(messageId) ?? 0) + 1);
         return { status: 200 };
       });
 
@@ -121,26 +146,35 @@ describe("the delivery process, killed mid-run", () => {
       await waitFor("a third of the calls to be delivered", () => delivered.size >= TOTAL / 3, { timeoutMs: 60_000, intervalMs: 5 });
       first.signal("SIGKILL");
       expect(await first.exited()).toEqual({ code: null, signal: "SIGKILL" });
+      const atKill = { "one by one": delivered.size, "in batches": batched.size };
       const deliveredAtKill = delivered.size;
       // The kill really came in the middle of the run.
       expect(deliveredAtKill).toBeLessThan(TOTAL);
 
       await startDelivery(env);
-      await waitFor("every call to be delivered", () => messageIds.every((id) => delivered.has(id)), {
+      await waitFor("every call to be delivered", () => messageIds.every((id) => delivered.has(id) && batched.has(id)), {
         timeoutMs: RECOVERY_TIMEOUT_MS,
         intervalMs: 100,
       });
       await waitFor("the consumers to settle", () => settled(jsm, names), { timeoutMs: RECOVERY_TIMEOUT_MS });
 
-      const duplicates = [...delivered].filter(([, count]) => count > 1).map(([id, count]) => `${id}×${count}`);
-      const shown = duplicates.slice(0, 50).join(", ") + (duplicates.length > 50 ? `, … ${duplicates.length - 50} more` : "");
-      // eslint-disable-next-line no-console -- the point of this test is to show what a crash costs
-      console.info(
-        `crash test: ${deliveredAtKill}/${TOTAL} delivered when killed; ${duplicates.length} calls delivered more than once` +
-          (duplicates.length > 0 ? `: ${shown}` : ""),
-      );
-      expect(messageIds.filter((id) => !delivered.has(id))).toEqual([]);
-      expect(delivered.size).toBe(TOTAL);
+      for (const [name, counts] of [
+        ["one by one", delivered],
+        ["in batches", batched],
+      ] as const) {
+        const duplicates = [...counts].filter(([, count]) => count > 1).map(([id, count]) => `${id}×${count}`);
+        const shown = duplicates.slice(0, 20).join(", ") + (duplicates.length > 20 ? `, … ${duplicates.length - 20} more` : "");
+        // eslint-disable-next-line no-console -- the point of this test is to show what a crash costs
+        console.info(
+          `crash test, ${name}: ${atKill[name]}/${TOTAL} delivered when killed; ${duplicates.length} calls delivered more than once` +
+            (duplicates.length > 0 ? `: ${shown}` : ""),
+        );
+        expect(
+          messageIds.filter((id) => !counts.has(id)),
+          name,
+        ).toEqual([]);
+        expect(counts.size, name).toBe(TOTAL);
+      }
       // Nothing was given up on.
       expect((await jsm.streams.info(names.deadStream)).state.messages).toBe(0);
     },
