@@ -238,6 +238,8 @@ async function deliveryParts(
         definition: DeliveryServiceService,
         implementation: deliveryApi({
           workspace,
+          sender,
+          masker,
           deadLetters,
           retryQueue,
           attempts: new AttemptPages(logReaders, names, config.DELIVERY_ATTEMPT_LOG_LINGER_MS),

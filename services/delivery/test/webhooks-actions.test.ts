@@ -3,7 +3,7 @@ import { Call } from "@switchyard/contracts";
 import { callEvent } from "@switchyard/mappings";
 import { waitFor, type WebhookReceiver } from "@switchyard/testkit";
 import { describe, expect, it } from "vitest";
-import { busCall, deliveryPerTest, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
+import { busCall, configService, deliveryPerTest, type DeliveryFixture } from "@switchyard/testkit/fixtures/delivery";
 
 /*
  * The Webhooks (Actions) kind through the real delivery service, nats-server and loopback
@@ -249,6 +249,83 @@ describe("a Webhooks (Actions) destination", () => {
       expect((await fixture.admin.listDeadLetters({ destinationId: "actions" })).entries).toEqual([]);
       const refused = await attemptsOf(fixture, "b2", 1);
       expect(refused.some((attempt) => attempt.status === 413 && attempt.batchMessageIds.length === 4)).toBe(true);
+    });
+  });
+
+  describe("TestActionMapping", () => {
+    const MAPPING = {
+      name: "Orders",
+      enabled: true,
+      trigger: 'type = "track" and event = "Order Completed"',
+      method: "PUT",
+      headers: { Authorization: "Bearer s3cret", "X-Event": { "@path": "$.event" } },
+      data: { total: { "@path": "$.properties.total" } },
+    };
+    const CALL = { type: "track", event: "Order Completed", userId: "u-1", messageId: "t-1", properties: { total: 12.5 } };
+
+    it("shows the exact request a mapping makes of a call, signed with the stored secret, credentials masked", async () => {
+      const receiver = await per.receiver();
+      const fixture = await start([{ ...MAPPING, url: receiver.url("/orders") }]);
+      const preview = await fixture.admin.testActionMapping({
+        destinationId: "actions",
+        mapping: { ...MAPPING, url: receiver.url("/orders") } as never,
+        call: CALL,
+      });
+      expect(preview).toMatchObject({ problems: [], taken: true, reason: "", status: 0 });
+      const body = Buffer.from(preview.request!.requestBody).toString();
+      expect(body).toBe('{"total":12.5}');
+      expect(preview.request!.method).toBe("PUT");
+      const headers = Object.fromEntries(preview.request!.requestHeaders.map((header) => [header.name, header.value]));
+      expect(headers).toMatchObject({
+        Authorization: expect.stringMatching(/^\[set:hmac:/),
+        "X-Event": expect.stringMatching(/^\[set:hmac:/),
+      });
+      expect(headers["x-signature"]).toBe(signatureOf(Buffer.from(body)));
+      expect(receiver.requests).toHaveLength(0);
+
+      const other = await fixture.admin.testActionMapping({
+        mapping: { ...MAPPING, url: receiver.url("/orders") } as never,
+        call: { ...CALL, event: "Other" },
+      });
+      expect(other.taken).toBe(false);
+    });
+
+    it("sends the request once with send, masked values standing for the stored ones, and shows the answer", async () => {
+      const receiver = await per.receiver(() => ({ status: 202, body: "queued" }));
+      const fixture = await start([{ ...MAPPING, url: receiver.url("/orders") }]);
+      const { destination } = await configService(() => fixture.admin).getDestination({ id: "actions" });
+      const [asRead] = destination!.kind?.$case === "webhooksActionsKind" ? destination!.kind.value.mappings : [];
+      expect(asRead!.headers!.Authorization).toMatch(/^\[set:hmac:/);
+      const sent = await fixture.admin.testActionMapping({ destinationId: "actions", mapping: asRead, call: CALL, send: true });
+      expect(sent).toMatchObject({ problems: [], taken: true, status: 202, error: "" });
+      expect(Buffer.from(sent.request!.responseBody).toString()).toBe("queued");
+      expect(receiver.requests).toHaveLength(1);
+      expect(receiver.requests[0]!.headers.authorization).toBe("Bearer s3cret");
+      expect(receiver.requests[0]!.method).toBe("PUT");
+      // A test is not a delivery: nothing in the attempt log.
+      expect((await fixture.admin.listDeliveryAttempts({ destinationId: "actions" })).attempts).toEqual([]);
+    });
+
+    it("names the field of every problem, and says why a call cannot be sent", async () => {
+      const receiver = await per.receiver();
+      const fixture = await start([{ ...MAPPING, url: receiver.url("/orders") }]);
+      const bad = await fixture.admin.testActionMapping({
+        mapping: { ...MAPPING, trigger: "type = track", url: receiver.url("/o"), headers: { Host: "x" } } as never,
+        call: CALL,
+      });
+      expect(bad.problems).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^mapping\.trigger: /), expect.stringMatching(/^mapping\.headers\.Host: /)]),
+      );
+      const noUrl = await fixture.admin.testActionMapping({
+        mapping: { ...MAPPING, url: { "@path": "$.properties.target" } } as never,
+        call: CALL,
+      });
+      expect(noUrl).toMatchObject({ problems: [], taken: true, reason: "url: the mapping made nothing, not a URL" });
+      const badCall = await fixture.admin.testActionMapping({
+        mapping: { ...MAPPING, url: receiver.url("/o") } as never,
+        call: { type: "bogus" },
+      });
+      expect(badCall.problems[0]).toMatch(/^call\./);
     });
   });
 });

@@ -89,6 +89,19 @@ function sameEntries(a: readonly configApi.WebhookEntry[], b: readonly configApi
   return canonical(a) === canonical(b);
 }
 
+/**
+ * An ActionMapping message as a stored destination would hold it, masked header and URL values (as
+ * reads show them) put back from its stored mapping of the same name: what TestActionMapping tests.
+ */
+export function actionMappingRecord(
+  mapping: configApi.ActionMapping,
+  stored: Destination | undefined,
+  masker: Masker,
+): ActionMappingRecord {
+  const record = mappingRecordOf(mapping);
+  return stored?.type === "webhooks_actions" && holdsMaskedMappingValues(record) ? keepMaskedMappingValues(record, stored, masker) : record;
+}
+
 /** An ActionMapping message as the record holds it (proto3 JSON's form: what the workspace file writes). */
 function mappingRecordOf(mapping: configApi.ActionMapping): ActionMappingRecord {
   return {

@@ -6,12 +6,13 @@ import type { DeadLetters } from "../retries/dead-letters.js";
 import type { AttemptPages } from "./attempt-pages.js";
 import type { DeliveryStats } from "./delivery-stats.js";
 import { kindOf } from "../kinds/index.js";
+import { testActionMapping, type MappingTestDeps } from "../kinds/webhooks-actions/mapping-test.js";
 import type { RetryQueue } from "../retries/retry-queue.js";
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1_000;
 
-export interface DeliveryApiDeps {
+export interface DeliveryApiDeps extends MappingTestDeps {
   workspace: WorkspaceView;
   deadLetters: DeadLetters;
   retryQueue: RetryQueue;
@@ -82,6 +83,8 @@ export function deliveryApi(deps: DeliveryApiDeps): AsyncService<DeliveryService
       if (!request.attemptId) throw new ServiceError("INVALID_ARGUMENT", "attempt_id: required");
       return { attempt: await deps.attempts.get(request.attemptId) };
     },
+
+    testActionMapping: (request) => testActionMapping(deps, request),
 
     getDeliveryStats: async (request) => {
       const counts = await deps.stats.counts(request.destinationId || undefined);

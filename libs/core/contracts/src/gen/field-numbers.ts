@@ -577,6 +577,25 @@ export const AttemptExchangeField = {
   RESPONSE_BODY_TRUNCATED: 7,
 } as const;
 
+/** Field numbers of switchyard.v1.TestActionMappingRequest (switchyard/v1/delivery.proto). */
+export const TestActionMappingRequestField = {
+  DESTINATION_ID: 1,
+  MAPPING: 2,
+  CALL: 3,
+  SEND: 4,
+} as const;
+
+/** Field numbers of switchyard.v1.TestActionMappingResponse (switchyard/v1/delivery.proto). */
+export const TestActionMappingResponseField = {
+  PROBLEMS: 1,
+  TAKEN: 2,
+  REASON: 3,
+  REQUEST: 4,
+  STATUS: 5,
+  ERROR: 6,
+  LATENCY_MS: 7,
+} as const;
+
 /** Field numbers of switchyard.v1.ListDeadLettersRequest (switchyard/v1/delivery.proto). */
 export const ListDeadLettersRequestField = {
   DESTINATION_ID: 1,

@@ -18,8 +18,10 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Struct } from "../../google/protobuf/struct.js";
 import { Timestamp } from "../../google/protobuf/timestamp.js";
 import { Call } from "./calls.js";
+import { ActionMapping } from "./config.js";
 
 export const protobufPackage = "switchyard.v1";
 
@@ -183,6 +185,48 @@ export interface AttemptExchange {
   responseBody: Buffer;
   /** True when the response body went on past what is kept. */
   responseBodyTruncated: boolean;
+}
+
+export interface TestActionMappingRequest {
+  /**
+   * A stored Webhooks (Actions) destination: its secrets sign the request, and masked header and
+   * URL values of `mapping`, as reads show them, stand for the stored mapping's of the same name.
+   * Empty for a destination not saved yet: the request is then unsigned.
+   */
+  destinationId: string;
+  mapping:
+    | ActionMapping
+    | undefined;
+  /** The call, as Segment JSON (what the source sent: type, event, userId, properties, ...). */
+  call:
+    | { [key: string]: any }
+    | undefined;
+  /** Also send the request. */
+  send: boolean;
+}
+
+export interface TestActionMappingResponse {
+  /** Why the mapping is refused, each problem naming its field (mapping.url: ...); nothing else is set then. */
+  problems: string[];
+  /** Whether the trigger takes the call (a request is built either way). */
+  taken: boolean;
+  /** Why this call cannot be sent (its mapped URL or headers are not valid); no request then. */
+  reason: string;
+  /**
+   * The request: method, URL (query values masked), headers (mapped and literal values masked,
+   * the signatures as sent) and the exact body.
+   */
+  request:
+    | AttemptExchange
+    | undefined;
+  /** With `send`: the answer (status 0 when there was none) and why there was none. */
+  status: number;
+  error: string;
+  /**
+   * With `send`: the response's headers and the first 4 KB of its body, in `request`'s
+   * response_headers and response_body.
+   */
+  latencyMs: number;
 }
 
 export interface ListDeadLettersRequest {
@@ -1456,6 +1500,300 @@ export const AttemptExchange: MessageFns<AttemptExchange> = {
   },
 };
 
+function createBaseTestActionMappingRequest(): TestActionMappingRequest {
+  return { destinationId: "", mapping: undefined, call: undefined, send: false };
+}
+
+export const TestActionMappingRequest: MessageFns<TestActionMappingRequest> = {
+  encode(message: TestActionMappingRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.destinationId !== "") {
+      writer.uint32(10).string(message.destinationId);
+    }
+    if (message.mapping !== undefined) {
+      ActionMapping.encode(message.mapping, writer.uint32(18).fork()).join();
+    }
+    if (message.call !== undefined) {
+      Struct.encode(Struct.wrap(message.call), writer.uint32(26).fork()).join();
+    }
+    if (message.send !== false) {
+      writer.uint32(32).bool(message.send);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestActionMappingRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestActionMappingRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.destinationId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.mapping = ActionMapping.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.call = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.send = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestActionMappingRequest {
+    return {
+      destinationId: isSet(object.destinationId)
+        ? globalThis.String(object.destinationId)
+        : isSet(object.destination_id)
+        ? globalThis.String(object.destination_id)
+        : "",
+      mapping: isSet(object.mapping) ? ActionMapping.fromJSON(object.mapping) : undefined,
+      call: isObject(object.call) ? object.call : undefined,
+      send: isSet(object.send) ? globalThis.Boolean(object.send) : false,
+    };
+  },
+
+  toJSON(message: TestActionMappingRequest): unknown {
+    const obj: any = {};
+    if (message.destinationId !== "") {
+      obj.destinationId = message.destinationId;
+    }
+    if (message.mapping !== undefined) {
+      obj.mapping = ActionMapping.toJSON(message.mapping);
+    }
+    if (message.call !== undefined) {
+      obj.call = message.call;
+    }
+    if (message.send !== false) {
+      obj.send = message.send;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TestActionMappingRequest>): TestActionMappingRequest {
+    return TestActionMappingRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TestActionMappingRequest>): TestActionMappingRequest {
+    const message = createBaseTestActionMappingRequest();
+    message.destinationId = object.destinationId ?? "";
+    message.mapping = (object.mapping !== undefined && object.mapping !== null)
+      ? ActionMapping.fromPartial(object.mapping)
+      : undefined;
+    message.call = object.call ?? undefined;
+    message.send = object.send ?? false;
+    return message;
+  },
+};
+
+function createBaseTestActionMappingResponse(): TestActionMappingResponse {
+  return { problems: [], taken: false, reason: "", request: undefined, status: 0, error: "", latencyMs: 0 };
+}
+
+export const TestActionMappingResponse: MessageFns<TestActionMappingResponse> = {
+  encode(message: TestActionMappingResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.problems) {
+      writer.uint32(10).string(v!);
+    }
+    if (message.taken !== false) {
+      writer.uint32(16).bool(message.taken);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    if (message.request !== undefined) {
+      AttemptExchange.encode(message.request, writer.uint32(34).fork()).join();
+    }
+    if (message.status !== 0) {
+      writer.uint32(40).uint32(message.status);
+    }
+    if (message.error !== "") {
+      writer.uint32(50).string(message.error);
+    }
+    if (message.latencyMs !== 0) {
+      writer.uint32(56).uint32(message.latencyMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestActionMappingResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestActionMappingResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.problems.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.taken = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.request = AttemptExchange.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.status = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.latencyMs = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestActionMappingResponse {
+    return {
+      problems: globalThis.Array.isArray(object?.problems) ? object.problems.map((e: any) => globalThis.String(e)) : [],
+      taken: isSet(object.taken) ? globalThis.Boolean(object.taken) : false,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      request: isSet(object.request) ? AttemptExchange.fromJSON(object.request) : undefined,
+      status: isSet(object.status) ? globalThis.Number(object.status) : 0,
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+      latencyMs: isSet(object.latencyMs)
+        ? globalThis.Number(object.latencyMs)
+        : isSet(object.latency_ms)
+        ? globalThis.Number(object.latency_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: TestActionMappingResponse): unknown {
+    const obj: any = {};
+    if (message.problems?.length) {
+      obj.problems = message.problems;
+    }
+    if (message.taken !== false) {
+      obj.taken = message.taken;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.request !== undefined) {
+      obj.request = AttemptExchange.toJSON(message.request);
+    }
+    if (message.status !== 0) {
+      obj.status = Math.round(message.status);
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    if (message.latencyMs !== 0) {
+      obj.latencyMs = Math.round(message.latencyMs);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TestActionMappingResponse>): TestActionMappingResponse {
+    return TestActionMappingResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TestActionMappingResponse>): TestActionMappingResponse {
+    const message = createBaseTestActionMappingResponse();
+    message.problems = object.problems?.map((e) => e) || [];
+    message.taken = object.taken ?? false;
+    message.reason = object.reason ?? "";
+    message.request = (object.request !== undefined && object.request !== null)
+      ? AttemptExchange.fromPartial(object.request)
+      : undefined;
+    message.status = object.status ?? 0;
+    message.error = object.error ?? "";
+    message.latencyMs = object.latencyMs ?? 0;
+    return message;
+  },
+};
+
 function createBaseListDeadLettersRequest(): ListDeadLettersRequest {
   return { destinationId: "", afterSequence: 0, limit: 0 };
 }
@@ -2667,6 +3005,19 @@ export const DeliveryServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * The request a Webhooks (Actions) mapping makes of a call, built as delivery builds it (the
+     * mapping's checks included); with `send`, also sent once, under the address policy, and the
+     * answer returned. A test is not a delivery: nothing is retried, logged or counted.
+     */
+    testActionMapping: {
+      name: "TestActionMapping",
+      requestType: TestActionMappingRequest as typeof TestActionMappingRequest,
+      requestStream: false,
+      responseType: TestActionMappingResponse as typeof TestActionMappingResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -2739,6 +3090,22 @@ export const DeliveryServiceService = {
       Buffer.from(GetDeliveryStatsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetDeliveryStatsResponse => GetDeliveryStatsResponse.decode(value),
   },
+  /**
+   * The request a Webhooks (Actions) mapping makes of a call, built as delivery builds it (the
+   * mapping's checks included); with `send`, also sent once, under the address policy, and the
+   * answer returned. A test is not a delivery: nothing is retried, logged or counted.
+   */
+  testActionMapping: {
+    path: "/switchyard.v1.DeliveryService/TestActionMapping" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TestActionMappingRequest): Buffer =>
+      Buffer.from(TestActionMappingRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TestActionMappingRequest => TestActionMappingRequest.decode(value),
+    responseSerialize: (value: TestActionMappingResponse): Buffer =>
+      Buffer.from(TestActionMappingResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TestActionMappingResponse => TestActionMappingResponse.decode(value),
+  },
 } as const;
 
 export interface DeliveryServiceServer extends UntypedServiceImplementation {
@@ -2755,6 +3122,12 @@ export interface DeliveryServiceServer extends UntypedServiceImplementation {
   getDeliveryAttempt: handleUnaryCall<GetDeliveryAttemptRequest, GetDeliveryAttemptResponse>;
   /** Counts of deliveries per destination. */
   getDeliveryStats: handleUnaryCall<GetDeliveryStatsRequest, GetDeliveryStatsResponse>;
+  /**
+   * The request a Webhooks (Actions) mapping makes of a call, built as delivery builds it (the
+   * mapping's checks included); with `send`, also sent once, under the address policy, and the
+   * answer returned. A test is not a delivery: nothing is retried, logged or counted.
+   */
+  testActionMapping: handleUnaryCall<TestActionMappingRequest, TestActionMappingResponse>;
 }
 
 export interface DeliveryServiceClient extends Client {
@@ -2841,6 +3214,26 @@ export interface DeliveryServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetDeliveryStatsResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * The request a Webhooks (Actions) mapping makes of a call, built as delivery builds it (the
+   * mapping's checks included); with `send`, also sent once, under the address policy, and the
+   * answer returned. A test is not a delivery: nothing is retried, logged or counted.
+   */
+  testActionMapping(
+    request: TestActionMappingRequest,
+    callback: (error: ServiceError | null, response: TestActionMappingResponse) => void,
+  ): ClientUnaryCall;
+  testActionMapping(
+    request: TestActionMappingRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TestActionMappingResponse) => void,
+  ): ClientUnaryCall;
+  testActionMapping(
+    request: TestActionMappingRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TestActionMappingResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const DeliveryServiceClient = makeGenericClientConstructor(
@@ -2900,6 +3293,10 @@ function longToNumber(int64: { toString(): string }): number {
     throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
   }
   return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

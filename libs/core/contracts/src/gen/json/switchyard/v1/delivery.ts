@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import type { Call } from "./calls.js";
+import type { ActionMapping } from "./config.js";
 
 /**
  * One call owed to one destination that is not delivered yet. The
@@ -195,6 +196,56 @@ export interface AttemptExchange {
   responseBodyTruncated?: boolean | undefined;
 }
 
+export interface TestActionMappingRequest {
+  /**
+   * A stored Webhooks (Actions) destination: its secrets sign the request, and masked header and
+   * URL values of `mapping`, as reads show them, stand for the stored mapping's of the same name.
+   * Empty for a destination not saved yet: the request is then unsigned.
+   */
+  destinationId?: string | undefined;
+  mapping?:
+    | ActionMapping
+    | undefined;
+  /** The call, as Segment JSON (what the source sent: type, event, userId, properties, ...). */
+  call?:
+    | { [key: string]: unknown }
+    | undefined;
+  /** Also send the request. */
+  send?: boolean | undefined;
+}
+
+export interface TestActionMappingResponse {
+  /** Why the mapping is refused, each problem naming its field (mapping.url: ...); nothing else is set then. */
+  problems?:
+    | string[]
+    | undefined;
+  /** Whether the trigger takes the call (a request is built either way). */
+  taken?:
+    | boolean
+    | undefined;
+  /** Why this call cannot be sent (its mapped URL or headers are not valid); no request then. */
+  reason?:
+    | string
+    | undefined;
+  /**
+   * The request: method, URL (query values masked), headers (mapped and literal values masked,
+   * the signatures as sent) and the exact body.
+   */
+  request?:
+    | AttemptExchange
+    | undefined;
+  /** With `send`: the answer (status 0 when there was none) and why there was none. */
+  status?: number | undefined;
+  error?:
+    | string
+    | undefined;
+  /**
+   * With `send`: the response's headers and the first 4 KB of its body, in `request`'s
+   * response_headers and response_body.
+   */
+  latencyMs?: number | undefined;
+}
+
 export interface ListDeadLettersRequest {
   /** Empty for every destination. */
   destinationId?:
@@ -330,4 +381,10 @@ export interface DeliveryService {
   GetDeliveryAttempt(request: GetDeliveryAttemptRequest): Promise<GetDeliveryAttemptResponse>;
   /** Counts of deliveries per destination. */
   GetDeliveryStats(request: GetDeliveryStatsRequest): Promise<GetDeliveryStatsResponse>;
+  /**
+   * The request a Webhooks (Actions) mapping makes of a call, built as delivery builds it (the
+   * mapping's checks included); with `send`, also sent once, under the address policy, and the
+   * answer returned. A test is not a delivery: nothing is retried, logged or counted.
+   */
+  TestActionMapping(request: TestActionMappingRequest): Promise<TestActionMappingResponse>;
 }
