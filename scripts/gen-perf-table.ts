@@ -146,6 +146,15 @@ const ROWS: Row[] = [
     pass: () => met(),
   },
   {
+    command: "npm run bench:actions-batches",
+    file: "actions-batches",
+    figure: (r) =>
+      `calls/s in batches of 100 ${ratio(r.ratios?.["batch-100"], 1)}, of 1000 ${ratio(r.ratios?.["batch-1000"], 1)} one by one; ` +
+      `CPU a call ${num(r.results?.["batch-1000"]?.cpuMicrosPerCall)} against ${num(r.results?.classic?.cpuMicrosPerCall)} µs`,
+    target: "≥ 10 ×",
+    pass: (r) => met(r.ratios?.["batch-100"] >= 10 && r.ratios?.["batch-1000"] >= 10),
+  },
+  {
     command: "npm run bench:client",
     file: "client",
     figure: (r) =>
