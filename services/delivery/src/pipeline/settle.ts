@@ -23,6 +23,8 @@ export const SETTLED = Promise.resolve();
  */
 export class Settler {
   private readonly seenBatches = new WeakSet<object>();
+  /** When a batch's calls are retried: the first of them to settle sets it. */
+  private readonly batchRetryAt = new WeakMap<object, number>();
 
   constructor(
     private readonly deps: {
@@ -81,13 +83,15 @@ export class Settler {
       return;
     }
     const now = Date.now();
-    const step = nextStep({
-      attempt,
-      nowMs: now,
-      windowStartMs: task.windowStart?.getTime() ?? now,
-      retryAfterMs: result.retryAfterMs,
-      schedule: this.deps.schedule,
-    });
+    const windowStartMs = task.windowStart?.getTime() ?? now;
+    let step = nextStep({ attempt, nowMs: now, windowStartMs, retryAfterMs: result.retryAfterMs, schedule: this.deps.schedule });
+    // A batch's calls come back at one time (within their windows), in their order, and are batched again.
+    const batch = lastFailure?.batch;
+    if (batch && step.kind === "retry") {
+      const sharedAt = this.batchRetryAt.get(batch);
+      if (sharedAt === undefined) this.batchRetryAt.set(batch, now + step.delayMs);
+      else if (sharedAt <= windowStartMs + this.deps.schedule.windowMs) step = { kind: "retry", delayMs: Math.max(0, sharedAt - now) };
+    }
     if (step.kind === "dead_letter") {
       await this.deadLetter(task, "window_exhausted", attempt, lastFailure, tally);
       return;
