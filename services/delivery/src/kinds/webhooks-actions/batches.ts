@@ -1,10 +1,8 @@
 import { createHash } from "node:crypto";
 import { batchBody, type CompiledActionMapping, type MappedRequest } from "@switchyard/mappings";
 import type { ActionsDestination } from "@switchyard/workspace";
-import { webhookSignature } from "../../outbound/signature.js";
-import { standardWebhookHeaders } from "../../outbound/standard-webhooks.js";
 import type { SendContext, UrlAttempt } from "../kind.js";
-import { FIXED_HEADERS, maskedRequest } from "./request-headers.js";
+import { maskedRequest, requestHeaders } from "./request-headers.js";
 
 /**
  * The batches of a Webhooks (Actions) destination's batching mappings, in one delivery process.
@@ -118,16 +116,12 @@ export class ActionBatches {
 
   private async sendOne(destination: ActionsDestination, index: number, calls: readonly Waiting[]): Promise<UrlAttempt> {
     const { sender, masker } = this.context;
-    const { sharedSecret, standardWebhooks } = destination.settings;
     const requests = calls.map((call) => call.request);
     const first = requests[0]!;
     const body = batchBody(requests);
     const batch: BatchOfAttempt = { messageIds: calls.map((call) => call.messageId) };
-    let headers = [...first.headers, ...FIXED_HEADERS];
     // Over the exact bytes sent: the whole array (Segment signs only its first element's data).
-    if (sharedSecret) headers.push("x-signature", webhookSignature(body, sharedSecret));
-    if (standardWebhooks)
-      headers = headers.concat(...Object.entries(standardWebhookHeaders(batchId(batch), body, standardWebhooks, Date.now())).flat());
+    const headers = requestHeaders(first, body, destination.settings, batchId(batch));
     const result = await sender.send(first.url, headers, body, destination.id, first.method);
     return {
       ...result,

@@ -6,10 +6,8 @@ import { batchBody, callEvent, compileActionMappings, singleBody } from "@switch
 import { ServiceError } from "@switchyard/platform";
 import { exchangeOf } from "@switchyard/wire";
 import { describeIssues, destinationSchema, type Masker, type WorkspaceView } from "@switchyard/workspace";
-import { webhookSignature } from "../../outbound/signature.js";
-import { standardWebhookHeaders } from "../../outbound/standard-webhooks.js";
 import type { Sender } from "../../outbound/webhook-sender.js";
-import { FIXED_HEADERS, maskedRequest } from "./request-headers.js";
+import { maskedRequest, requestHeaders } from "./request-headers.js";
 
 /** What a mapping test needs of delivery. */
 export interface MappingTestDeps {
@@ -18,7 +16,15 @@ export interface MappingTestDeps {
   readonly masker: Masker;
 }
 
-const EMPTY: deliveryApi.TestActionMappingResponse = { problems: [], taken: false, reason: "", request: undefined, status: 0, error: "", latencyMs: 0 };
+const EMPTY: deliveryApi.TestActionMappingResponse = {
+  problems: [],
+  taken: false,
+  reason: "",
+  request: undefined,
+  status: 0,
+  error: "",
+  latencyMs: 0,
+};
 
 /**
  * DeliveryService.TestActionMapping: the request one mapping makes of a call, checked by the same
@@ -26,7 +32,10 @@ const EMPTY: deliveryApi.TestActionMappingResponse = { problems: [], taken: fals
  * as a batch of this one call), signed with the stored destination's secrets; with `send`, sent
  * once through the sender, so the address policy holds. Nothing is retried, logged or counted.
  */
-export async function testActionMapping(deps: MappingTestDeps, request: deliveryApi.TestActionMappingRequest): Promise<deliveryApi.TestActionMappingResponse> {
+export async function testActionMapping(
+  deps: MappingTestDeps,
+  request: deliveryApi.TestActionMappingRequest,
+): Promise<deliveryApi.TestActionMappingResponse> {
   if (!request.mapping) throw new ServiceError("INVALID_ARGUMENT", "mapping: is required");
   const stored = request.destinationId ? deps.workspace.destination(request.destinationId) : undefined;
   if (request.destinationId && stored?.type !== "webhooks_actions")
@@ -59,12 +68,8 @@ export async function testActionMapping(deps: MappingTestDeps, request: delivery
 
   const mapped = made.request;
   const body = mapping!.batching ? batchBody([mapped]) : singleBody(mapped);
-  let headers = [...mapped.headers, ...FIXED_HEADERS];
   const settings = stored?.type === "webhooks_actions" ? stored.settings : undefined;
-  if (settings?.sharedSecret) headers.push("x-signature", webhookSignature(body, settings.sharedSecret));
-  if (settings?.standardWebhooks) {
-    headers = headers.concat(...Object.entries(standardWebhookHeaders(messageId, body, settings.standardWebhooks, Date.now())).flat());
-  }
+  const headers = requestHeaders(mapped, body, settings, messageId);
   const logged = { method: mapped.method, entry: maskedRequest(mapped, headers, deps.masker), headers, body };
   if (!request.send) return { ...EMPTY, taken, request: exchangeOf({ status: 0, latencyMs: 0, request: logged }) };
 

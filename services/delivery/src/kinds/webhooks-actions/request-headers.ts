@@ -1,5 +1,7 @@
 import type { MappedRequest } from "@switchyard/mappings";
-import type { Masker } from "@switchyard/workspace";
+import type { ActionsDestination, Masker } from "@switchyard/workspace";
+import { webhookSignature } from "../../outbound/signature.js";
+import { standardWebhookHeaders } from "../../outbound/standard-webhooks.js";
 import type { EntryRequest } from "../kind.js";
 import { USER_AGENT } from "../webhooks/requests.js";
 
@@ -14,4 +16,24 @@ export const FIXED_HEADERS: readonly string[] = ["user-agent", USER_AGENT, "cont
 export function maskedRequest(request: MappedRequest, headers: string[], masker: Masker): EntryRequest {
   const mapped = request.headers.map((value, at) => (at % 2 === 0 ? value : masker.maskValue(value)));
   return { headers, loggedHeaders: [...mapped, ...FIXED_HEADERS], loggedUrl: masker.maskUrl(request.url) };
+}
+
+/**
+ * The headers a mapped request is sent with: the mapping's, FIXED_HEADERS, then the signatures
+ * over `body` with the destination's secrets (none given: unsigned). `webhookId` is Standard
+ * Webhooks' webhook-id: the call's messageId, or a batch's id.
+ */
+export function requestHeaders(
+  request: MappedRequest,
+  body: Buffer,
+  secrets: Pick<ActionsDestination["settings"], "sharedSecret" | "standardWebhooks"> | undefined,
+  webhookId: string,
+): string[] {
+  const headers = [...request.headers, ...FIXED_HEADERS];
+  if (secrets?.sharedSecret) headers.push("x-signature", webhookSignature(body, secrets.sharedSecret));
+  if (secrets?.standardWebhooks) {
+    for (const [name, value] of Object.entries(standardWebhookHeaders(webhookId, body, secrets.standardWebhooks, Date.now())))
+      headers.push(name, value);
+  }
+  return headers;
 }

@@ -2,13 +2,11 @@ import { singleBody } from "@switchyard/mappings";
 import type { ActionsDestination } from "@switchyard/workspace";
 import type { OutgoingCall } from "../../pipeline/outgoing-calls.js";
 import { waitUntil, type Pace } from "../../pipeline/rate-limits.js";
-import { webhookSignature } from "../../outbound/signature.js";
-import { standardWebhookHeaders } from "../../outbound/standard-webhooks.js";
 import type { RoundMode, RoundResult, SendContext, UrlAttempt } from "../kind.js";
 import { roundResult } from "../round-result.js";
 import { ActionBatches } from "./batches.js";
 import { eventOf, mappingsOf, mappingsProblem } from "./mappings.js";
-import { FIXED_HEADERS, maskedRequest } from "./request-headers.js";
+import { maskedRequest, requestHeaders } from "./request-headers.js";
 
 /** Each delivery process's batches, by its sender (first attempts and retries share them). */
 const batchesOf = new WeakMap<SendContext["sender"], ActionBatches>();
@@ -43,7 +41,6 @@ export async function sendMapped(
   const mappings = mappingsOf(destination);
   const problem = mappingsProblem(destination);
   const event = eventOf(call);
-  const { sharedSecret, standardWebhooks } = destination.settings;
   const attempts: UrlAttempt[] = [];
   const batched: Promise<UrlAttempt[]>[] = [];
   let sent = 0;
@@ -69,10 +66,7 @@ export async function sendMapped(
     if (pace) await waitUntil(pace.at + sent * pace.intervalMs);
     sent++;
     const body = singleBody(request);
-    let headers = [...request.headers, ...FIXED_HEADERS];
-    if (sharedSecret) headers.push("x-signature", webhookSignature(body, sharedSecret));
-    if (standardWebhooks)
-      headers = headers.concat(...Object.entries(standardWebhookHeaders(call.messageId, body, standardWebhooks, Date.now())).flat());
+    const headers = requestHeaders(request, body, destination.settings, call.messageId);
     const result = await sender.send(request.url, headers, body, destination.id, request.method);
     attempts.push({
       ...result,
