@@ -1,10 +1,10 @@
-import type { CallBatch } from "@switchyard/contracts";
+import { CallField, type CallBatch } from "@switchyard/contracts";
 import { readCallBatch } from "./call-batch-reader.js";
 import { walkCallBatch } from "./call-batch-walker.js";
 import { entry, nextStructEntry, readValueKind } from "./struct-entries.js";
 import { PAYLOADS, type PayloadCase } from "./call-shape.js";
 import { UNUSUAL, WireReader } from "./reader.js";
-import { lengthTag, RECEIVED_AT, TIMESTAMP, VALUE_BOOL, VALUE_LIST, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_STRUCT } from "./tags.js";
+import { VALUE_BOOL, VALUE_LIST, VALUE_NULL, VALUE_NUMBER, VALUE_STRING, VALUE_STRUCT } from "./tags.js";
 
 /** The JSON type of a value: what a schema records for each key. */
 export type JsonValueType = "null" | "number" | "string" | "boolean" | "object" | "array";
@@ -142,26 +142,27 @@ function jsonTypeOf(value: unknown): JsonValueType {
   }
 }
 
-/** A payload as this reader needs it: the tag of its name text (-1: none) and of its Struct (-1: none). */
+/** A payload as this reader needs it: its field in Call, and those of its name text and its Struct (-1: none). */
 interface PayloadFactsShape {
   readonly type: PayloadCase;
-  readonly nameTag: number;
-  readonly structTag: number;
+  readonly field: number;
+  readonly nameField: number;
+  readonly structField: number;
 }
 
 /** The payload field that names a call, by payload: only track, page and screen calls have a name. */
 const NAME_KEYS: Partial<Record<PayloadCase, string>> = { track: "event", page: "name", screen: "name" };
 
-/** The payloads by their tag in Call (a sparse array: tags are small). */
-const PAYLOAD_BY_TAG: (PayloadFactsShape | undefined)[] = [];
-for (const shape of PAYLOADS) {
-  const nameField = shape.texts.find((text) => text.key === NAME_KEYS[shape.type]);
-  PAYLOAD_BY_TAG[lengthTag(shape.field)] = {
-    type: shape.type,
-    nameTag: nameField ? lengthTag(nameField.field) : -1,
-    structTag: shape.struct ? lengthTag(shape.struct.field) : -1,
-  };
-}
+const PAYLOAD_FACTS: readonly PayloadFactsShape[] = PAYLOADS.map((shape) => ({
+  type: shape.type,
+  field: shape.field,
+  nameField: shape.texts.find((text) => text.key === NAME_KEYS[shape.type])?.field ?? -1,
+  structField: shape.struct?.field ?? -1,
+}));
+
+/** Where a call's and a payload's length-delimited fields lie (see WireReader.fieldRanges); reused call after call. */
+const CALL_SLOTS = new Int32Array(2 * (Math.max(CallField.RECEIVED_AT, CallField.TIMESTAMP, ...PAYLOADS.map((shape) => shape.field)) + 1));
+const PAYLOAD_SLOTS = new Int32Array(2 * (Math.max(...PAYLOAD_FACTS.flatMap((shape) => [shape.nameField, shape.structField])) + 1));
 
 /** A wide Struct's keys already pushed for the call being read, with their index in facts.keys (see keyIndex). Reused. */
 const seenKeys = new Map<string, number>();
@@ -213,57 +214,48 @@ function readPlainBatch(reader: WireReader, end: number, facts: BatchFacts): voi
   });
 }
 
+/**
+ * A call's facts from where its fields lie (WireReader.fieldRanges, which leaves a repeated field
+ * to the decoder). Of two payloads of different kinds the later one is the call's, as the
+ * decoder's oneof keeps it.
+ */
 function readPlainCall(reader: WireReader, end: number, facts: BatchFacts): void {
-  const keyStart = facts.keys.length;
-  let type: PayloadCase | undefined;
-  let name = "";
-  let receivedAt = Number.NaN;
-  while (reader.pos < end) {
-    const tag = reader.varint32();
-    if (tag === RECEIVED_AT) {
-      const fieldEnd = reader.fieldEnd(end);
-      // As a Date holds it: whole milliseconds.
-      receivedAt = Math.trunc(reader.timestampMillis(reader.pos, fieldEnd));
-      continue;
-    }
-    if (tag === TIMESTAMP) {
-      // Not a fact, but read all the same: in a damaged one (a varint running past its end) the
-      // decoder reads on into the call's next fields and loses them; this then leaves it the call.
-      const fieldEnd = reader.fieldEnd(end);
-      reader.timestampMillis(reader.pos, fieldEnd);
-      continue;
-    }
-    const shape = tag < PAYLOAD_BY_TAG.length ? PAYLOAD_BY_TAG[tag] : undefined;
-    if (shape) {
-      // A later payload replaces an earlier one, keys and all.
-      facts.truncateKeys(keyStart);
-      type = shape.type;
-      name = readPlainPayload(reader, reader.fieldEnd(end), shape, facts, keyStart);
-    } else {
-      reader.skip(tag, end);
+  reader.fieldRanges(end, CALL_SLOTS);
+  const received = CALL_SLOTS[2 * CallField.RECEIVED_AT]!;
+  // As a Date holds it: whole milliseconds.
+  const receivedAt = received < 0 ? Number.NaN : Math.trunc(reader.timestampMillis(received, CALL_SLOTS[2 * CallField.RECEIVED_AT + 1]!));
+  const timestamp = CALL_SLOTS[2 * CallField.TIMESTAMP]!;
+  // Not a fact, but read all the same: in a damaged one (a varint running past its end) the decoder
+  // reads on into the call's next fields and loses them; this then leaves it the call.
+  if (timestamp >= 0) reader.timestampMillis(timestamp, CALL_SLOTS[2 * CallField.TIMESTAMP + 1]!);
+  let shape: PayloadFactsShape | undefined;
+  let payloadStart = -1;
+  for (const candidate of PAYLOAD_FACTS) {
+    const start = CALL_SLOTS[2 * candidate.field]!;
+    if (start > payloadStart) {
+      shape = candidate;
+      payloadStart = start;
     }
   }
-  if (reader.pos !== end) throw UNUSUAL;
-  facts.pushCall(type, name, receivedAt);
+  let name = "";
+  if (shape) {
+    reader.pos = payloadStart;
+    name = readPlainPayload(reader, CALL_SLOTS[2 * shape.field + 1]!, shape, facts);
+  }
+  reader.pos = end;
+  facts.pushCall(shape?.type, name, receivedAt);
 }
 
 /** Reads a payload's name and its Struct's keys; returns the name. */
-function readPlainPayload(reader: WireReader, end: number, shape: PayloadFactsShape, facts: BatchFacts, keyStart: number): string {
-  let name = "";
-  while (reader.pos < end) {
-    const tag = reader.varint32();
-    if (tag === shape.nameTag) {
-      const fieldEnd = reader.fieldEnd(end);
-      name = texts.text(reader.buf, reader.pos, fieldEnd);
-      reader.pos = fieldEnd;
-    } else if (tag === shape.structTag) {
-      facts.truncateKeys(keyStart);
-      readPlainStructKeys(reader, reader.fieldEnd(end), facts);
-    } else {
-      reader.skip(tag, end);
-    }
+function readPlainPayload(reader: WireReader, end: number, shape: PayloadFactsShape, facts: BatchFacts): string {
+  reader.fieldRanges(end, PAYLOAD_SLOTS);
+  const nameStart = shape.nameField < 0 ? -1 : PAYLOAD_SLOTS[2 * shape.nameField]!;
+  const name = nameStart < 0 ? "" : texts.text(reader.buf, nameStart, PAYLOAD_SLOTS[2 * shape.nameField + 1]!);
+  const structStart = shape.structField < 0 ? -1 : PAYLOAD_SLOTS[2 * shape.structField]!;
+  if (structStart >= 0) {
+    reader.pos = structStart;
+    readPlainStructKeys(reader, PAYLOAD_SLOTS[2 * shape.structField + 1]!, facts);
   }
-  if (reader.pos !== end) throw UNUSUAL;
   return name;
 }
 
