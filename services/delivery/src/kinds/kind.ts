@@ -19,6 +19,11 @@ import type { SendMethod, SendResult, Sender } from "../outbound/webhook-sender.
 export interface DestinationKind<Of extends Destination = Destination> {
   /** The destination's `type` in the workspace model (the case of the Destination's `kind` oneof in proto). */
   readonly type: Of["type"];
+  /**
+   * Whether its requests carry the call's webhook body (docs/contract.md §6.3), which the pipeline
+   * then writes straight from the stored bytes; a kind that does not works on the decoded call.
+   */
+  readonly sendsWebhookBody: boolean;
   /** Whether a call's `integrations` object lets it through to a destination of this kind. */
   enabledFor(integrations: Record<string, unknown> | undefined): boolean;
   /** Every target of the destination, by position, in order. */

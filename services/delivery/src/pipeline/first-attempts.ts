@@ -6,7 +6,7 @@ import { callMatches } from "./call-filter.js";
 import type { DestinationGate, DestinationGates, Release } from "./destination-gate.js";
 import { kindOf, type DestinationKind, type RoundResult } from "../kinds/index.js";
 import type { DeliveryMetrics } from "../metrics.js";
-import { readOutgoingBatch, type OutgoingBatch, type OutgoingCall } from "./outgoing-calls.js";
+import { batchSourceId, readDecodedBatch, readOutgoingBatch, type OutgoingBatch, type OutgoingCall } from "./outgoing-calls.js";
 import type { AttemptOutcome } from "../retries/retry-policy.js";
 import type { HandlingFailures } from "./handling-failures.js";
 import { OutcomeTally, type OutcomeReports } from "./outcome-reports.js";
@@ -108,7 +108,10 @@ export class FirstAttempts {
   async handle(message: JsMsg): Promise<void> {
     let batch: OutgoingBatch;
     try {
-      batch = readOutgoingBatch(message.data);
+      // The webhook body is written from the stored bytes only when one of the source's destinations sends it.
+      const routes = this.deps.workspace.routesOf(batchSourceId(message.data));
+      const bodies = routes.length === 0 || routes.some((route) => kindOf(route.destination).sendsWebhookBody);
+      batch = bodies ? readOutgoingBatch(message.data) : readDecodedBatch(message.data);
     } catch (error) {
       // Not a CallBatch: it can never be delivered, so it must not block the stream; it is kept aside.
       await this.deps.poison.setAside(message, "calls", "undecodable", error);

@@ -53,6 +53,31 @@ export function readOutgoingBatch(bytes: Uint8Array): OutgoingBatch {
 }
 
 /**
+ * The calls of a switchyard.v1.CallBatch, decoded (readCallBatch), for destinations whose kind
+ * works on the decoded call rather than on the webhook body: nothing is written that none of them
+ * sends. Bytes that are not a CallBatch throw as readCallBatch throws.
+ */
+export function readDecodedBatch(bytes: Uint8Array): OutgoingBatch {
+  return fromDecoded(readCallBatch(bytes));
+}
+
+/** The source_id of a CallBatch's bytes; "" when they are not in the plain encoding (the readers then decide). */
+export function batchSourceId(bytes: Uint8Array): string {
+  let sourceId = "";
+  try {
+    walkCallBatch(new WireReader(bytes), bytes.length, {
+      sourceId: (reader, start, end) => (sourceId = reader.text(start, end)),
+      receivedAt: () => undefined,
+      call: () => undefined,
+    });
+  } catch (error) {
+    if (error !== UNUSUAL) throw error;
+    return "";
+  }
+  return sourceId;
+}
+
+/**
  * A decoded call (a retry's, or one of an unusual batch). Its body is
  * serialised when first asked for, inside the round that sends it: a call
  * whose body cannot be made (a time no Date can format) then fails that

@@ -21,6 +21,7 @@ function enabledMappings(destination: ActionsDestination): number[] {
  */
 export const actionsKind: DestinationKind<ActionsDestination> = {
   type: "webhooks_actions",
+  sendsWebhookBody: false,
   enabledFor: (integrations) => integrationEnabled(integrations, ACTIONS_INTEGRATION),
   targets: enabledMappings,
   targetsOf(destination, call) {

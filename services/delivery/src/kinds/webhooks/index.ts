@@ -20,6 +20,7 @@ export function webhooksEnabled(integrations: Record<string, unknown> | undefine
  */
 export const webhooksKind: DestinationKind<WebhooksDestination> = {
   type: "webhooks",
+  sendsWebhookBody: true,
   enabledFor: webhooksEnabled,
   targets: everyUrl,
   // Every call goes to every URL.
