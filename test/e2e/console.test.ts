@@ -184,7 +184,7 @@ describe("the console in a browser", () => {
 
   it("sets up a webhook destination, showing the URL's error next to it, and connects the source", async () => {
     await go("Destinations");
-    await page.getByRole("link", { name: "Set up Webhooks" }).click();
+    await page.getByRole("link", { name: "Set up Webhooks", exact: true }).click();
     await page.getByRole("heading", { name: "New Webhooks destination" }).waitFor();
     await page.getByLabel("Id", { exact: true }).fill("hook");
     const url = page.getByLabel("URL 1", { exact: true });

@@ -82,7 +82,7 @@ export async function startConsole(config: ConsoleConfig, logger: Logger): Promi
           const timer = setInterval(() => events.send("overview", overview.snapshot()), OVERVIEW_PUSH_MS);
           events.onClose(() => clearInterval(timer));
         },
-        calls: (sourceId, events) => streamSourceCalls({ js, names, sourceId, events, logger }),
+        calls: (sourceId, events, recent) => streamSourceCalls({ js, names, sourceId, events, logger, recent }),
       },
       secure: tls !== undefined,
       publicOrigin: config.CONSOLE_PUBLIC_ORIGIN,

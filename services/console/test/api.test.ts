@@ -209,6 +209,12 @@ describe("with a session", () => {
       headers: { "x-csrf-token": session.csrf, origin: fixture.url },
     });
     expect(broken.status).toBe(400);
+    // The live calls feed sends at most 50 stored calls first.
+    for (const recent of ["51", "-1", "x"]) {
+      const feed = await call(`/api/live/calls?source=web&recent=${recent}`, { cookie: session.cookie });
+      expect(feed.status, recent).toBe(400);
+      expect(feed.json.error.fields).toEqual([{ field: "recent", message: "must be a whole number from 0 to 50" }]);
+    }
   });
 
   it("streams the overview, and ends the session on sign-out", async () => {

@@ -137,6 +137,9 @@ export type Destination = Filled<
   Omit<json.Destination, "webhooks" | "webhooksKind"> & { webhooks?: WebhookEntry[]; webhooksKind?: { webhooks?: WebhookEntry[] } },
   "id"
 >;
+/** A Webhooks (Actions) mapping: its URL and header values are text or mapping-kit directives (JSON). */
+export type ActionMapping = json.ActionMapping;
+export type TestActionMappingResponse = json.TestActionMappingResponse;
 export type { CallFilter, FieldCondition };
 /** Its filter as the destination form reads it: exactly one of all, any, not, field. */
 export type Connection = Filled<Omit<json.Connection, "filter"> & { filter?: CallFilter }, "sourceId" | "destinationId">;

@@ -1,5 +1,6 @@
 import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useId, useRef } from "preact/hooks";
+import type { HttpHeader } from "./api";
 import { onLinkClick } from "./router";
 
 /** A labelled input with its hint and its error (announced, and tied to the input for screen readers). */
@@ -130,7 +131,45 @@ export function Empty(props: { children: ComponentChildren }) {
   return <p class="empty">{props.children}</p>;
 }
 
+/** The headers of a request or response as sent, in order. */
+export function HeadersTable({ headers, label }: { headers: HttpHeader[] | undefined; label: string }) {
+  if (!headers?.length) return <p class="hint">No headers.</p>;
+  return (
+    <table class="headers">
+      <caption>{label}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Value</th>
+        </tr>
+      </thead>
+      <tbody>
+        {headers.map((header, index) => (
+          <tr key={index}>
+            <th scope="row" class="mono">
+              {header.name}
+            </th>
+            <td class="mono wrap">{header.value}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 // Formatting
+
+/** Base64 (proto3 JSON bytes) as text: UTF-8, JSON pretty-printed. */
+export function bodyText(base64: string | undefined): string {
+  if (!base64) return "";
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  const text = new TextDecoder().decode(bytes);
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
 
 export function formatRate(perSecond: number): string {
   if (perSecond === 0) return "0";

@@ -19,6 +19,17 @@ export function fieldKey(path: string, prefix = ""): string {
   return prefix && joined.startsWith(`${prefix}.`) ? joined.slice(prefix.length + 1) : joined === prefix ? "" : joined;
 }
 
+/** A field path as the services' problems begin (the console's server reads refusals the same way). */
+const FIELD_PATH = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+|\[\d+\])*): (.+)$/s;
+
+/** Problems a service answers as text ("mapping.url: ..."), each with its field ("" when it names none). */
+export function problemsOfTexts(texts: readonly string[]): FieldProblem[] {
+  return texts.map((text) => {
+    const match = FIELD_PATH.exec(text);
+    return match ? { field: match[1]!, message: match[2]! } : { field: "", message: text };
+  });
+}
+
 /** The form's field errors: key -> messages, plus the problems no input of the form shows. */
 export interface FormErrors {
   byField: Map<string, string>;

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import type { LiveCall } from "../src/live/view-types";
 import { currentSession } from "./api";
 
 export type LiveState = "connecting" | "live" | "reconnecting" | "closed";
@@ -43,4 +44,28 @@ export function useEventStream(url: string | undefined, handlers: Record<string,
     return () => source.close();
   }, [url]);
   return state;
+}
+
+/**
+ * A source's newest calls, newest first: its last stored ones (up to `max`), then each as it
+ * arrives. A reconnect sends the stored ones again; a call is kept once, by its messageId.
+ */
+export function useRecentCalls(sourceId: string | undefined, max: number): { calls: LiveCall[]; state: LiveState } {
+  const [calls, setCalls] = useState<LiveCall[]>([]);
+  useEffect(() => setCalls([]), [sourceId]);
+  const state = useEventStream(sourceId ? `/api/live/calls?source=${encodeURIComponent(sourceId)}&recent=${max}` : undefined, {
+    ready: () => undefined,
+    call: (data) => {
+      const live = data as LiveCall;
+      setCalls((previous) =>
+        [live, ...previous.filter((kept) => kept.call.messageId !== live.call.messageId || live.call.messageId === undefined)].slice(
+          0,
+          max,
+        ),
+      );
+    },
+    skipped: () => undefined,
+    failed: () => undefined,
+  });
+  return { calls, state };
 }

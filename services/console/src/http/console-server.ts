@@ -7,6 +7,7 @@ import { streamingMethodNames } from "../api/grpc-gateway.js";
 import { csrfTokenMatches, type Session, type SessionStore } from "../auth/sessions.js";
 import type { TrustedProxies } from "../auth/client-address.js";
 import type { SignInCheck, SignInLimiter } from "../auth/sign-in.js";
+import { MAX_RECENT_CALLS } from "../live/calls-feed.js";
 import { EventStream } from "../live/sse.js";
 import type { WebAsset } from "./web-assets.js";
 
@@ -40,7 +41,8 @@ export interface ConsoleServerDeps {
   /** Live views: each writes server-sent events until the browser goes. */
   live: {
     overview(events: EventStream): void;
-    calls(sourceId: string, events: EventStream): Promise<void>;
+    /** `recent`: how many of the source's newest stored calls come first (0: only calls from now on). */
+    calls(sourceId: string, events: EventStream, recent: number): Promise<void>;
     overviewSnapshot(): unknown;
   };
   /** The console serves TLS: cookies are Secure and named with the __Host- prefix. */
@@ -143,8 +145,11 @@ export function consoleHandler(deps: ConsoleServerDeps): (request: IncomingMessa
     if (path === "/api/live/calls" && method === "GET") {
       const sourceId = url.searchParams.get("source") ?? "";
       if (!ID_PATTERN.test(sourceId)) throw new HttpError(400, "INVALID_ARGUMENT", `source: ${ID_RULE}`);
+      const recent = url.searchParams.get("recent") ?? "0";
+      if (!/^\d{1,3}$/.test(recent) || Number(recent) > MAX_RECENT_CALLS)
+        throw new HttpError(400, "INVALID_ARGUMENT", `recent: must be a whole number from 0 to ${MAX_RECENT_CALLS}`);
       const events = new EventStream(response, () => deps.sessions.get(readCookie(request.headers.cookie, cookieName)) !== undefined);
-      await deps.live.calls(sourceId, events).catch((error: unknown) => {
+      await deps.live.calls(sourceId, events, Number(recent)).catch((error: unknown) => {
         deps.logger.warn({ err: error, sourceId }, "live debugger stream failed");
         events.send("failed", { message: "the calls stream could not be read; retrying" });
         events.close();

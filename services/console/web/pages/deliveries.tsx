@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, Config, Delivery, rpc, type DeliveryAttempt, type Destination, type HttpHeader } from "../api";
+import { ApiError, Config, Delivery, rpc, type DeliveryAttempt, type Destination } from "../api";
 import type { PageProps } from "../router";
-import { Empty, Field, Notice, PageHeader, formatTime } from "../components";
+import { bodyText, Empty, Field, HeadersTable, Notice, PageHeader, formatTime } from "../components";
 import { formErrors, NO_ERRORS, type FormErrors } from "../fields";
 import { navigate } from "../router";
 
@@ -25,18 +25,6 @@ function isoOf(local: string): string | undefined {
   if (local.trim() === "") return undefined;
   const date = new Date(local);
   return Number.isNaN(date.getTime()) ? "invalid" : date.toISOString();
-}
-
-/** Base64 (proto3 JSON bytes) as text: UTF-8, JSON pretty-printed. */
-function bodyText(base64: string | undefined): string {
-  if (!base64) return "";
-  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-  const text = new TextDecoder().decode(bytes);
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
 }
 
 function outcomeBadge(outcome: string | undefined) {
@@ -272,31 +260,6 @@ export function DeliveriesPage({ query }: PageProps) {
   );
 }
 
-function Headers({ headers, label }: { headers: HttpHeader[] | undefined; label: string }) {
-  if (!headers?.length) return <p class="hint">No headers.</p>;
-  return (
-    <table class="headers">
-      <caption>{label}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Value</th>
-        </tr>
-      </thead>
-      <tbody>
-        {headers.map((header, index) => (
-          <tr key={index}>
-            <th scope="row" class="mono">
-              {header.name}
-            </th>
-            <td class="mono wrap">{header.value}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
 /** One attempt with the request sent and the response received (GetDeliveryAttempt). */
 function AttemptDetail({ attemptId }: { attemptId: string }) {
   const [attempt, setAttempt] = useState<DeliveryAttempt>();
@@ -335,13 +298,13 @@ function AttemptDetail({ attemptId }: { attemptId: string }) {
       <p class="mono wrap">
         {exchange.method ?? "POST"} {exchange.url ?? attempt.url}
       </p>
-      <Headers headers={exchange.requestHeaders} label="Request headers" />
+      <HeadersTable headers={exchange.requestHeaders} label="Request headers" />
       <pre class="json" aria-label="Request body">
         {bodyText(exchange.requestBody)}
       </pre>
       <h3>Response</h3>
       <p>Status {attempt.status ? attempt.status : "none (no response)"}</p>
-      <Headers headers={exchange.responseHeaders} label="Response headers" />
+      <HeadersTable headers={exchange.responseHeaders} label="Response headers" />
       {responseBody !== "" ? (
         <pre class="json" aria-label="Response body">
           {responseBody}

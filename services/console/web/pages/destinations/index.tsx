@@ -38,6 +38,19 @@ export function DestinationsPage({ subpath, query }: PageProps) {
     const kind = existing
       ? kindOfDestination(existing)
       : DESTINATION_KINDS.find((entry) => entry.type === (query.get("type") ?? "webhooks"));
+    if (existing && !kind)
+      return (
+        <>
+          <PageHeader title={`Edit ${existing.id}`} />
+          <Notice kind="warning">
+            {existing.id} is of a kind of destination this console does not know, so it cannot be edited here (a form of another kind would
+            change its kind). Change it through the API, or with a console of the same version as the services.
+          </Notice>
+          <p>
+            <Link to="/destinations">Back to destinations</Link>
+          </p>
+        </>
+      );
     if ((!isNew && !existing) || !kind)
       return (
         <>
@@ -122,19 +135,17 @@ export function DestinationsPage({ subpath, query }: PageProps) {
                       <span class="mono">{destination.id}</span>
                       {destination.name && <div class="hint">{destination.name}</div>}
                     </th>
-                    <td>{kindOfDestination(destination).name}</td>
+                    <td>{kindOfDestination(destination)?.name ?? "Unknown kind"}</td>
                     <td>
                       <span class={`badge ${destination.enabled ? "good" : "muted"}`}>{destination.enabled ? "Enabled" : "Disabled"}</span>
                     </td>
                     <td>
                       <ol class="urls">
-                        {kindOfDestination(destination)
-                          .targets(destination)
-                          .map((target, index) => (
-                            <li key={index} class="mono">
-                              {target}
-                            </li>
-                          ))}
+                        {(kindOfDestination(destination)?.targets(destination) ?? []).map((target, index) => (
+                          <li key={index} class="mono">
+                            {target}
+                          </li>
+                        ))}
                       </ol>
                     </td>
                     <td>

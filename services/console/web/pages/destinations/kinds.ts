@@ -1,5 +1,7 @@
 import type { FunctionComponent } from "preact";
 import type { Destination } from "../../api";
+import { mappingsOf, valueText } from "./actions-draft";
+import { ActionsSetup } from "./actions-setup";
 import type { SetupProps } from "./setup";
 import { WebhookSetup, webhookUrls } from "./webhooks-setup";
 
@@ -26,9 +28,21 @@ export const DESTINATION_KINDS: readonly ConsoleDestinationKind[] = [
     targets: (destination) => webhookUrls(destination).map((webhook) => webhook.url),
     Setup: WebhookSetup,
   },
+  {
+    type: "webhooks_actions",
+    name: "Webhooks (Actions)",
+    description:
+      "1-20 mappings, each taking the calls its trigger (Segment's subscription language) picks and making its own request of each: URL, POST, PUT or PATCH, headers and body mapped from the call with mapping-kit; optionally in batches of up to 4000 calls.",
+    holds: (destination) => destination.webhooksActionsKind !== undefined,
+    targets: (destination) => mappingsOf(destination).map((mapping) => `${mapping.name ?? ""}: ${valueText(mapping.url)}`),
+    Setup: ActionsSetup,
+  },
 ];
 
-/** The kind of a destination read from the API (Webhooks for one that names none). */
-export function kindOfDestination(destination: Destination): ConsoleDestinationKind {
-  return DESTINATION_KINDS.find((kind) => kind.holds(destination)) ?? DESTINATION_KINDS[0]!;
+/**
+ * The kind of a destination read from the API; undefined for one of a kind this console does
+ * not know, which it must not open in another kind's form (saving would turn it into that kind).
+ */
+export function kindOfDestination(destination: Destination): ConsoleDestinationKind | undefined {
+  return DESTINATION_KINDS.find((kind) => kind.holds(destination));
 }
