@@ -279,7 +279,7 @@ async function deliveryParts(
       // So do retries waiting for a rate-limited destination's slots (see Retries).
       const stopped = [callsConsumer.stop().then(() => firstAttempts.drain()), retryConsumer.stop().then(() => retries.drain())];
       // The consumers wait for calls in a kind's batches: those go now rather than at their batch's time.
-      flushKinds({ sender, masker, gates });
+      flushKinds({ sender, masker, gates, rateLimits });
       await Promise.all(stopped);
       await stats.close();
       await log.flush();

@@ -17,11 +17,11 @@ const SECRET = "actions-shared-secret";
 const track = (event: string, properties: Record<string, unknown>): Call["payload"] => ({ $case: "track", value: { event, properties } });
 const identify = (traits: Record<string, unknown>): Call["payload"] => ({ $case: "identify", value: { traits } });
 
-function start(mappings: unknown[], env: Record<string, string> = {}): Promise<DeliveryFixture> {
+function start(mappings: unknown[], env: Record<string, string> = {}, destination: object = {}): Promise<DeliveryFixture> {
   return per.start({
     workspace: {
       sources: [{ id: "web", writeKeys: ["wk_actions_test_0123"] }],
-      destinations: [{ id: "actions", type: "webhooks_actions", settings: { sharedSecret: SECRET, mappings } }],
+      destinations: [{ id: "actions", type: "webhooks_actions", settings: { sharedSecret: SECRET, mappings }, ...destination }],
       connections: [{ sourceId: "web", destinationId: "actions" }],
     },
     env,
@@ -185,6 +185,34 @@ describe("a Webhooks (Actions) destination", () => {
       });
       expect(all).toHaveLength(3);
       expect(all.map((attempt) => attempt.batchMessageIds).sort()).toEqual([ids(0, 3), ids(3, 6), ids(6, 7)]);
+    });
+
+    it("claims one request of the destination's rate limit per batch, not one per call", async () => {
+      const receiver = await per.receiver();
+      const fixture = await start(
+        [
+          {
+            name: "Limited",
+            trigger: 'type = "track"',
+            url: receiver.url("/limited"),
+            data: { id: { "@path": "$.messageId" } },
+            batching: { enabled: true, size: 50, maxWaitMs: 200 },
+          },
+        ],
+        {},
+        { maxRequestsPerSecond: 2 },
+      );
+      await fixture.publishCalls(
+        "web",
+        ids(0, 100).map((id) => busCall(id, track("T", {}))),
+      );
+      // At one request per call, 100 calls would take 50 s at this limit; two batches take one second.
+      const items = () =>
+        receiver.requests.flatMap((request) => (JSON.parse(request.raw.toString()) as { id: string }[]).map((item) => item.id));
+      await waitFor("every call in its batch", () => items().length >= 100);
+      await fixture.settled();
+      expect(items().sort()).toEqual(ids(0, 100).sort());
+      expect(receiver.requests).toHaveLength(2);
     });
 
     it("never puts calls whose URL, method or headers differ in one request", async () => {

@@ -21,3 +21,8 @@ export function kindOf(destination: Destination): DestinationKind {
 export function flushKinds(context: SendContext): void {
   for (const kind of Object.values(KINDS) as DestinationKind[]) kind.flush?.(context);
 }
+
+/** How many requests a round of `kind` to these targets makes of its own (see DestinationKind.requestsOf). */
+export function requestsOf(kind: DestinationKind, destination: Destination, targets: readonly number[]): number {
+  return kind.requestsOf ? kind.requestsOf(destination, targets) : targets.length;
+}

@@ -1,7 +1,7 @@
 import type { Destination, Masker } from "@switchyard/workspace";
 import type { OutgoingCall } from "../pipeline/outgoing-calls.js";
 import type { DestinationGates } from "../pipeline/destination-gate.js";
-import type { Pace } from "../pipeline/rate-limits.js";
+import type { Pace, RateLimits } from "../pipeline/rate-limits.js";
 import type { SendMethod, SendResult, Sender } from "../outbound/webhook-sender.js";
 
 /**
@@ -47,11 +47,11 @@ export interface DestinationKind<Of extends Destination = Destination> {
    * n-th request goes no earlier than `pace.at + n × pace.intervalMs`.
    */
   /**
-   * Whether a round to these targets makes requests of its own, and so needs one of the
-   * destination's request slots: not when every target puts the call in a batch, which takes
-   * its slot when it goes (absent: always).
+   * How many requests a round to these targets makes of its own (absent: one per target): what it
+   * claims of the destination's rate limit, and whether it needs a request slot of its gate. A
+   * target that puts the call in a batch makes none: the batch claims its slot and its rate as it goes.
    */
-  sendsAlone?(destination: Of, targets: readonly number[]): boolean;
+  requestsOf?(destination: Of, targets: readonly number[]): number;
   /** Sends at once whatever the kind holds back (delivery is stopping, its consumers stopped). */
   flush?(context: SendContext): void;
   send(
@@ -73,6 +73,8 @@ export interface SendContext {
   readonly masker: Masker;
   /** The destinations' gates: a request a kind makes outside a call's round (a batch) takes its slot there. */
   readonly gates: DestinationGates;
+  /** Rate-limited destinations' schedules: such a request claims its turn there too. */
+  readonly rateLimits: RateLimits;
 }
 
 /** What every request to one target sends, and how the attempt log shows it. */

@@ -4,7 +4,7 @@ import type { CallRoute, Destination, Masker, WorkspaceView } from "@switchyard/
 import type { Logger } from "@switchyard/platform";
 import { callMatches } from "./call-filter.js";
 import type { DestinationGate, DestinationGates, Release } from "./destination-gate.js";
-import { kindOf, type DestinationKind, type RoundResult } from "../kinds/index.js";
+import { kindOf, requestsOf, type DestinationKind, type RoundResult } from "../kinds/index.js";
 import type { DeliveryMetrics } from "../metrics.js";
 import { batchSourceId, readDecodedBatch, readOutgoingBatch, type OutgoingBatch, type OutgoingCall } from "./outgoing-calls.js";
 import type { AttemptOutcome } from "../retries/retry-policy.js";
@@ -250,15 +250,26 @@ export class FirstAttempts {
     origin: string,
     toSend: WaitingCalls,
   ): Promise<void> {
+    const kind = kindOf(destination);
+    // A round whose requests all go in batches claims nothing here: its batch claims its own turn.
+    const batched = rounds.map((round) => requestsOf(kind, destination, round.targetIndexes) === 0);
     const slots = await Promise.all(
-      rounds.map((round) => this.deps.rateLimits.firstAttempt(destination.id, limit, round.targetIndexes.length)),
+      rounds.map((round, index) =>
+        batched[index]
+          ? Promise.resolve(Date.now())
+          : this.deps.rateLimits.firstAttempt(destination.id, limit, requestsOf(kind, destination, round.targetIndexes)),
+      ),
     );
     toSend.calls = 0;
     const intervalMs = 1000 / limit;
     const send = async () => {
       const sending = rounds.flatMap((round, index) => {
         const at = slots[index];
-        return at === undefined ? [] : [{ round, sent: pacedRound(this.deps, round, destination, { at, intervalMs }) }];
+        if (at === undefined) return [];
+        const sent = batched[index]
+          ? firstRoundWhenFree(this.deps, round, destination)
+          : pacedRound(this.deps, round, destination, { at, intervalMs });
+        return [{ round, sent }];
       });
       const sent = await Promise.all(sending.map((s) => s.sent));
       const refused = sending.filter((_, index) => !sent[index]).map((s) => s.round);
@@ -377,7 +388,7 @@ class DeferralGroup {
   }
 }
 
-type RoundDeps = Pick<FirstAttemptDeps, "sender" | "masker" | "gates" | "settler">;
+type RoundDeps = Pick<FirstAttemptDeps, "sender" | "masker" | "gates" | "rateLimits" | "settler">;
 
 /**
  * A call's first round: a request to every URL in order, the outcome settled.
@@ -434,7 +445,7 @@ async function roundInSlot(
 ): Promise<boolean> {
   const kind = kindOf(destination);
   let release = taken;
-  if (kind.sendsAlone?.(destination, round.targetIndexes) === false) {
+  if (requestsOf(kind, destination, round.targetIndexes) === 0) {
     // Its requests go in batches, each taking a slot (or the probe) as it goes: the call waits in its batch without one.
     taken?.("unused");
     release = NO_SLOT;

@@ -2,7 +2,7 @@ import type { JsMsg } from "@nats-io/jetstream";
 import type { DeferredCalls, DeliveryTask } from "@switchyard/contracts";
 import type { Destination } from "@switchyard/workspace";
 import type { Release } from "../pipeline/destination-gate.js";
-import { kindOf, type RoundResult } from "../kinds/index.js";
+import { kindOf, requestsOf, type RoundResult } from "../kinds/index.js";
 import { firstRound, firstRoundWhenFree, pacedRound, roundOutcome, type DeliveryDeps } from "../pipeline/first-attempts.js";
 import type { HandlingFailures } from "../pipeline/handling-failures.js";
 import { isLate, TURN_HORIZON_MS, waitUntil, type Pace, type RateLimits } from "../pipeline/rate-limits.js";
@@ -163,10 +163,15 @@ export class Retries {
     const probing = this.deps.gates.for(destination.id).failing;
     const rounds = work.kind === "task" ? [this.retryRound(work.task, destination, tally)] : deferredRounds(work.group, destination, tally);
     const sending = probing ? rounds.slice(0, 1) : rounds;
-    const slots = sending.reduce((sum, round) => sum + round.targetIndexes.length, 0);
+    const kind = kindOf(destination);
+    const slots = sending.reduce((sum, round) => sum + requestsOf(kind, destination, round.targetIndexes), 0);
     let turn: Awaited<ReturnType<RateLimits["turn"]>>;
     try {
-      turn = await this.deps.rateLimits.turn(destination.id, limit, Math.max(1, slots));
+      // Calls that go in batches claim no turn of their own: their batch claims one.
+      turn =
+        slots === 0
+          ? { granted: true, pace: { at: Date.now(), intervalMs: 0 } }
+          : await this.deps.rateLimits.turn(destination.id, limit, slots);
     } catch (error) {
       release("unused");
       throw error;
@@ -275,7 +280,7 @@ export class Retries {
       return;
     }
     // A round whose requests go in batches does not keep the slot: each batch takes its own.
-    const alone = kind.sendsAlone?.(destination, round.targetIndexes) ?? true;
+    const alone = requestsOf(kind, destination, round.targetIndexes) > 0;
     if (!alone) release("unused");
     let result: RoundResult | undefined;
     try {

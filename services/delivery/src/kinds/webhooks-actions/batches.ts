@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { batchBody, type CompiledActionMapping, type MappedRequest } from "@switchyard/mappings";
 import type { ActionsDestination } from "@switchyard/workspace";
+import { TURN_HORIZON_MS, waitUntil } from "../../pipeline/rate-limits.js";
 import type { SendContext, UrlAttempt } from "../kind.js";
 import { maskedRequest, requestHeaders } from "./request-headers.js";
 
@@ -114,8 +115,18 @@ export class ActionBatches {
     return made;
   }
 
+  /** Waits for the request's turn at a rate-limited destination: a batch is one request of its limit. Waiting drops nothing. */
+  private async turn(destinationId: string, limit: number): Promise<void> {
+    for (;;) {
+      const turn = await this.context.rateLimits.turn(destinationId, limit, 1);
+      if (turn.granted) return waitUntil(turn.pace.at);
+      await waitUntil(turn.freeAt - TURN_HORIZON_MS);
+    }
+  }
+
   private async sendOne(destination: ActionsDestination, index: number, calls: readonly Waiting[]): Promise<UrlAttempt> {
     const { sender, masker } = this.context;
+    if (destination.maxRequestsPerSecond !== undefined) await this.turn(destination.id, destination.maxRequestsPerSecond);
     const requests = calls.map((call) => call.request);
     const first = requests[0]!;
     const body = batchBody(requests);

@@ -30,9 +30,9 @@ export const actionsKind: DestinationKind<ActionsDestination> = {
     // A destination whose stored mappings no longer compile takes every call, to fail it with the reason.
     return enabledMappings(destination).filter((index) => mappings[index]?.trigger.matches(event) ?? true);
   },
-  sendsAlone(destination, targets) {
+  requestsOf(destination, targets) {
     const mappings = mappingsOf(destination);
-    return targets.some((index) => !mappings[index]?.batching);
+    return targets.filter((index) => !mappings[index]?.batching).length;
   },
   flush: (context) => actionBatches(context).flush(),
   undeliverable(call) {
