@@ -1,6 +1,6 @@
 import { HTTP_HEADER_NAME, HTTP_HEADER_VALUE } from "@switchyard/calls";
 import { z } from "zod";
-import { compileActionMappings } from "@switchyard/mappings";
+import { compileActionMappings, MAX_ACTION_MAPPINGS } from "@switchyard/mappings";
 import { callFilterSchema } from "./call-filter.js";
 import { decodeQueryValue, isMaskedValue, urlQueryPairs } from "./masking.js";
 
@@ -253,13 +253,22 @@ export type StandardWebhooksSettings = z.output<typeof standardWebhooksSchema>;
 
 type WebhookEntrySchema = typeof storedWebhookEntrySchema | typeof webhookEntrySchema;
 
+/** The error of a destination without its settings object. */
+const SETTINGS_RULE = { error: "must be an object: the destination kind's settings" };
+
 function webhookSettingsSchemaOf<Entry extends WebhookEntrySchema>(entry: Entry) {
   return z
-    .object({
-      webhooks: z.array(entry).min(1, "needs 1 to 5 webhook entries").max(5, "needs 1 to 5 webhook entries"),
-      sharedSecret: z.string().min(1, "must be a non-empty string").optional(),
-      standardWebhooks: standardWebhooksSchema.optional(),
-    })
+    .object(
+      {
+        webhooks: z
+          .array(entry, { error: "needs 1 to 5 webhook entries" })
+          .min(1, "needs 1 to 5 webhook entries")
+          .max(5, "needs 1 to 5 webhook entries"),
+        sharedSecret: z.string().min(1, "must be a non-empty string").optional(),
+        standardWebhooks: standardWebhooksSchema.optional(),
+      },
+      SETTINGS_RULE,
+    )
     .superRefine((settings, ctx) => {
       if (!settings.standardWebhooks) return;
       settings.webhooks.forEach((entry, index) => {
@@ -323,11 +332,14 @@ export type ActionMappingRecord = z.output<typeof actionMappingSchema>;
 const sharedSecretRule = z.string().min(1, "must be a non-empty string").optional();
 
 /** A Webhooks (Actions) destination's settings, as stored. */
-const storedActionsSettingsSchema = z.object({
-  mappings: z.array(actionMappingSchema),
-  sharedSecret: sharedSecretRule,
-  standardWebhooks: standardWebhooksSchema.optional(),
-});
+const storedActionsSettingsSchema = z.object(
+  {
+    mappings: z.array(actionMappingSchema, { error: `needs 1 to ${MAX_ACTION_MAPPINGS} mappings` }),
+    sharedSecret: sharedSecretRule,
+    standardWebhooks: standardWebhooksSchema.optional(),
+  },
+  SETTINGS_RULE,
+);
 
 /**
  * The same, to store: the mappings must compile (1 to MAX_ACTION_MAPPINGS, each trigger, URL,
