@@ -1,6 +1,7 @@
 import type { ActionMapping } from "@switchyard/contracts/json";
 import { describe, expect, it } from "vitest";
-import { compileActionMappings, MAX_ACTION_MAPPINGS, type CompiledActionMapping } from "./action-mappings.js";
+import { compileActionMappings, type CompiledActionMapping } from "./action-mappings.js";
+import { MAX_ACTION_MAPPINGS } from "./limits.js";
 
 const ORDERS: ActionMapping = {
   name: "Orders",

@@ -1,6 +1,15 @@
 import type { ActionMapping as ActionMappingJson } from "@switchyard/contracts/json";
 import { ActionRequestMapping, type MappedRequestResult } from "./action-request.js";
 import type { JsonObject, JsonValue } from "./mapping.js";
+import {
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_BATCH_WAIT_MS,
+  MAX_ACTION_MAPPINGS,
+  MAX_BATCH_SIZE,
+  MAX_BATCH_WAIT_MS,
+  MAX_MAPPING_NAME_CHARS,
+  MIN_BATCH_WAIT_MS,
+} from "./limits.js";
 import { Trigger, TriggerError } from "./trigger.js";
 
 /*
@@ -9,18 +18,6 @@ import { Trigger, TriggerError } from "./trigger.js";
  * problem names the mapping and the field (`mappings.1.trigger: ...`), and what is compiled is
  * what delivery applies to each call.
  */
-
-/** Most mappings one destination holds. */
-export const MAX_ACTION_MAPPINGS = 20;
-/** Longest mapping name. */
-export const MAX_MAPPING_NAME_CHARS = 100;
-/** A batch's size bounds and default (Segment's UI offers 1000 and takes up to 4000). */
-export const MAX_BATCH_SIZE = 4000;
-export const DEFAULT_BATCH_SIZE = 1000;
-/** How long a batch's first call waits for the batch to fill: bounds and default. */
-export const MIN_BATCH_WAIT_MS = 10;
-export const MAX_BATCH_WAIT_MS = 60_000;
-export const DEFAULT_BATCH_WAIT_MS = 1_000;
 
 /** One mapping, compiled. */
 export interface CompiledActionMapping {

@@ -1,4 +1,5 @@
 import { HTTP_HEADER_NAME, HTTP_HEADER_VALUE } from "@switchyard/calls";
+import { ACTION_METHODS } from "./limits.js";
 import { Mapping, mappingProblems, type JsonObject, type JsonValue } from "./mapping.js";
 
 /*
@@ -11,8 +12,6 @@ import { Mapping, mappingProblems, type JsonObject, type JsonValue } from "./map
  * fails for good, with the reason.
  */
 
-/** The methods a mapping may send with. */
-export const ACTION_METHODS = ["POST", "PUT", "PATCH"] as const;
 export type ActionMethod = (typeof ACTION_METHODS)[number];
 
 /** What the whole call is, as Segment's webhook action maps it by default. */

@@ -12,11 +12,13 @@ export type { JsonObject, JsonValue, MappedValue } from "./mapping.js";
 /** A call in Segment's event shape, what triggers and mappings read. */
 export { callEvent } from "./call-event.js";
 /** The request a Webhooks (Actions) mapping makes of a call, and the bodies of one call and of a batch. */
-export { ACTION_METHODS, ActionRequestMapping, DEFAULT_DATA, batchBody, singleBody } from "./action-request.js";
+export { ActionRequestMapping, DEFAULT_DATA, batchBody, singleBody } from "./action-request.js";
 export type { ActionFields, ActionMethod, MappedRequest, MappedRequestResult } from "./action-request.js";
 /** A Webhooks (Actions) destination's mappings, checked (problems name mapping and field) and compiled. */
+export { compileActionMappings } from "./action-mappings.js";
+/** The kind's limits and defaults (also `@switchyard/mappings/limits`, for the browser). */
 export {
-  compileActionMappings,
+  ACTION_METHODS,
   DEFAULT_BATCH_SIZE,
   DEFAULT_BATCH_WAIT_MS,
   MAX_ACTION_MAPPINGS,
@@ -24,5 +26,5 @@ export {
   MAX_BATCH_WAIT_MS,
   MAX_MAPPING_NAME_CHARS,
   MIN_BATCH_WAIT_MS,
-} from "./action-mappings.js";
+} from "./limits.js";
 export type { CompiledActionMapping, CompiledActionMappings } from "./action-mappings.js";

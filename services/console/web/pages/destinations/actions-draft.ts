@@ -6,6 +6,7 @@
  */
 
 import type * as json from "@switchyard/contracts/json";
+import { DEFAULT_BATCH_SIZE, DEFAULT_BATCH_WAIT_MS, MAX_BATCH_SIZE } from "@switchyard/mappings/limits";
 
 type ActionMapping = json.ActionMapping;
 /** A problem a service named, with its field (as FieldProblem in api.ts, which Node cannot load). */
@@ -14,12 +15,7 @@ interface NamedProblem {
   message: string;
 }
 
-/** Most mappings a destination holds. */
-export const MAX_MAPPINGS = 20;
-export const ACTION_METHODS = ["POST", "PUT", "PATCH"] as const;
-/** What the service uses for a batch's size and wait when they are 0 (or left empty here). */
-export const DEFAULT_BATCH_SIZE = 1000;
-export const DEFAULT_BATCH_WAIT_MS = 1000;
+export { ACTION_METHODS, MAX_ACTION_MAPPINGS } from "@switchyard/mappings/limits";
 /** What an empty data field stands for: the whole call. */
 export const WHOLE_CALL = '{"@path": "$."}';
 /** A literal header value as reads show it; sent back as it is, it keeps the stored value. */
@@ -162,7 +158,7 @@ export function mappingOf(draft: MappingDraft): { mapping: ActionMapping; proble
   const batching = draft.batching
     ? {
         enabled: true,
-        size: whole(draft.batchSize, "batching.size", "must be a whole number of calls, 1-4000"),
+        size: whole(draft.batchSize, "batching.size", `must be a whole number of calls, 1-${MAX_BATCH_SIZE}`),
         maxWaitMs: whole(draft.batchMaxWaitMs, "batching.maxWaitMs", "must be a whole number of milliseconds, 10-60000"),
       }
     : undefined;

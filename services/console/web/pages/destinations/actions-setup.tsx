@@ -5,7 +5,7 @@ import { problemsOfTexts } from "../../fields";
 import {
   draftOfMapping,
   isKeyOfMapping,
-  MAX_MAPPINGS,
+  MAX_ACTION_MAPPINGS,
   mappingKeys,
   mappingOf,
   mappingsOf,
@@ -135,7 +135,7 @@ export function ActionsSetup(props: SetupProps) {
             unsaved={existing === undefined}
           />
         ))}
-        {mappings.length < MAX_MAPPINGS && (
+        {mappings.length < MAX_ACTION_MAPPINGS && (
           <button type="button" class="secondary" onClick={() => setMappings((all) => [...all, newMapping(all)])}>
             Add a mapping
           </button>

@@ -1,3 +1,4 @@
+import { MAX_ACTION_MAPPINGS, MAX_BATCH_SIZE } from "@switchyard/mappings/limits";
 import type { FunctionComponent } from "preact";
 import type { Destination } from "../../api";
 import { mappingsOf, valueText } from "./actions-draft";
@@ -31,8 +32,7 @@ export const DESTINATION_KINDS: readonly ConsoleDestinationKind[] = [
   {
     type: "webhooks_actions",
     name: "Webhooks (Actions)",
-    description:
-      "1-20 mappings, each taking the calls its trigger (Segment's subscription language) picks and making its own request of each: URL, POST, PUT or PATCH, headers and body mapped from the call with mapping-kit; optionally in batches of up to 4000 calls.",
+    description: `1-${MAX_ACTION_MAPPINGS} mappings, each taking the calls its trigger (Segment's subscription language) picks and making its own request of each: URL, POST, PUT or PATCH, headers and body mapped from the call with mapping-kit; optionally in batches of up to ${MAX_BATCH_SIZE} calls.`,
     holds: (destination) => destination.webhooksActionsKind !== undefined,
     targets: (destination) => mappingsOf(destination).map((mapping) => `${mapping.name ?? ""}: ${valueText(mapping.url)}`),
     Setup: ActionsSetup,

@@ -1,5 +1,6 @@
 import { useId } from "preact/hooks";
 import { Field } from "../../components";
+import { MAX_BATCH_SIZE } from "@switchyard/mappings/limits";
 import { ACTION_METHODS, headerValueKey, MASKED_VALUE, WHOLE_CALL, type HeaderDraft, type MappingDraft } from "./actions-draft";
 import { MappingTest, type TestOutcome } from "./mapping-test";
 
@@ -121,7 +122,7 @@ export function MappingEditor(props: {
       {error(`${at}.batching`) && <p class="field-error">{error(`${at}.batching`)}</p>}
       {draft.batching && (
         <div class="mapping-batching">
-          <Field label="Batch size (calls)" error={error(`${at}.batching.size`)} hint="1-4000.">
+          <Field label="Batch size (calls)" error={error(`${at}.batching.size`)} hint={`1-${MAX_BATCH_SIZE}.`}>
             {(attributes) => (
               <input
                 {...attributes}
