@@ -252,12 +252,10 @@ export class FirstAttempts {
   ): Promise<void> {
     const kind = kindOf(destination);
     // A round whose requests all go in batches claims nothing here: its batch claims its own turn.
-    const batched = rounds.map((round) => requestsOf(kind, destination, round.targetIndexes) === 0);
+    const requests = rounds.map((round) => requestsOf(kind, destination, round.targetIndexes));
     const slots = await Promise.all(
-      rounds.map((round, index) =>
-        batched[index]
-          ? Promise.resolve(Date.now())
-          : this.deps.rateLimits.firstAttempt(destination.id, limit, requestsOf(kind, destination, round.targetIndexes)),
+      requests.map((count) =>
+        count === 0 ? Promise.resolve(Date.now()) : this.deps.rateLimits.firstAttempt(destination.id, limit, count),
       ),
     );
     toSend.calls = 0;
@@ -266,9 +264,10 @@ export class FirstAttempts {
       const sending = rounds.flatMap((round, index) => {
         const at = slots[index];
         if (at === undefined) return [];
-        const sent = batched[index]
-          ? firstRoundWhenFree(this.deps, round, destination)
-          : pacedRound(this.deps, round, destination, { at, intervalMs });
+        const sent =
+          requests[index] === 0
+            ? firstRoundWhenFree(this.deps, round, destination)
+            : pacedRound(this.deps, round, destination, { at, intervalMs });
         return [{ round, sent }];
       });
       const sent = await Promise.all(sending.map((s) => s.sent));

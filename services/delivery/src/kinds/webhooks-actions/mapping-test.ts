@@ -37,9 +37,10 @@ export async function testActionMapping(
   request: deliveryApi.TestActionMappingRequest,
 ): Promise<deliveryApi.TestActionMappingResponse> {
   if (!request.mapping) throw new ServiceError("INVALID_ARGUMENT", "mapping: is required");
-  const stored = request.destinationId ? deps.workspace.destination(request.destinationId) : undefined;
-  if (request.destinationId && stored?.type !== "webhooks_actions")
+  const found = request.destinationId ? deps.workspace.destination(request.destinationId) : undefined;
+  if (request.destinationId && found?.type !== "webhooks_actions")
     throw new ServiceError("NOT_FOUND", `destination_id: no Webhooks (Actions) destination "${request.destinationId}"`);
+  const stored = found?.type === "webhooks_actions" ? found : undefined;
   const record = actionMappingRecord(request.mapping as configApi.ActionMapping, stored, deps.masker);
 
   // The rules a stored destination's mappings follow (the workspace's header policy included), named as in a test.
@@ -48,7 +49,7 @@ export async function testActionMapping(
     type: "webhooks_actions",
     settings: {
       mappings: [record],
-      ...(stored?.type === "webhooks_actions" ? { standardWebhooks: stored.settings.standardWebhooks } : {}),
+      ...(stored ? { standardWebhooks: stored.settings.standardWebhooks } : {}),
     },
   });
   if (!checked.success) {
@@ -68,8 +69,7 @@ export async function testActionMapping(
 
   const mapped = made.request;
   const body = mapping!.batching ? batchBody([mapped]) : singleBody(mapped);
-  const settings = stored?.type === "webhooks_actions" ? stored.settings : undefined;
-  const headers = requestHeaders(mapped, body, settings, messageId);
+  const headers = requestHeaders(mapped, body, stored?.settings, messageId);
   const logged = { method: mapped.method, entry: maskedRequest(mapped, headers, deps.masker), headers, body };
   if (!request.send) return { ...EMPTY, taken, request: exchangeOf({ status: 0, latencyMs: 0, request: logged }) };
 
